@@ -1,0 +1,1 @@
+"""Chaos: fault backends, scenarios, the runner, reports and the chaos API."""

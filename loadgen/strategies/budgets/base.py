@@ -1,0 +1,65 @@
+"""The retry-budget interface and its registry.
+
+A budget is shared by all the users of one process. Its *policy* is immutable spec
+data (``tokens:max=10,ratio=0.1``); :meth:`RetryBudget.start` makes the mutable state
+that the users share. Time is passed in as ``now_s`` (any monotonic clock, or virtual
+time), randomness as ``rng``: the state has no clock and no I/O of its own.
+
+Per attempt the caller does::
+
+    if not state.allow_attempt(now, rng): ...         # local rejection (adaptive only)
+    ... send the attempt ...
+    state.on_result(now, success=ok, retry_cost=cost)  # cost: None for a first attempt
+    if failed:
+        cost = state.try_retry(now, after_timeout=...)  # None: the budget refuses
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+
+from retrystorm.spec import Registry, Spec
+
+
+class BudgetState(ABC):
+    """The mutable state of a budget; one instance is shared by a process's users."""
+
+    def __init__(self) -> None:
+        self.refusals = 0
+
+    def on_request(self, now_s: float) -> None:
+        """A logical request starts (before its first attempt)."""
+
+    def allow_attempt(self, now_s: float, rng: random.Random) -> bool:
+        """Whether an attempt may go on the wire; ``False`` rejects it locally."""
+        return True
+
+    @abstractmethod
+    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+        """Withdraw what one retry costs; the cost, or ``None`` (and a refusal) if refused."""
+
+    def on_result(self, now_s: float, *, success: bool, retry_cost: float | None) -> None:
+        """An attempt finished; ``retry_cost`` is what its retry paid, ``None`` for a first attempt."""
+
+    def _refuse(self) -> None:
+        self.refusals += 1
+
+
+class RetryBudget(Spec):
+    """A budget policy: immutable spec data that starts a shared :class:`BudgetState`."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def start(self) -> BudgetState:
+        """A fresh state, full as at process start."""
+
+
+BUDGETS: Registry[RetryBudget] = Registry("budget")
+register_budget = BUDGETS.register
+
+
+def parse_budget(spec: object) -> RetryBudget:
+    """Parse a budget spec string or mapping, e.g. ``quota`` or ``ratio:percent=0.1``."""
+    return BUDGETS.parse(spec)  # type: ignore[arg-type]

@@ -1,0 +1,53 @@
+"""The AWS SDKs' standard-mode retry quota."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from loadgen.strategies.budgets.base import BudgetState, RetryBudget, register_budget
+from retrystorm.spec import NUMBER, param
+
+
+@register_budget("quota")
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class QuotaBudget(RetryBudget):
+    """AWS SDK standard-mode retry quota.
+
+    The quota starts at ``capacity`` (500). A retry withdraws ``cost`` (5), or
+    ``timeout_cost`` (10) when the failed attempt timed out; with too little left the
+    retry is refused. A successful retry refunds what it withdrew; a success on the
+    first try adds ``increment`` (1). The quota never exceeds ``capacity``. Source: AWS
+    SDKs and Tools Reference Guide, "Retry behavior", standard mode (``RETRY_COST``,
+    ``RETRY_TIMEOUT_COST``, ``NO_RETRY_INCREMENT``, ``INITIAL_RETRY_TOKENS``).
+    """
+
+    capacity: float = param("capacity", NUMBER, 500.0, "initial and largest quota", above=0)
+    cost: float = param("cost", NUMBER, 5.0, "cost of a retry", at_least=0)
+    timeout_cost: float = param("timeout_cost", NUMBER, 10.0, "cost of a retry after a timeout", at_least=0)
+    increment: float = param("increment", NUMBER, 1.0, "refill on a first-try success", at_least=0)
+
+    def start(self) -> QuotaState:
+        return QuotaState(self)
+
+
+class QuotaState(BudgetState):
+    """The remaining quota of a :class:`QuotaBudget`."""
+
+    def __init__(self, policy: QuotaBudget) -> None:
+        super().__init__()
+        self.policy = policy
+        self.quota = policy.capacity
+
+    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+        cost = self.policy.timeout_cost if after_timeout else self.policy.cost
+        if self.quota < cost:
+            self._refuse()
+            return None
+        self.quota -= cost
+        return cost
+
+    def on_result(self, now_s: float, *, success: bool, retry_cost: float | None) -> None:
+        if not success:
+            return
+        refund = self.policy.increment if retry_cost is None else retry_cost
+        self.quota = min(self.policy.capacity, self.quota + refund)

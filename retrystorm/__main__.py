@@ -1,0 +1,5 @@
+"""``python -m retrystorm``."""
+
+from retrystorm.cli import main
+
+main()

@@ -1,0 +1,77 @@
+"""The ``retrystorm`` command: one group, subcommands loaded only when used.
+
+Each subcommand lives beside the code it drives (``loadgen/cli.py``, ``target/cli.py``,
+...) and is imported lazily, so ``retrystorm target`` never imports plotting or Locust.
+Errors a user can cause print one line and exit 2; see :func:`main`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from typing import NoReturn
+
+import click
+
+from retrystorm import __version__
+from retrystorm.errors import UserError
+
+#: Subcommand name -> "module:attribute" of its click command.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "strategies": ("loadgen.cli:strategies", "List retry strategies and budgets; plot their delays."),
+    "models": ("target.models_cli:models", "List the overload models and their parameters."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *COMMANDS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = COMMANDS[cmd_name][0].partition(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="retrystorm")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Which client retry strategies let a stalled or overloaded service come back."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: run the CLI; a user error prints one line and exits 2."""
+    try:
+        result = cli.main(args=argv, prog_name="retrystorm", standalone_mode=False)
+    except UserError as error:
+        click.echo(f"retrystorm: error: {error}", err=True)
+        sys.exit(error.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.Abort:
+        click.echo("retrystorm: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        message = error.format_message().replace("\n", " ")
+        command = error.ctx.command_path if isinstance(error, click.UsageError) and error.ctx else "retrystorm"
+        click.echo(f"{command}: error: {message} (see {command} --help)", err=True)
+        sys.exit(error.exit_code)
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Discrete-event simulator: the strategies and models in virtual time."""

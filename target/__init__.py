@@ -1,0 +1,1 @@
+"""Server side: overload models (pure), the HTTP service and its metrics."""

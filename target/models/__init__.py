@@ -1,0 +1,37 @@
+"""Overload models: the pure core of the server side.
+
+A model decides when each in-flight request finishes, given the time and the load.
+No clock, no I/O, no global random state: the HTTP service and the simulator drive the
+same models. Importing this package registers every model.
+"""
+
+from target.models.base import (
+    MODELS,
+    Completion,
+    ModelServer,
+    Outcome,
+    OverloadModel,
+    next_tick_s,
+    parse_model,
+    switch_model,
+)
+from target.models.exponential import ExponentialModel, ExponentialServer
+from target.models.fixed import FixedModel, FixedServer
+from target.models.queue import QueueModel, QueueServer
+
+__all__ = [
+    "MODELS",
+    "Completion",
+    "ExponentialModel",
+    "ExponentialServer",
+    "FixedModel",
+    "FixedServer",
+    "ModelServer",
+    "Outcome",
+    "OverloadModel",
+    "QueueModel",
+    "QueueServer",
+    "next_tick_s",
+    "parse_model",
+    "switch_model",
+]

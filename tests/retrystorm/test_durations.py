@@ -1,0 +1,62 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from retrystorm.durations import format_duration, parse_duration
+from retrystorm.errors import DurationError
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("100ms", 0.1),
+        ("2s", 2.0),
+        ("5m", 300.0),
+        ("1h", 3600.0),
+        ("1m30s", 90.0),
+        ("1.5s", 1.5),
+        ("250us", 0.00025),
+        ("0", 0.0),
+        (" 50ms ", 0.05),
+        (3, 3.0),
+        (0.25, 0.25),
+    ],
+)
+def test_parse_duration_accepts_the_documented_forms(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["100", "1.5", "10 s", "ms", "-1s", "1d", "", "abc", "1s2"])
+def test_parse_duration_rejects_malformed_text_naming_the_field(text):
+    with pytest.raises(DurationError, match=r"^timeout: got .*expected"):
+        parse_duration(text, what="timeout")
+
+
+def test_bare_number_hint_says_add_a_unit():
+    with pytest.raises(DurationError, match="add a unit"):
+        parse_duration("100")
+
+
+@pytest.mark.parametrize("value", [-1, float("nan"), True])
+def test_parse_duration_rejects_bad_numbers(value):
+    with pytest.raises(DurationError):
+        parse_duration(value)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0.1, "100ms"), (300.0, "5m"), (2.0, "2s"), (0.0, "0s"), (1.5, "1500ms"), (0.05, "50ms"), (7200.0, "2h")],
+)
+def test_format_duration_is_compact(seconds, text):
+    assert format_duration(seconds) == text
+
+
+@given(st.floats(min_value=0, max_value=1e9, allow_nan=False, allow_infinity=False))
+def test_format_then_parse_is_exact(seconds):
+    assert parse_duration(format_duration(seconds)) == seconds
+
+
+def test_infinity_round_trips():
+    assert parse_duration(format_duration(math.inf)) == math.inf

@@ -1,0 +1,41 @@
+import random
+
+from target.models import ExponentialModel, FixedModel, QueueModel, parse_model, switch_model
+
+RNG = random.Random(0)
+
+
+def test_fixed_releases_exactly_after_its_delay():
+    server = FixedModel(base_delay_s=0.2).start(0.0)
+    server.admit(1.0, "a")
+    server.admit(1.1, "b")
+    assert server.next_wakeup_s(1.1) == 1.2
+    assert server.advance(1.19, RNG) == []
+    assert [c.payload for c in server.advance(1.2, RNG)] == ["a"]
+    assert server.next_wakeup_s(1.2) == 1.1 + 0.2
+
+
+def test_fixed_zero_delay_is_due_at_once():
+    server = parse_model("fixed:base_delay=0").start(0.0)
+    server.admit(5.0, "a")
+    assert server.next_wakeup_s(5.0) == 5.0
+    assert [c.payload for c in server.advance(5.0, RNG)] == ["a"]
+
+
+def test_switch_model_in_place_for_the_same_kind():
+    server = ExponentialModel().start(0.0)
+    same = switch_model(server, ExponentialModel(limit=5), 1.0)
+    assert same is server
+
+
+def test_switch_model_moves_in_flight_requests_to_a_new_kind():
+    server = ExponentialModel().start(0.0)
+    server.admit(0.5, "a")
+    server.admit(0.6, "b")
+    fixed = switch_model(server, FixedModel(base_delay_s=1.0), 0.7)
+    assert fixed is not server
+    assert fixed.in_flight == 2
+    assert server.in_flight == 0
+    assert [c.payload for c in fixed.advance(1.55, RNG)] == ["a"]
+    queue = switch_model(fixed, QueueModel(workers=1), 2.0)
+    assert queue.in_flight == 1
