@@ -1,0 +1,41 @@
+"""Time series sampled on a fixed grid, as both the simulator and the live runner record them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Samples:
+    """Series on the grid ``start_s + i * step_s``.
+
+    Interval ``i`` covers ``[start_s + i*step_s, start_s + (i+1)*step_s)``. *Rates*
+    (``goodput``, ``attempts``) are per second over the interval; *gauges*
+    (``in_flight``, ``delay_s``) are read at the interval's end, ``None`` where no
+    reading exists (a live target cannot be scraped while it is paused).
+    """
+
+    step_s: float
+    goodput: Sequence[float]
+    in_flight: Sequence[float | None]
+    delay_s: Sequence[float | None]
+    attempts: Sequence[float] = ()
+    start_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.step_s <= 0:
+            raise ValueError("step_s must be > 0")
+        if not len(self.goodput) == len(self.in_flight) == len(self.delay_s):
+            raise ValueError("goodput, in_flight and delay_s must have one value per interval")
+
+    def __len__(self) -> int:
+        return len(self.goodput)
+
+    def interval_start(self, index: int) -> float:
+        """When interval ``index`` starts."""
+        return self.start_s + index * self.step_s
+
+    def gauge_time(self, index: int) -> float:
+        """When the gauges of interval ``index`` were read (its end)."""
+        return self.start_s + (index + 1) * self.step_s
