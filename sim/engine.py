@@ -1,0 +1,334 @@
+"""The discrete-event engine: users with a retry strategy against a modelled server.
+
+Virtual time, one heap of events ``(time, sequence, kind, client, token)``; ties run
+in the order they were scheduled, so a run is a pure function of its configuration
+and seed. Each component draws from its own random source (see
+:func:`chaos.scenario.rng_for`): ``think`` (think times and first requests),
+``arrivals`` (open-loop arrivals), ``retry`` (the strategies' jitter and budgets),
+``server`` (the model).
+
+Semantics, as in the seed experiment:
+
+* **Closed loop**: a user thinks, sends a logical request, and retries it through its
+  :class:`~loadgen.strategies.RetrySession` until success, give-up or deadline; then
+  thinks again. The think time is what the session sees as the sleep before the
+  request (the seed client's ``lastDelay``, which ``smira`` grows from).
+  **Open loop**: logical requests arrive at ``rate`` regardless of completions, each
+  with a fresh session (so ``smira`` grows its first backoff from 0).
+* **Timeouts with abandonment**: an attempt not answered within the timeout fails
+  for the client; the server keeps working on it and its late answer is dropped.
+* **Wake-ups**: the engine asks the model for its next wake-up after each
+  ``advance``, and after an admit only when none is scheduled (an idle server). The
+  models' wake-ups are ticks or the oldest request's deadline, which an admit to a
+  busy server never brings forward. The in-flight peak is read before each
+  ``advance`` (only ``advance`` lowers in-flight) and at each sample.
+* **Outages freeze the server**: no ``advance`` while frozen; attempts arriving wait
+  in an accept queue (bounded by ``accept_backlog``, beyond which they are dropped,
+  like SYNs to a full backlog) and are admitted at the resume, after one catch-up
+  ``advance`` (the timers that fire when a stopped process continues).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import math
+from typing import Any
+
+from chaos.scenario import rng_for
+from loadgen.strategies import RetrySession
+from sim.config import RunConfig
+from sim.population import next_arrival_s, start_population
+from sim.result import RunOutput
+from sim.series import Series
+from target.models import Outcome
+
+logger = logging.getLogger(__name__)
+
+NEW, RETRY, TIMEOUT, WAKE, ARRIVAL, PAUSE, RESUME = range(7)
+THINKING, WAITING, BACKOFF, DONE = range(4)
+
+
+class Client:
+    """One user (closed loop) or one logical request (open loop)."""
+
+    __slots__ = ("aid", "requests_left", "session", "start_s", "state", "think_s")
+
+    def __init__(self, session: RetrySession, requests_left: int | None) -> None:
+        self.session = session
+        self.requests_left = requests_left
+        self.aid = 0  # id of the current attempt; a late answer carries an older one
+        self.start_s = 0.0
+        self.think_s = 0.0
+        self.state = THINKING
+
+
+class Simulation:
+    """One run of :class:`RunConfig`; call :meth:`run` once."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+        self.server: Any = config.model.start(0.0)
+        self.series = Series.empty(config.duration_s, config.sample_every_s)
+        self.budget = config.budget.start() if config.budget is not None else None
+        self.think_rng = rng_for(config.seed, "think")
+        self.arrival_rng = rng_for(config.seed, "arrivals")
+        self.retry_rng = rng_for(config.seed, "retry")
+        self.server_rng = rng_for(config.seed, "server")
+        self.heap: list[tuple[float, int, int, Any, int]] = []
+        self.sequence = itertools.count()
+        self.clients: list[Client] = []
+        self.frozen = False
+        self.accept_queue: list[tuple[Client, int]] = []
+        self.wake_at: float | None = None
+        self.wake_token = 0
+        self.bin = 0
+        self.next_sample_s = config.sample_every_s
+        self.peak_bin = 0
+        self.peak = 0
+        self.latencies: list[float] = []
+        self.request_attempts: list[int] = []
+        self.counts = dict.fromkeys(
+            ("attempts", "requests", "succeeded", "gave_up", "rejected_locally", "timeouts", "rejections",
+             "late_answers", "dropped", "released", "events"),
+            0,
+        )  # fmt: skip
+
+    def push(self, time_s: float, kind: int, client: Any = None, token: int = 0) -> None:
+        """Schedule an event."""
+        heapq.heappush(self.heap, (time_s, next(self.sequence), kind, client, token))
+
+    def add_client(self, requests_left: int | None) -> Client:
+        """A new client with its own retry session (sharing the run's budget and retry random source)."""
+        client = Client(RetrySession(self.config.policy, budget=self.budget, rng=self.retry_rng), requests_left)
+        self.clients.append(client)
+        return client
+
+    # -- the loop -------------------------------------------------------------------
+
+    def run(self) -> RunOutput:
+        """Play the run to ``duration_s`` and return what it produced."""
+        config = self.config
+        start_population(self)
+        for outage in config.outages:
+            self.push(outage.start_s, PAUSE)
+            self.push(outage.end_s, RESUME)
+        heap, end = self.heap, config.duration_s
+        handlers = (self.on_new, self.on_retry, self.on_timeout, self.on_wake, self.on_arrival)
+        events = 0
+        while heap and heap[0][0] < end:
+            now, _, kind, client, token = heapq.heappop(heap)
+            if now >= self.next_sample_s:
+                self.flush(now)
+            events += 1
+            if kind < PAUSE:
+                handlers[kind](now, client, token)
+            elif kind == PAUSE:
+                self.on_pause(now)
+            else:
+                self.on_resume(now)
+        self.flush(self.series.length * config.sample_every_s)  # a last, partial interval too
+        self.counts["events"] = events
+        return self.output()
+
+    def flush(self, now: float) -> None:
+        """Record the gauges at every sample boundary up to ``now`` (state is unchanged since the last event)."""
+        series, server, step = self.series, self.server, self.config.sample_every_s
+        while self.next_sample_s <= now + 1e-9 and self.bin < series.length:
+            in_flight = server.in_flight
+            series.in_flight.append(in_flight)
+            series.peak_in_flight.append(max(self.peak_bin, in_flight))
+            series.delay_s.append(server.delay_s)
+            series.accept_queue.append(len(self.accept_queue))
+            series.frozen.append(int(self.frozen))
+            self.peak_bin = in_flight
+            self.bin += 1
+            self.next_sample_s = (self.bin + 1) * step
+
+    # -- clients --------------------------------------------------------------------
+
+    def on_new(self, now: float, client: Client, token: int = 0) -> None:
+        """A logical request starts (after a think time, or on arrival)."""
+        client.session.start_request(now, slept_s=client.think_s)
+        client.start_s = now
+        self.counts["requests"] += 1
+        self.series.started[self.bin] += 1
+        self.attempt(now, client)
+
+    def on_retry(self, now: float, client: Client, token: int = 0) -> None:
+        """A backoff has passed: the next attempt."""
+        self.attempt(now, client)
+
+    def attempt(self, now: float, client: Client) -> None:
+        """Send one attempt, unless the budget rejects it locally. (The hot path: kept flat.)"""
+        session = client.session
+        if session.budget is not None and not session.allow_attempt(now):
+            self.counts["rejected_locally"] += 1
+            self.failed(now, client, timed_out=False, sent=False)
+            return
+        client.aid += 1
+        client.state = WAITING
+        self.counts["attempts"] += 1
+        self.series.attempts[self.bin] += 1
+        if self.frozen:
+            self.queue_attempt(client, client.aid)
+        else:
+            self.server.admit(now, (client, client.aid))
+            if self.wake_at is None:
+                self.schedule_wake(now)
+        timeout = self.config.attempt_timeout_s
+        if timeout is not None:
+            heapq.heappush(self.heap, (now + timeout, next(self.sequence), TIMEOUT, client, client.aid))
+
+    def on_timeout(self, now: float, client: Client, aid: int) -> None:
+        """The client gives up on an attempt it is still waiting for."""
+        if client.state == WAITING and client.aid == aid:
+            self.counts["timeouts"] += 1
+            self.series.timeouts[self.bin] += 1
+            self.failed(now, client, timed_out=True)
+
+    def failed(self, now: float, client: Client, *, timed_out: bool, sent: bool = True) -> None:
+        """An attempt failed: back off and retry, or give up."""
+        decision = client.session.on_failure(now, timed_out=timed_out, sent=sent)
+        if decision.give_up is None:
+            delay = decision.delay_s or 0.0
+            if delay == 0.0 and sent:  # retry at once (NB); a local rejection goes through the heap
+                self.attempt(now, client)
+                return
+            client.state = BACKOFF
+            heapq.heappush(self.heap, (now + delay, next(self.sequence), RETRY, client, 0))
+            return
+        self.counts["gave_up"] += 1
+        self.series.give_ups[self.bin] += 1
+        self.finish(now, client)
+
+    def succeeded(self, now: float, client: Client) -> None:
+        """The current attempt succeeded: the logical request is done."""
+        session = client.session
+        session.on_success(now)
+        self.counts["succeeded"] += 1
+        self.series.successes[self.bin] += 1
+        self.latencies.append(now - client.start_s)
+        self.request_attempts.append(session.request_attempts)
+        self.finish(now, client)
+
+    def finish(self, now: float, client: Client) -> None:
+        """After a request ends: think, then the next one, unless the client is done."""
+        if client.requests_left is not None:
+            client.requests_left -= 1
+            if client.requests_left <= 0:
+                client.state = DONE
+                return
+        client.state = THINKING
+        client.think_s = self.config.think.sample(self.think_rng)
+        self.push(now + client.think_s, NEW, client)
+
+    def on_arrival(self, now: float, client: object = None, token: int = 0) -> None:
+        """Open loop: a logical request arrives; schedule the next arrival."""
+        arriving = self.add_client(1)
+        self.on_new(now, arriving)
+        self.push(now + next_arrival_s(self), ARRIVAL)
+
+    # -- the server -----------------------------------------------------------------
+
+    def queue_attempt(self, client: Client, aid: int) -> None:
+        """An attempt reaches a frozen server: it waits in the accept queue, or is dropped when that is full."""
+        backlog = self.config.accept_backlog
+        if backlog is not None and len(self.accept_queue) >= backlog:
+            self.counts["dropped"] += 1
+            return
+        self.accept_queue.append((client, aid))
+
+    def note_peak(self) -> None:
+        """Update the peaks; called before each ``advance``, the only call that lowers in-flight."""
+        in_flight = self.server.in_flight
+        if in_flight > self.peak_bin:
+            self.peak_bin = in_flight
+            self.peak = max(self.peak, in_flight)
+
+    def schedule_wake(self, now: float) -> None:
+        """Make sure :meth:`on_wake` runs at the model's next wake-up."""
+        wake = self.server.next_wakeup_s(now)
+        if wake is None:
+            return
+        wake = max(wake, now)
+        if self.wake_at is None or wake < self.wake_at:
+            self.wake_at = wake
+            self.wake_token += 1
+            self.push(wake, WAKE, None, self.wake_token)
+
+    def on_wake(self, now: float, client: object, token: int) -> None:
+        """The model's wake-up: advance it and deliver what it releases."""
+        if token != self.wake_token or self.frozen:
+            return
+        self.wake_at = None
+        self.note_peak()
+        self.deliver(now, self.server.advance(now, self.server_rng))
+        self.schedule_wake(now)
+
+    def deliver(self, now: float, completions: list[Any]) -> None:
+        """Answers reach their clients; answers to abandoned attempts are dropped."""
+        counts = self.counts
+        counts["released"] += len(completions)
+        ok = Outcome.OK
+        for (client, aid), outcome, _admitted in completions:
+            if client.state != WAITING or client.aid != aid:
+                counts["late_answers"] += 1
+            elif outcome is ok:
+                self.succeeded(now, client)
+            else:
+                counts["rejections"] += 1
+                self.series.rejections[self.bin] += 1
+                self.failed(now, client, timed_out=False)
+
+    def on_pause(self, now: float) -> None:
+        """The server freezes: pending wake-ups are void."""
+        if self.frozen:
+            return
+        self.frozen = True
+        self.wake_at = None
+        self.wake_token += 1
+
+    def on_resume(self, now: float) -> None:
+        """The server continues: catch up once, then admit what waited in the accept queue."""
+        if not self.frozen:
+            return
+        self.frozen = False
+        self.note_peak()
+        self.deliver(now, self.server.advance(now, self.server_rng))
+        waiting, self.accept_queue = self.accept_queue, []
+        for payload in waiting:
+            self.server.admit(now, payload)
+        self.schedule_wake(now)
+
+    # -- results --------------------------------------------------------------------
+
+    def open_requests(self) -> int:
+        """Logical requests in progress now: waiting for an answer or backing off."""
+        return sum(1 for client in self.clients if client.state in (WAITING, BACKOFF))
+
+    def output(self) -> RunOutput:
+        """What the run produced."""
+        self.note_peak()
+        self.series.trim()
+        counts = dict(self.counts)
+        counts["unfinished"] = self.open_requests()
+        counts["in_flight_end"] = self.server.in_flight
+        counts["accept_queue_end"] = len(self.accept_queue)
+        peak = max(self.peak, max(self.series.peak_in_flight, default=0))
+        return RunOutput(
+            config=self.config,
+            counts=counts,
+            latencies=self.latencies,
+            request_attempts=self.request_attempts,
+            peak_in_flight=peak,
+            series=self.series,
+        )
+
+
+def simulate(config: RunConfig) -> RunOutput:
+    """Run ``config`` once."""
+    if not math.isfinite(config.duration_s):
+        raise ValueError("duration must be finite")
+    return Simulation(config).run()

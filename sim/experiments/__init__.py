@@ -1,0 +1,1 @@
+"""The built-in experiments: the seed simulation, the seed outage, contention, the edge."""

@@ -1,0 +1,133 @@
+"""PNG plots of simulated runs: time series with outages shaded, per-request latency and
+attempts sorted (as in the seed article), the contention charts, recovery against outage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from sim.experiments.base import Report
+from sim.result import RunOutput
+
+_SERIES = (
+    ("goodput (successful requests/s)", "successes", "linear"),
+    ("attempts/s", "attempts", "linear"),
+    ("in flight (dashed: + accept queue)", "in_flight", "symlog"),
+    ("modelled delay (s)", "delay_s", "log"),
+)
+
+
+def _shade_outages(axis: Axes, run: RunOutput) -> None:
+    for outage in run.config.outages:
+        axis.axvspan(outage.start_s, outage.end_s, color="grey", alpha=0.2, lw=0)
+
+
+def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
+    """Goodput, attempts, in-flight and delay over time, one line per strategy, outages shaded."""
+    figure = Figure(figsize=(12, 11), layout="constrained")
+    axes = figure.subplots(len(_SERIES), 1, sharex=True)
+    for axis, (label, name, scale) in zip(axes, _SERIES, strict=True):
+        for run in runs:
+            series = run.series
+            values = series.rate(name) if name in ("successes", "attempts") else getattr(series, name)
+            (line,) = axis.plot(series.times(), values, lw=1, label=run.config.label)
+            if name == "in_flight" and any(series.accept_queue):
+                waiting = [a + b for a, b in zip(series.in_flight, series.accept_queue, strict=True)]
+                axis.plot(series.times(), waiting, lw=1, ls="--", color=line.get_color())
+        if runs:
+            _shade_outages(axis, runs[0])
+        axis.set_ylabel(label)
+        if scale == "symlog":
+            axis.set_yscale("symlog", linthresh=10)
+        elif scale == "log":
+            axis.set_yscale("log")
+        axis.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8, loc="upper right")
+    axes[-1].set_xlabel("time (s); outages shaded")
+    figure.suptitle(title, fontsize=10)
+    return figure
+
+
+def requests_figure(runs: list[RunOutput], title: str) -> Figure:
+    """Each finished request's latency and attempts, sorted by latency: one panel per strategy."""
+    figure = Figure(figsize=(12, 3 * max(1, len(runs))), layout="constrained")
+    axes = figure.subplots(max(1, len(runs)), 1, squeeze=False)[:, 0]
+    for axis, run in zip(axes, runs, strict=False):
+        order = sorted(range(len(run.latencies)), key=run.latencies.__getitem__)
+        axis.plot([run.latencies[i] for i in order], color="tab:green", label="latency (s)")
+        axis.set_ylabel("latency (s)")
+        twin = axis.twinx()
+        twin.plot([run.request_attempts[i] for i in order], color="tab:blue", label="attempts")
+        twin.set_ylabel("attempts")
+        axis.set_title(f"{run.config.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
+        axis.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("requests, sorted by latency")
+    figure.suptitle(title, fontsize=10)
+    return figure
+
+
+def contention_figure(rows: list[dict[str, Any]]) -> Figure:
+    """The post's two charts: writes and completion time against the number of clients."""
+    figure = Figure(figsize=(12, 5), layout="constrained")
+    calls_axis, time_axis = figure.subplots(1, 2)
+    for strategy in dict.fromkeys(row["strategy"] for row in rows):
+        points = sorted(
+            (row["clients"], row["calls"], row["completion_time_s"]) for row in rows if row["strategy"] == strategy
+        )
+        calls_axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", ms=3, label=strategy)
+        time_axis.plot([p[0] for p in points], [p[2] for p in points], marker="o", ms=3, label=strategy)
+    calls_axis.set_ylabel("writes (calls)")
+    time_axis.set_ylabel("time until all succeeded (s)")
+    time_axis.set_yscale("log")
+    for axis in (calls_axis, time_axis):
+        axis.set_xlabel("contending clients")
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.suptitle("Optimistic concurrency under contention (AWS Architecture Blog, 2015)", fontsize=10)
+    return figure
+
+
+def edge_figure(rows: list[dict[str, Any]]) -> Figure:
+    """Server recovery time against outage length; crosses where it did not recover, edges dashed."""
+    figure = Figure(figsize=(10, 5), layout="constrained")
+    axis = figure.subplots()
+    ceiling = max((row["horizon_s"] for row in rows), default=60.0)
+    for row in rows:
+        recovered = [
+            (p["outage_s"], p["server_recovery_s"]) for p in row["curve"] if p["server_recovery_s"] is not None
+        ]
+        failed = [p["outage_s"] for p in row["curve"] if p["server_recovery_s"] is None]
+        (line,) = axis.plot(
+            [p[0] for p in recovered], [p[1] for p in recovered], marker="o", ms=4, label=row["strategy"]
+        )
+        axis.plot(failed, [ceiling] * len(failed), "x", color=line.get_color())
+        if row["edge_s"] is not None:
+            axis.axvline(row["edge_s"], color=line.get_color(), ls="--", lw=1)
+    axis.axhline(ceiling, color="grey", lw=0.8)
+    axis.set_xlabel("outage length (s); dashed: the edge")
+    axis.set_ylabel(f"server recovery after the resume (s); x: none within {ceiling:g} s")
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize=8)
+    figure.suptitle("Metastability edge", fontsize=10)
+    return figure
+
+
+def write_plots(report: Report, folder: Path) -> list[Path]:
+    """The report's PNGs in ``folder``; the paths written."""
+    figures: dict[str, Figure] = {}
+    if report.kind == "runs":
+        figures["timeseries.png"] = timeseries_figure(report.runs, report.experiment)
+        figures["requests.png"] = requests_figure(report.runs, report.experiment)
+    elif report.kind == "contention":
+        figures["contention.png"] = contention_figure(report.rows)
+    else:
+        figures["edge.png"] = edge_figure(report.rows)
+    written = []
+    for name, figure in figures.items():
+        path = folder / name
+        figure.savefig(path, dpi=100)
+        written.append(path)
+    return written

@@ -1,0 +1,176 @@
+"""Show a :class:`~sim.experiments.base.Report`: rich tables, CSV, and files in an output folder."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from chaos.analysis import RunResult
+from sim.experiments.base import Report
+
+
+def seconds(value: float | None, *, none: str = "-") -> str:
+    """``0.124s``, ``6s``, ``2,853s``; ``none`` for ``None``."""
+    if value is None:
+        return none
+    if abs(value) >= 100:
+        return f"{value:,.0f}s"
+    return f"{value:.3g}s"
+
+
+def _recovery(values: Sequence[float | None], has_outage: bool) -> str:
+    if not has_outage:
+        return "-"
+    return ", ".join(seconds(value, none="never") for value in values)
+
+
+def runs_table(results: Sequence[RunResult], title: str) -> Table:
+    """One row per strategy run: counts, amplification, latencies, peak, recoveries."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("strategy", no_wrap=True)
+    for name in ("attempts", "requests", "ok", "gave up", "unfinished", "ampl.", "p50", "p99", "max"):
+        table.add_column(name, justify="right")
+    for name in ("peak in flight", "server recovery", "client recovery"):
+        table.add_column(name, justify="right")
+    for result in results:
+        latency = result.latency
+        has_outage = bool(result.recoveries)
+        amplification = result.amplification
+        table.add_row(
+            escape(result.strategy),
+            f"{result.attempts:,}",
+            f"{result.requests:,}",
+            f"{result.succeeded:,}",
+            f"{result.gave_up:,}",
+            f"{result.unfinished:,}",
+            f"{amplification:.2f}" if amplification is not None else "-",
+            seconds(latency.p50),
+            seconds(latency.p99),
+            seconds(latency.max),
+            f"{result.peak_in_flight:,}" if result.peak_in_flight is not None else "-",
+            _recovery([r.server_s for r in result.recoveries], has_outage),
+            _recovery([r.client_s for r in result.recoveries], has_outage),
+        )
+    return table
+
+
+def contention_tables(rows: Sequence[dict[str, Any]]) -> list[Table]:
+    """The post's two charts as tables: writes and completion time, strategies across, N down."""
+    strategies = list(dict.fromkeys(row["strategy"] for row in rows))
+    clients = sorted({row["clients"] for row in rows})
+    cell = {(row["strategy"], row["clients"]): row for row in rows}
+    tables = []
+    for key, title, show in (
+        ("calls", "Writes (calls) until every client succeeded, mean", lambda v: f"{v:,.0f}"),
+        ("completion_time_s", "Time until every client succeeded, mean", seconds),
+    ):
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("clients", justify="right")
+        for strategy in strategies:
+            table.add_column(escape(strategy), justify="right")
+        for count in clients:
+            table.add_row(str(count), *(show(cell[(s, count)][key]) for s in strategies))
+        tables.append(table)
+    return tables
+
+
+def edge_table(rows: Sequence[dict[str, Any]]) -> Table:
+    """Each strategy's edge beside the longest outage it recovered from."""
+    table = Table(
+        title="Metastability edge: the shortest outage not recovered from",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for name in ("strategy", "edge", "longest outage recovered", "its recovery time"):
+        table.add_column(name, justify="left" if name == "strategy" else "right")
+    for row in rows:
+        recovered = [point for point in row["curve"] if point["server_recovery_s"] is not None]
+        longest = max(recovered, key=lambda point: point["outage_s"], default=None)
+        edge = seconds(row["edge_s"]) if row["edge_s"] is not None else f"none up to {seconds(row['max_outage_s'])}"
+        table.add_row(
+            escape(row["strategy"]),
+            edge,
+            seconds(longest["outage_s"]) if longest else "-",
+            seconds(longest["server_recovery_s"]) if longest else "-",
+        )
+    return table
+
+
+def renderables(report: Report) -> list[RenderableType]:
+    """Everything the terminal shows for ``report``, in order."""
+    shown: list[RenderableType] = []
+    if report.kind == "runs":
+        shown.append(runs_table(report.results, f"{report.experiment}: one run per strategy (times in seconds)"))
+    elif report.kind == "contention":
+        shown.extend(contention_tables(report.rows))
+    else:
+        shown.append(edge_table(report.rows))
+    verdicts = [(result.strategy, verdict) for result in report.results for verdict in result.verdicts]
+    if verdicts:
+        lines = [_mark(verdict.passed, f"{label}: {verdict.describe()}") for label, verdict in verdicts]
+        shown.append(Group(Text("Assertions", style="bold"), *lines))
+    if report.findings:
+        lines = [_mark(finding.holds, finding.text) for finding in report.findings]
+        shown.append(Group(Text("Findings of the source", style="bold"), *lines))
+    if report.notes:
+        notes = [Text(f"- {note}") for note in report.notes]
+        shown.append(Group(Text("Choices the simulation made", style="bold"), *notes))
+    return shown
+
+
+def _mark(ok: bool, text: str) -> Text:
+    return Text.assemble(("  ok  " if ok else "  FAIL ", "green" if ok else "bold red"), text)
+
+
+def print_report(report: Report, console: Console) -> None:
+    """Print the tables, verdicts, findings and choices (140 columns wide when not on a terminal)."""
+    if not console.is_terminal:  # a file or a pipe: wide enough for the tables
+        console = Console(file=console.file, width=140, highlight=False)
+    for renderable in renderables(report):
+        console.print(renderable)
+        console.print()
+
+
+def csv_text(rows: Iterable[dict[str, Any]]) -> str:
+    """Rows as CSV; columns in order of first appearance; lists and mappings as JSON."""
+    rows = list(rows)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {key: json.dumps(value) if isinstance(value, list | dict) else value for key, value in row.items()}
+        )
+    return buffer.getvalue()
+
+
+def timeseries_rows(report: Report) -> list[dict[str, Any]]:
+    """Every run's series, one row per strategy and interval."""
+    return [{"strategy": run.config.label, **row} for run in report.runs for row in run.series.rows()]
+
+
+def write_outputs(report: Report, folder: Path) -> list[Path]:
+    """``results.json``, ``results.csv``, ``timeseries.csv`` (runs) and the PNG plots; the paths written."""
+    from sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "results.json", folder / "results.csv"]
+    written[0].write_text(json.dumps(report.document(), indent=2) + "\n", encoding="utf-8")
+    written[1].write_text(csv_text(report.rows), encoding="utf-8")
+    if report.runs:
+        path = folder / "timeseries.csv"
+        path.write_text(csv_text(timeseries_rows(report)), encoding="utf-8")
+        written.append(path)
+    return written + write_plots(report, folder)

@@ -1,0 +1,52 @@
+"""What a simulated run produced, and its analysis into the shared results shape."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from chaos.analysis import LatencySummary, RunResult, recoveries
+from chaos.analysis.verdicts import evaluate
+from chaos.scenario import Assertions
+
+if TYPE_CHECKING:
+    from sim.config import RunConfig
+    from sim.series import Series
+
+
+@dataclasses.dataclass(slots=True)
+class RunOutput:
+    """The raw output of one run: counters, per-request records, series."""
+
+    config: RunConfig
+    counts: dict[str, int]
+    latencies: list[float]
+    request_attempts: list[int]
+    peak_in_flight: int
+    series: Series
+
+    def result(self, assertions: Assertions | None = None) -> RunResult:
+        """The analysed run: counts, latency percentiles, recoveries after each outage, verdicts."""
+        counts = self.counts
+        found = recoveries(self.series.samples(), self.config.outages) if self.config.outages else []
+        extra = {
+            key: counts[key]
+            for key in ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
+        }
+        result = RunResult(
+            strategy=self.config.label,
+            spec=self.config.policy.strategy.spec(),
+            attempts=counts["attempts"],
+            requests=counts["requests"],
+            succeeded=counts["succeeded"],
+            gave_up=counts["gave_up"],
+            unfinished=counts["unfinished"],
+            latency=LatencySummary.of(self.latencies),
+            peak_in_flight=self.peak_in_flight,
+            recoveries=found,
+            rejected_locally=counts["rejected_locally"],
+            extra=extra,
+        )
+        if assertions is None:
+            return result
+        return dataclasses.replace(result, verdicts=evaluate(assertions, result))
