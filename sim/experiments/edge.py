@@ -40,7 +40,7 @@ class EdgeSearch:
             "horizon_s": horizon_s,
             "max_outage_s": max_outage_s,
             "curve": [
-                {"outage_s": outage, "server_recovery_s": None if time is None else round(time, 6)}
+                {"outage_s": float(outage), "server_recovery_s": None if time is None else round(time, 6)}
                 for outage, time in sorted(self.curve.items())
             ],
         }
@@ -69,7 +69,7 @@ def search_edge(
     curve: dict[float, float | None] = {}
 
     def recovered(outage_s: float) -> bool:
-        outage_s = round(outage_s, 6)
+        outage_s = float(round(outage_s, 6))
         if outage_s not in curve:
             curve[outage_s] = recovery_after(scenario, entry, outage_s, horizon_s)
         return curve[outage_s] is not None
@@ -87,7 +87,7 @@ def search_edge(
             low = middle
         else:
             high = middle
-    return EdgeSearch(entry.label, round(high, 6), curve)
+    return EdgeSearch(entry.label, float(round(high, 6)), curve)
 
 
 def run(
