@@ -87,15 +87,17 @@ def main() -> None:
         (f"contention (N 10..190 x {repetitions})", lambda: contention.run(repetitions=repetitions), 30.0, False),
         ("edge (smira-sigstop, defaults)", lambda: edge.run(smira.load()), None, False),
     ]
+    contention_s = 0.0
     for name, function, target, has_events in rows:
         repeat = args.repeat if has_events else 1
         seconds, report = cpu(function, repeat)
+        contention_s = seconds if report.experiment == "contention" else contention_s
         events = events_of(report) if has_events else 0
         shown_target = f"< {target:g}" if target else "-"
         rate = f"{events / seconds:,.0f}" if events else "-"
         print(f"{name:<34}{seconds:>8.2f}{seconds / base_s:>12.1f}{shown_target:>9}{events or '-':>11}{rate:>12}")
     if args.quick:
-        print(f"(contention at 100 repetitions: about {seconds * 10:.0f} s by extrapolation)")
+        print(f"(contention at 100 repetitions: about {contention_s * 10:.0f} s by extrapolation)")
     print()
     print("scaling: the seed outage (smira, 60 s, limit and k scaled with the clients)")
     print(f"{'clients':>9}{'CPU s':>9}{'events':>11}{'events/s':>12}{'CPU ratio':>11}{'clients ratio':>15}")

@@ -96,6 +96,7 @@ class Simulation:
         self.server_rng = rng_for(config.seed, "server")
         self.events = EventQueue(width_s=config.sample_every_s / 20)
         self.push_event = self.events.push
+        self.push_timeout = self.events.push_in_order  # one constant timeout: deadlines come in order
         self.timeout_s = config.attempt_timeout_s
         self.attempt_bins = self.series.attempts
         self.sequence = itertools.count()
@@ -197,7 +198,7 @@ class Simulation:
                 self.schedule_wake(now)
         timeout = self.timeout_s
         if timeout is not None:
-            self.push_event((now + timeout, next(self.sequence), TIMEOUT, client, client.aid))
+            self.push_timeout((now + timeout, next(self.sequence), TIMEOUT, client, client.aid))
 
     def on_timeout(self, now: float, client: Client, aid: int) -> None:
         """The client gives up on an attempt it is still waiting for."""
