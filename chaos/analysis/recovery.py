@@ -16,7 +16,8 @@ by default the second half of the time before the first outage):
   Poisson-noisy goodput from hiding a recovery; a window in which a burst of delayed
   successes lands does count, since those users were served.
 * ``None`` (JSON ``null``): it did not happen before the data ends or the next
-  outage starts (a window must end by then). Times resolve to one sample interval.
+  outage starts (a window must end by then); for the client also when ``G`` is 0,
+  as there was no goodput to return to. Times resolve to one sample interval.
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ def client_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
     """Seconds from ``resume_s`` until goodput is back to 90 % of steady for 5 s (``None``: not by ``until_s``)."""
+    if levels.goodput <= 0:
+        return None  # no goodput before the outage: nothing to return to
     needed = max(1, round(rule.sustain_s / samples.step_s))
     threshold = rule.goodput_fraction * levels.goodput - 1e-9
     for index in range(len(samples)):

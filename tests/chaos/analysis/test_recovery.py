@@ -107,3 +107,8 @@ def test_goodput_fraction():
 def test_samples_must_be_aligned():
     with pytest.raises(ValueError, match="one value per interval"):
         Samples(step_s=1, goodput=[1.0], in_flight=[], delay_s=[])
+
+
+def test_no_steady_goodput_no_client_recovery():
+    levels = SteadyLevels(goodput=0.0, in_flight=10.0, delay_s=0.1)
+    assert client_recovery_s(samples(), levels, 30, LENGTH) is None
