@@ -8,7 +8,8 @@ loader prefixes with the file, line and field.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BeforeValidator
 
@@ -18,6 +19,8 @@ from retrystorm.durations import ACCEPTED as DURATION_FORMS
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError
 from target.models import OverloadModel, parse_model
+
+T = TypeVar("T")
 
 
 def _duration(value: object) -> float:
@@ -40,36 +43,16 @@ def _positive_duration(value: object) -> float:
     return seconds
 
 
-def _spec_error(error: SpecError) -> ValueError:
-    return ValueError(str(error))
+def _parsed_by(parse: Callable[[object], T]) -> Callable[[object], T]:
+    """A validator that parses with ``parse`` and reports its :class:`SpecError` to pydantic."""
 
+    def validate(value: object) -> T:
+        try:
+            return parse(value)
+        except SpecError as error:
+            raise ValueError(str(error)) from None
 
-def _strategy(value: object) -> RetryStrategy:
-    try:
-        return parse_strategy(value)
-    except SpecError as error:
-        raise _spec_error(error) from None
-
-
-def _budget(value: object) -> RetryBudget:
-    try:
-        return parse_budget(value)
-    except SpecError as error:
-        raise _spec_error(error) from None
-
-
-def _model(value: object) -> OverloadModel:
-    try:
-        return parse_model(value)
-    except SpecError as error:
-        raise _spec_error(error) from None
-
-
-def _think(value: object) -> ThinkTime:
-    try:
-        return ThinkTime.parse(value)
-    except SpecError as error:
-        raise _spec_error(error) from None
+    return validate
 
 
 def _recovery_bound(value: object) -> float | Literal["never"]:
@@ -85,9 +68,9 @@ Duration = Annotated[float, BeforeValidator(_duration)]
 """A duration >= 0: ``100ms``, ``2s``, ``5m``, or a bare number of seconds."""
 PositiveDuration = Annotated[float, BeforeValidator(_positive_duration)]
 """A duration > 0."""
-StrategyField = Annotated[RetryStrategy, BeforeValidator(_strategy)]
-BudgetField = Annotated[RetryBudget, BeforeValidator(_budget)]
-ModelField = Annotated[OverloadModel, BeforeValidator(_model)]
-ThinkTimeField = Annotated[ThinkTime, BeforeValidator(_think)]
+StrategyField = Annotated[RetryStrategy, BeforeValidator(_parsed_by(parse_strategy))]
+BudgetField = Annotated[RetryBudget, BeforeValidator(_parsed_by(parse_budget))]
+ModelField = Annotated[OverloadModel, BeforeValidator(_parsed_by(parse_model))]
+ThinkTimeField = Annotated[ThinkTime, BeforeValidator(_parsed_by(ThinkTime.parse))]
 RecoveryBound = Annotated[float | Literal["never"], BeforeValidator(_recovery_bound)]
 """A duration within which recovery must happen, or ``never`` (a metastable failure must happen)."""

@@ -4,13 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chaos.scenario import Scenario
+from chaos.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.durations import format_duration
 from sim.config import RunConfig
 from sim.engine import simulate
-from sim.experiments.base import Report
+from sim.experiments.base import Finding, Report
 
 Progress = Callable[[str], None]
+Check = Callable[[Report, Scenario], list[Finding]]
+
+
+def load_shipped(name: str, seed: int | None = None) -> Scenario:
+    """The shipped scenario ``scenarios/NAME.yaml``, with another seed if given."""
+    return load_scenario(shipped_scenario(name), overrides={"seed": seed} if seed is not None else None)
+
+
+def run_builtin(
+    experiment: str,
+    scenario: Scenario,
+    *,
+    notes: list[str],
+    needs: set[str],
+    check: Check,
+    progress: Progress | None = None,
+) -> Report:
+    """Run ``scenario`` as a built-in experiment: its notes first, its findings checked when
+    every strategy label in ``needs`` ran (added strategies are simply shown beside them)."""
+    report = run_scenario(scenario, progress)
+    report.experiment = experiment
+    report.notes = [*notes, *report.notes]
+    if needs <= {result.strategy for result in report.results}:
+        report.findings = check(report, scenario)
+    return report
 
 
 def outage_notes(scenario: Scenario) -> list[str]:

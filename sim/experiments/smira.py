@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from chaos.analysis import default_steady_window, goodput_fraction, steady_levels
-from chaos.scenario import Scenario, load_scenario, shipped_scenario
+from chaos.scenario import Scenario
 from sim.experiments.base import Finding, Report
-from sim.experiments.scenario_runs import Progress, run_scenario
+from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
 
 SCENARIO = "smira-sigstop"
 
@@ -24,26 +24,23 @@ NOTES = [
 
 def load(seed: int | None = None) -> Scenario:
     """The shipped scenario, with another seed if given."""
-    return load_scenario(shipped_scenario(SCENARIO), overrides={"seed": seed} if seed is not None else None)
+    return load_shipped(SCENARIO, seed)
 
 
 def run(scenario: Scenario | None = None, progress: Progress | None = None) -> Report:
     """Run fixed 100 ms and smira through the seed outage and check the seed's findings."""
-    scenario = scenario or load()
-    report = run_scenario(scenario, progress)
-    report.experiment = "smira"
-    report.notes = NOTES + report.notes
-    labels = {result.strategy for result in report.results}
-    if {"fixed:100ms", "smira"} <= labels and scenario.faults:
-        report.findings = findings(report)
-    return report
+    return run_builtin(
+        "smira", scenario or load(), notes=NOTES, needs={"fixed:100ms", "smira"}, check=findings, progress=progress
+    )
 
 
-def findings(report: Report) -> list[Finding]:
+def findings(report: Report, _scenario: Scenario) -> list[Finding]:
     """Fixed never recovers; smira's server is back within 15 s of the resume; its users lag behind."""
     by_label = {result.strategy: result for result in report.results}
     fixed, smira = by_label["fixed:100ms"], by_label["smira"]
     fixed_server = [recovery.server_s for recovery in fixed.recoveries]
+    if not smira.recoveries:
+        return [Finding("the seed's findings need its outage; this scenario has none", holds=False)]
     smira_recovery = smira.recoveries[0]
     server_s, client_s = smira_recovery.server_s, smira_recovery.client_s
     run = next(run for run in report.runs if run.config.label == "smira")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 
-from chaos.scenario import Scenario, load_scenario, shipped_scenario
+from chaos.scenario import Scenario
 from sim.experiments.base import Finding, Report
-from sim.experiments.scenario_runs import Progress, run_scenario
+from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
 from target.models import QueueModel
 
 SCENARIO = "wyegelwel-burst"
@@ -33,19 +33,14 @@ NOTES = [
 
 def load(seed: int | None = None) -> Scenario:
     """The shipped scenario, with another seed if given."""
-    return load_scenario(shipped_scenario(SCENARIO), overrides={"seed": seed} if seed is not None else None)
+    return load_shipped(SCENARIO, seed)
 
 
 def run(scenario: Scenario | None = None, progress: Progress | None = None) -> Report:
     """Run the five strategies and check the article's findings."""
-    scenario = scenario or load()
-    report = run_scenario(scenario, progress)
-    report.experiment = "wyegelwel"
-    report.notes = NOTES + report.notes
-    by_label = {result.strategy: result for result in report.results}
-    if all(label in by_label for label in FAST + BACKING_OFF):
-        report.findings = findings(report, scenario)
-    return report
+    return run_builtin(
+        "wyegelwel", scenario or load(), notes=NOTES, needs={*FAST, *BACKING_OFF}, check=findings, progress=progress
+    )
 
 
 def findings(report: Report, scenario: Scenario) -> list[Finding]:
