@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -30,9 +31,14 @@ SMALL = textwrap.dedent(
 ).replace("- EB=exponential:base=100ms,factor=2.7,max=1m,jitter=full", "- {label: EB, strategy: exponential}")
 
 
-def run(*args):
+def run(*args, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "retrystorm", "sim", *args], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-m", "retrystorm", "sim", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
     )
 
 
@@ -74,6 +80,13 @@ def test_out_folder_has_results_series_and_plots(small, tmp_path):
     series = list(csv.DictReader((folder / "timeseries.csv").open()))
     assert len(series) == 2 * 60
     assert json.loads((folder / "results.json").read_text())["results"][0]["strategy"] == "fixed:100ms"
+
+
+def test_same_document_in_another_process(small):
+    first = run("run", str(small), "--json", env={**os.environ, "PYTHONHASHSEED": "1"})
+    second = run("run", str(small), "--json", env={**os.environ, "PYTHONHASHSEED": "2"})
+    assert first.returncode == second.returncode == 0
+    assert first.stdout == second.stdout
 
 
 def test_a_failed_assertion_exits_1(small):
