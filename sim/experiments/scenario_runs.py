@@ -43,7 +43,11 @@ def outage_notes(scenario: Scenario) -> list[str]:
     if not scenario.faults:
         return []
     backlog = scenario.sim.accept_backlog
-    queue = "unbounded" if backlog is None else f"bounded at {backlog} (beyond it attempts are dropped)"
+    queue = (
+        "unbounded (a kernel's backlog is not modelled unless sim.accept_backlog sets one)"
+        if backlog is None
+        else f"bounded at {backlog} (beyond it attempts are dropped)"
+    )
     return [
         (
             "An outage freezes the server: nothing is released while it lasts; attempts sent meanwhile wait in "

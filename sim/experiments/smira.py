@@ -14,10 +14,6 @@ NOTES = [
         "The seed's Go server overflows its delay above ~6,000 in flight (so its in-flight count settled near "
         "7,800); the model clamps the delay at max_delay (10 min), so fixed's in-flight count keeps growing."
     ),
-    (
-        "The kernel's accept backlog is not modelled by default (sim.accept_backlog): every attempt sent during "
-        "the outage is admitted at the resume."
-    ),
     "smira's first backoff grows from the think time that preceded the request, as in the Go client.",
 ]
 
@@ -53,7 +49,7 @@ def findings(report: Report, _scenario: Scenario) -> list[Finding]:
     client = f"{client_s:.0f} s" if client_s is not None else "not within the run"
     return [
         Finding(
-            f"fixed:100ms never recovers: in-flight {fixed.peak_in_flight} at the end, no server recovery "
+            f"fixed:100ms never recovers: in-flight grows to {fixed.peak_in_flight:,}, no server recovery "
             "within the run",
             all(time is None for time in fixed_server),
         ),
