@@ -21,6 +21,7 @@ from retrystorm.errors import UserError
 COMMANDS: dict[str, tuple[str, str]] = {
     "strategies": ("loadgen.cli:strategies", "List retry strategies and budgets; plot their delays."),
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
+    "chaos": ("chaos.cli:chaos", "Pause targets like SIGSTOP / docker pause; recover paused ones."),
 }
 
 
