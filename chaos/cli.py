@@ -103,3 +103,96 @@ def pause(
             out.print(f"resumed {target} ({outage.end_reason})")
 
     asyncio.run(run())
+
+
+def _parse_targets(values: tuple[str, ...]) -> dict[str, int]:
+    targets: dict[str, int] = {}
+    for value in values:
+        name, eq, pid = value.partition("=")
+        if not eq or not name or not pid.isdigit():
+            raise click.BadParameter(f"got {value!r}, expected NAME=PID, e.g. target=1234", param_hint="--target")
+        targets[name] = int(pid)
+    return targets
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+@chaos.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8071, show_default=True)
+@click.option(
+    "--backend",
+    "backend_names",
+    type=click.Choice(["process", "docker"]),
+    multiple=True,
+    default=("process",),
+    show_default=True,
+    help="Backends to offer (repeatable).",
+)
+@click.option(
+    "--target",
+    "process_targets",
+    multiple=True,
+    metavar="NAME=PID",
+    help="A local process open to chaos under NAME (process backend; repeatable).",
+)
+@click.option(
+    "--project",
+    envvar="COMPOSE_PROJECT_NAME",
+    default=None,
+    help="Only containers of this compose project (docker) [env COMPOSE_PROJECT_NAME].",
+)
+@click.option(
+    "--token",
+    envvar="RETRYSTORM_CHAOS_TOKEN",
+    default="",
+    help="Bearer token; required when bound to a non-loopback address [env RETRYSTORM_CHAOS_TOKEN].",
+)
+@click.option(
+    "--max-outage",
+    type=DURATION,
+    default=format_duration(DEFAULT_MAX_OUTAGE_S),
+    show_default=True,
+    help="No outage lasts longer than this.",
+)
+@JOURNAL_OPTION
+def serve(
+    *,
+    host: str,
+    port: int,
+    backend_names: tuple[str, ...],
+    process_targets: tuple[str, ...],
+    project: str | None,
+    token: str,
+    max_outage: float,
+    journal: Path | None,
+) -> None:
+    """Serve the chaos HTTP API: POST /outages, GET /outages, DELETE /outages/ID, /targets, /metrics."""
+    from aiohttp import web
+    from prometheus_client import CollectorRegistry
+
+    from chaos.api import create_app
+    from chaos.metrics import register_chaos_metrics
+
+    if not _is_loopback(host) and not token:
+        raise click.BadParameter(
+            f"binding to {host} exposes the API beyond this machine: set --token or RETRYSTORM_CHAOS_TOKEN",
+            param_hint="--host",
+        )
+    backends = make_backends(backend_names, project)
+    targets = _parse_targets(process_targets)
+    process_backend = backends.get("process")
+    if targets and not isinstance(process_backend, ProcessBackend):
+        raise click.BadParameter("--target needs --backend process", param_hint="--target")
+    if isinstance(process_backend, ProcessBackend):
+        for name, pid in targets.items():
+            process_backend.register(name, pid)
+    controller = OutageController(backends, Journal(journal), max_outage_s=max_outage)
+    registry = CollectorRegistry()
+    known = [name for backend in backends.values() for name in backend.targets()]
+    register_chaos_metrics(registry, controller, known)
+    app = create_app(controller, registry=registry, token=token)
+    out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
+    web.run_app(app, host=host, port=port, print=None, access_log=None)
