@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "strategies": ("loadgen.cli:strategies", "List retry strategies and budgets; plot their delays."),
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
     "sim": ("sim.cli:sim", "Simulate strategies against a model in virtual time: the seed experiments and more."),
+    "chaos": ("chaos.cli:chaos", "Pause targets like SIGSTOP / docker pause; recover paused ones."),
 }
 
 

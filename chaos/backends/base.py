@@ -1,0 +1,80 @@
+"""The fault-backend interface: pause, resume and inspect targets.
+
+A *target* is what a user names (``target``, a compose service, a registered local
+process); a backend resolves it to one or more :class:`TargetRef` — concrete things it
+can freeze (a process identified by pid *and* start time, so a recycled pid is never
+signalled; a container by id). Backends are synchronous and small; the outage
+controller (:mod:`chaos.controller`) owns timing, journaling and guaranteed resume.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from retrystorm.errors import RetrystormError, UserError
+
+
+class TargetState(enum.StrEnum):
+    """What a backend sees of a target right now."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    GONE = "gone"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TargetRef:
+    """One concrete frozen-able thing: ``backend`` name, user-facing ``target``, ``ident``."""
+
+    backend: str
+    target: str
+    ident: str
+
+    def describe(self) -> str:
+        """``process target (pid 123)`` style text for messages."""
+        return f"{self.backend} {self.target!r} ({self.ident})"
+
+
+class TargetRefusedError(UserError):
+    """The target exists but may not be paused (e.g. a container without the opt-in label)."""
+
+
+class UnknownTargetError(UserError):
+    """No target of that name."""
+
+
+class BackendError(RetrystormError):
+    """The backend failed to act (engine unreachable, permission denied...)."""
+
+
+class FaultBackend(ABC):
+    """Pauses and resumes targets the way SIGSTOP / ``docker pause`` does."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def resolve(self, target: str) -> list[TargetRef]:
+        """The concrete refs behind ``target``; raises :class:`UnknownTargetError` / :class:`TargetRefusedError`."""
+
+    @abstractmethod
+    def targets(self) -> list[str]:
+        """Names of the targets this backend may pause."""
+
+    @abstractmethod
+    def pause(self, ref: TargetRef) -> None:
+        """Freeze ``ref``; idempotent."""
+
+    @abstractmethod
+    def resume(self, ref: TargetRef) -> None:
+        """Unfreeze ``ref``; idempotent; a ref that is gone is not an error."""
+
+    @abstractmethod
+    def state(self, ref: TargetRef) -> TargetState:
+        """Whether ``ref`` runs, is paused, or is gone."""
+
+    def stray_paused(self) -> list[TargetRef]:
+        """Targets found paused that this backend may resume at start-up (docker: labelled ones)."""
+        return []

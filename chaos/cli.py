@@ -1,0 +1,198 @@
+"""``retrystorm chaos``: one-shot outages and recovery of targets left paused."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import click
+
+from chaos.backends import FaultBackend, ProcessBackend
+from chaos.controller import DEFAULT_MAX_OUTAGE_S, OutageController
+from chaos.journal import Journal, default_journal_path
+from retrystorm.cli_types import DURATION
+from retrystorm.console import out
+from retrystorm.durations import format_duration
+
+log = logging.getLogger(__name__)
+
+JOURNAL_OPTION = click.option(
+    "--journal",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=f"Pause journal (default {default_journal_path()}, or $RETRYSTORM_CHAOS_JOURNAL).",
+)
+
+
+def make_backends(names: tuple[str, ...], project: str | None = None) -> dict[str, FaultBackend]:
+    """The named backends; ``docker`` connects to the engine now and fails clearly if it cannot."""
+    backends: dict[str, FaultBackend] = {}
+    for name in names:
+        if name == "process":
+            backends[name] = ProcessBackend()
+        else:
+            from chaos.backends.docker import DockerBackend
+
+            backends[name] = DockerBackend(project=project)
+    return backends
+
+
+@click.group()
+def chaos() -> None:
+    """Pause targets the way SIGSTOP / docker pause does, and always resume them."""
+
+
+@chaos.command()
+@click.option(
+    "--backend",
+    "backend_names",
+    type=click.Choice(["process", "docker"]),
+    multiple=True,
+    default=("process",),
+    show_default=True,
+    help="Backends to recover (repeatable).",
+)
+@click.option("--project", default=None, help="Only this compose project (docker).")
+@JOURNAL_OPTION
+def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Path | None) -> None:
+    """Resume every target a killed controller left paused (journal; labelled paused containers)."""
+
+    async def run() -> list[str]:
+        controller = OutageController(make_backends(backend_names, project), Journal(journal))
+        return [ref.describe() for ref in await controller.recover()]
+
+    resumed = asyncio.run(run())
+    out.print("\n".join(f"resumed {what}" for what in resumed) if resumed else "nothing was left paused")
+
+
+@chaos.command()
+@click.argument("target")
+@click.option("--for", "duration", type=DURATION, required=True, help="Outage length, e.g. 30s.")
+@click.option(
+    "--backend", "backend_name", type=click.Choice(["process", "docker"]), default="process", show_default=True
+)
+@click.option("--project", default=None, help="Only this compose project (docker).")
+@click.option(
+    "--max-outage",
+    type=DURATION,
+    default=format_duration(DEFAULT_MAX_OUTAGE_S),
+    show_default=True,
+    help="No outage lasts longer than this, whatever --for says.",
+)
+@JOURNAL_OPTION
+def pause(
+    *, target: str, duration: float, backend_name: str, project: str | None, max_outage: float, journal: Path | None
+) -> None:
+    """Pause TARGET for a while, then resume it; Ctrl-C or SIGTERM resume it at once.
+
+    TARGET is pid:NUMBER for the process backend, a compose service name for docker.
+    """
+
+    async def run() -> None:
+        backends = make_backends((backend_name,), project)
+        async with OutageController(backends, Journal(journal), max_outage_s=max_outage) as controller:
+            done = asyncio.Event()
+            controller.install_signal_handlers(done.set)
+            outage = await controller.pause(target, duration)
+            out.print(f"paused {target} for {format_duration(outage.duration_s)} (outage {outage.id})")
+            waiter = asyncio.create_task(done.wait())
+            while outage.status == "active" and not done.is_set():
+                await asyncio.wait([waiter], timeout=0.1)
+            waiter.cancel()
+            out.print(f"resumed {target} ({outage.end_reason})")
+
+    asyncio.run(run())
+
+
+def _parse_targets(values: tuple[str, ...]) -> dict[str, int]:
+    targets: dict[str, int] = {}
+    for value in values:
+        name, eq, pid = value.partition("=")
+        if not eq or not name or not pid.isdigit():
+            raise click.BadParameter(f"got {value!r}, expected NAME=PID, e.g. target=1234", param_hint="--target")
+        targets[name] = int(pid)
+    return targets
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+@chaos.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8071, show_default=True)
+@click.option(
+    "--backend",
+    "backend_names",
+    type=click.Choice(["process", "docker"]),
+    multiple=True,
+    default=("process",),
+    show_default=True,
+    help="Backends to offer (repeatable).",
+)
+@click.option(
+    "--target",
+    "process_targets",
+    multiple=True,
+    metavar="NAME=PID",
+    help="A local process open to chaos under NAME (process backend; repeatable).",
+)
+@click.option(
+    "--project",
+    envvar="COMPOSE_PROJECT_NAME",
+    default=None,
+    help="Only containers of this compose project (docker) [env COMPOSE_PROJECT_NAME].",
+)
+@click.option(
+    "--token",
+    envvar="RETRYSTORM_CHAOS_TOKEN",
+    default="",
+    help="Bearer token; required when bound to a non-loopback address [env RETRYSTORM_CHAOS_TOKEN].",
+)
+@click.option(
+    "--max-outage",
+    type=DURATION,
+    default=format_duration(DEFAULT_MAX_OUTAGE_S),
+    show_default=True,
+    help="No outage lasts longer than this.",
+)
+@JOURNAL_OPTION
+def serve(
+    *,
+    host: str,
+    port: int,
+    backend_names: tuple[str, ...],
+    process_targets: tuple[str, ...],
+    project: str | None,
+    token: str,
+    max_outage: float,
+    journal: Path | None,
+) -> None:
+    """Serve the chaos HTTP API: POST /outages, GET /outages, DELETE /outages/ID, /targets, /metrics."""
+    from aiohttp import web
+    from prometheus_client import CollectorRegistry
+
+    from chaos.api import create_app
+    from chaos.metrics import register_chaos_metrics
+
+    if not _is_loopback(host) and not token:
+        raise click.BadParameter(
+            f"binding to {host} exposes the API beyond this machine: set --token or RETRYSTORM_CHAOS_TOKEN",
+            param_hint="--host",
+        )
+    backends = make_backends(backend_names, project)
+    targets = _parse_targets(process_targets)
+    process_backend = backends.get("process")
+    if targets and not isinstance(process_backend, ProcessBackend):
+        raise click.BadParameter("--target needs --backend process", param_hint="--target")
+    if isinstance(process_backend, ProcessBackend):
+        for name, pid in targets.items():
+            process_backend.register(name, pid)
+    controller = OutageController(backends, Journal(journal), max_outage_s=max_outage)
+    registry = CollectorRegistry()
+    known = [name for backend in backends.values() for name in backend.targets()]
+    register_chaos_metrics(registry, controller, known)
+    app = create_app(controller, registry=registry, token=token)
+    out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
+    web.run_app(app, host=host, port=port, print=None, access_log=None)

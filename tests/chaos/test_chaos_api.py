@@ -1,0 +1,139 @@
+"""The chaos HTTP API as a real server process on loopback, pausing a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+from .conftest import is_stopped, wait_for
+
+pytestmark = [pytest.mark.live, pytest.mark.signals]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def call(base: str, method: str, path: str, body: object = None, headers: dict | None = None):
+    data = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(base + path, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+            kind = response.headers.get("Content-Type", "")
+            return response.status, json.loads(raw) if "json" in kind else raw.decode()
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture
+def chaos_api(victim, journal_path):
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "retrystorm",
+            "chaos",
+            "serve",
+            "--port",
+            str(port),
+            "--target",
+            f"target={victim.pid}",
+            "--max-outage",
+            "2m",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        try:
+            return call(base, "GET", "/healthz")[0] == 200
+        except OSError:
+            return False
+
+    wait_for(healthy, what="the chaos API to answer")
+    yield base, process
+    if process.poll() is None:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_outage_lifecycle_over_http(chaos_api, victim):
+    base, _ = chaos_api
+    status, targets = call(base, "GET", "/targets")
+    assert (status, targets) == (200, [{"backend": "process", "target": "target", "state": "running"}])
+    status, outage = call(base, "POST", "/outages", {"target": "target", "duration": "10m"})
+    assert status == 201
+    assert outage["clamped"] is True
+    assert outage["duration_s"] == 120
+    assert is_stopped(victim.pid)
+    assert call(base, "GET", "/targets")[1][0]["state"] == "paused"
+    text = call(base, "GET", "/metrics")[1]
+    assert 'retrystorm_chaos_outage_active{target="target"} 1.0' in text
+    assert 'retrystorm_chaos_outages_total{target="target"} 1.0' in text
+    status, ended = call(base, "DELETE", f"/outages/{outage['id']}")
+    assert status == 200
+    assert ended["status"] == "resumed"
+    assert ended["end_reason"] == "early"
+    assert not is_stopped(victim.pid)
+    assert 'retrystorm_chaos_outage_active{target="target"} 0.0' in call(base, "GET", "/metrics")[1]
+    assert [o["id"] for o in call(base, "GET", "/outages")[1]] == [outage["id"]]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        (b"not json", 400, "expected JSON"),
+        ([1, 2], 400, "expected a JSON object"),
+        ({"target": "target"}, 400, "duration: required"),
+        ({"target": "target", "duration": "soon"}, 400, "duration: got 'soon'"),
+        ({"target": "target", "duration": "0"}, 400, "duration: got 0"),
+        ({"target": "target", "duration": "1s", "colour": "red"}, 400, "unknown field 'colour'"),
+        ({"target": "nope", "duration": "1s"}, 404, "unknown process target 'nope'"),
+        ({"target": "target", "duration": "1s", "backend": "docker"}, 400, "backend: got 'docker'"),
+    ],
+)
+def test_bad_requests_are_4xx_with_a_message_and_change_nothing(chaos_api, victim, body, status, message):
+    base, _ = chaos_api
+    got_status, got = call(base, "POST", "/outages", body, {"Content-Type": "application/json"})
+    assert got_status == status
+    assert message in got["error"]
+    assert not is_stopped(victim.pid)
+    assert call(base, "GET", "/outages") == (200, [])
+    assert call(base, "GET", "/outages/o99")[0] == 404
+
+
+def test_sigterm_resumes_an_active_outage_before_exit(chaos_api, victim):
+    base, process = chaos_api
+    assert call(base, "POST", "/outages", {"target": "target", "duration": "1m"})[0] == 201
+    assert is_stopped(victim.pid)
+    os.kill(process.pid, signal.SIGTERM)
+    process.wait(timeout=20)
+    assert not is_stopped(victim.pid)
+
+
+def test_non_loopback_bind_requires_a_token(journal_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "chaos", "serve", "--host", "0.0.0.0", "--port", "0"],  # noqa: S104
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "set --token or RETRYSTORM_CHAOS_TOKEN" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
