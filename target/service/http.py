@@ -41,6 +41,7 @@ _REASONS = {
     413: "Content Too Large",
     414: "URI Too Long",
     431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
     503: "Service Unavailable",
 }
 
@@ -48,24 +49,31 @@ _REASONS = {
 class Response:
     """A complete response: status, body, content type and extra header lines.
 
-    Encoded responses are cached per second (the ``Date`` header), so answering with a
-    shared constant such as ``OK`` costs one dictionary look-up.
+    A ``shared`` response (a constant such as ``OK``) is encoded once per second (the
+    ``Date`` header) and then costs one dictionary look-up to send.
     """
 
-    __slots__ = ("body", "content_type", "headers", "status")
+    __slots__ = ("body", "content_type", "headers", "shared", "status")
 
     def __init__(
-        self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8", headers: str = ""
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "text/plain; charset=utf-8",
+        headers: str = "",
+        *,
+        shared: bool = False,
     ) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
         self.headers = headers
+        self.shared = shared
 
     @classmethod
-    def text(cls, status: int, message: str, headers: str = "") -> Response:
+    def text(cls, status: int, message: str, headers: str = "", *, shared: bool = False) -> Response:
         """A plain-text response of one line."""
-        return cls(status, (message + "\n").encode(), headers=headers)
+        return cls(status, (message + "\n").encode(), headers=headers, shared=shared)
 
     def encode(self, keep_alive: bool, date: bytes) -> bytes:
         """The bytes on the wire; ``Connection: close`` unless ``keep_alive``."""
@@ -78,13 +86,17 @@ class Response:
         return head + date + b"\r\n" + self.body
 
 
+INTERNAL_ERROR = Response.text(500, "internal error: the server's log has the details", shared=True)
+
+
 class _Encoder:
     """Encodes responses with a ``Date`` header refreshed once a second."""
 
     def __init__(self) -> None:
         self._second = -1
         self._date = b""
-        self._cache: dict[tuple[int, bool], bytes] = {}
+        # Keyed by the response object itself, which the key keeps alive.
+        self._cache: dict[tuple[Response, bool], bytes] = {}
 
     def __call__(self, response: Response, keep_alive: bool) -> bytes:
         second = int(time.time())
@@ -92,12 +104,12 @@ class _Encoder:
             self._second = second
             self._date = f"Date: {formatdate(second, usegmt=True)}\r\n".encode()
             self._cache.clear()
-        key = (id(response), keep_alive)
+        if not response.shared:
+            return response.encode(keep_alive, self._date)
+        key = (response, keep_alive)
         encoded = self._cache.get(key)
         if encoded is None:
-            encoded = response.encode(keep_alive, self._date)
-            if len(self._cache) < 64:  # shared constants only; one-off responses are not kept
-                self._cache[key] = encoded
+            encoded = self._cache[key] = response.encode(keep_alive, self._date)
         return encoded
 
 
@@ -128,6 +140,9 @@ class Handler(Protocol):
 
     def disconnected(self, request: Request) -> None:
         """The client of a request still waiting for its response has gone away."""
+
+    def bad_request(self, status: int) -> None:
+        """Input was answered with 4xx ``status`` (counted for metrics)."""
 
 
 class _TooLargeError(Exception):
@@ -273,6 +288,7 @@ class HttpConnection(asyncio.Protocol):
     def _reject(self, status: int, message: str) -> None:
         """Queue a 4xx for input the parser cannot take; the connection ends after it."""
         self._broken = True
+        self._server.handler.bad_request(status)
         self._enqueue(Response.text(status, message))
 
     def _enqueue(self, item: Request | Response) -> None:
@@ -289,7 +305,11 @@ class HttpConnection(asyncio.Protocol):
             self._write(item, keep_alive=False)
             return
         self.current = item
-        response = self._server.handler.handle(item)
+        try:
+            response = self._server.handler.handle(item)
+        except Exception:
+            logger.exception("failed to handle %s %s", item.method.decode("latin-1"), item.path)
+            response = INTERNAL_ERROR
         if response is not None and self.current is item:
             self.respond(response)
 
@@ -300,7 +320,7 @@ class HttpConnection(asyncio.Protocol):
             return False
         self.current = None
         keep_alive = request.keep_alive and not self._server.closing and not (self._broken and not self._queue)
-        self._write(response, keep_alive)
+        self._write(response, keep_alive, head_only=request.method == b"HEAD")
         while self.current is None and self._queue and self._transport is not None:
             self._dispatch(self._queue.popleft())
         if self._paused and len(self._queue) < MAX_QUEUED // 2 and self._transport is not None:
@@ -308,11 +328,14 @@ class HttpConnection(asyncio.Protocol):
             self._transport.resume_reading()
         return True
 
-    def _write(self, response: Response, keep_alive: bool) -> None:
+    def _write(self, response: Response, keep_alive: bool, *, head_only: bool = False) -> None:
         transport = self._transport
         if transport is None:
             return
-        transport.write(self._server.encode(response, keep_alive))
+        encoded = self._server.encode(response, keep_alive)
+        if head_only and response.body:  # a response to HEAD has the headers of GET's and no body
+            encoded = encoded[: -len(response.body)]
+        transport.write(encoded)
         if not keep_alive:
             self._broken = True
             self._queue.clear()
