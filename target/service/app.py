@@ -89,6 +89,7 @@ class TargetApp:
             self.http.protocol, self.config.host, self.config.port, backlog=self.config.backlog, reuse_address=True
         )
         self.driver.start()
+        self.http.start()
         if self.config.report_interval_s > 0:
             self._reporter = loop.create_task(self._report(), name="report")
 
@@ -107,6 +108,7 @@ class TargetApp:
             self._listener.close()
         self._answer_all(SHUTTING_DOWN)
         await self.driver.stop()
+        self.http.stop()
         if self._reporter is not None:
             self._reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -129,6 +131,9 @@ class TargetApp:
 
     def handle(self, request: Request) -> Response | None:
         """Route a request; ``None`` means the model will answer it later."""
+        if request.path == "/api" and request.method == b"GET":  # the hot path, ahead of the table
+            request.arrived_s = self.driver.admit(request)
+            return None
         methods = self.routes.get(request.path)
         if methods is None:
             return self._bad(404, f"no such path {request.path!r}; see /openapi.json")
@@ -160,15 +165,12 @@ class TargetApp:
     def _release(self, completions: list[Completion[Request]], now: float) -> None:
         observe = self.metrics.traffic.observe
         for request, outcome, admitted_s in completions:
-            if request.gone:
+            ok = outcome is Outcome.OK
+            if request.connection.respond(OK if ok else REJECTED):
+                observe("ok" if ok else "rejected", now - admitted_s)
+            else:  # the client went away meanwhile
                 self.abandoned_in_flight -= 1
                 observe("abandoned", now - admitted_s)
-            elif outcome is Outcome.OK:
-                request.connection.respond(OK)
-                observe("ok", now - admitted_s)
-            else:
-                request.connection.respond(REJECTED)
-                observe("rejected", now - admitted_s)
 
     def _answer_all(self, response: Response) -> int:
         """Release everything in flight with ``response``; returns how many."""
