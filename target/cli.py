@@ -8,6 +8,7 @@ flag; a flag that the chosen model does not take is an error naming the ones it 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import resource
@@ -138,6 +139,23 @@ def target(
     asyncio.run(serve(config))
 
 
+def tune_garbage_collector() -> None:
+    """Keep the cyclic garbage collector's pauses short with thousands of connections open.
+
+    CPython's collector stops the event loop while it scans; a full pass over 10,000
+    open connections (about 150,000 tracked objects) takes 100-250 ms here, which would
+    make every response due meanwhile that late. Serving creates no reference cycles
+    (``tests/target/service/test_no_cycles.py``): reference counting frees connections
+    and requests, and the collector only has to find rare strays. So what exists after
+    start-up (modules, classes) is frozen out of its scans, young passes run every 2,000
+    allocations (about 1 ms each), and a full pass waits for 1,000 middle-generation
+    passes (about 20 million allocations) instead of 10.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(2_000, 10, 1_000)
+
+
 async def serve(config: Any) -> None:
     """Run one service until SIGTERM or SIGINT, then shut it down."""
     from prometheus_client import CollectorRegistry
@@ -150,6 +168,7 @@ async def serve(config: Any) -> None:
     except OSError as error:
         reason = os.strerror(error.errno) if error.errno else str(error)
         raise UserError(f"cannot listen on {config.host}:{config.port}: {reason}") from error
+    tune_garbage_collector()
     err.print(
         f"target: listening on http://{config.host}:{app.port} (model {config.model.spec()}, backlog {config.backlog})",
         markup=False,

@@ -219,7 +219,7 @@ class HttpConnection(asyncio.Protocol):
     def __init__(self, server: HttpServer) -> None:
         self._server = server
         self._transport: asyncio.Transport | None = None
-        self._parser = httptools.HttpRequestParser(self)
+        self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
         self._url = b""
         self._header_bytes = 0
         self._body: list[bytes] = []
@@ -243,6 +243,8 @@ class HttpConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._broken = True
+        self._parser = None  # it refers back to this object: break the cycle, leave nothing to the collector
         self._server.connections.discard(self)
         self._queue.clear()
         current, self.current = self.current, None
@@ -254,10 +256,11 @@ class HttpConnection(asyncio.Protocol):
         return False
 
     def data_received(self, data: bytes) -> None:
-        if self._broken:
+        parser = self._parser
+        if self._broken or parser is None:
             return
         try:
-            self._parser.feed_data(data)
+            parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._broken = True  # no upgrades: answer what was parsed, then close
         except httptools.HttpParserCallbackError as error:
@@ -292,6 +295,8 @@ class HttpConnection(asyncio.Protocol):
         if not path.startswith(b"/"):
             path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
         parser = self._parser
+        if parser is None:  # only reachable from parser.feed_data, so never in practice
+            return
         body = b"".join(self._body) if self._body else b""
         request = Request(self, parser.get_method(), path.decode("latin-1"), body, parser.should_keep_alive())
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
