@@ -18,12 +18,14 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+from prometheus_client import CollectorRegistry
 
 from retrystorm.cli_types import DURATION
 from retrystorm.console import err
 from retrystorm.errors import UserError
 from retrystorm.spec import ParamInfo, params_of, spec_to_mapping
 from target.models import MODELS, OverloadModel, parse_model
+from target.service import ServiceConfig, create_app, default_backlog
 
 logger = logging.getLogger(__name__)
 
@@ -123,8 +125,6 @@ def target(
     Also serves /healthz, /metrics (Prometheus), /openapi.json and the admin API
     (GET/PUT /admin/model, POST /admin/reset). SIGTERM or Ctrl-C stops it.
     """
-    from target.service import ServiceConfig
-
     options: dict[str, Any] = {"backlog": backlog} if backlog is not None else {}
     config = ServiceConfig(
         model=build_model(model_spec, model_flags),
@@ -156,12 +156,8 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(2_000, 10, 1_000)
 
 
-async def serve(config: Any) -> None:
+async def serve(config: ServiceConfig) -> None:
     """Run one service until SIGTERM or SIGINT, then shut it down."""
-    from prometheus_client import CollectorRegistry
-
-    from target.service import create_app
-
     app = create_app(config, registry=CollectorRegistry(), clock=time.monotonic)
     try:
         await app.start()
@@ -174,6 +170,8 @@ async def serve(config: Any) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if config.backlog > (cap := default_backlog()):
+        err.print(f"target: note: the kernel caps the backlog at {cap} (net.core.somaxconn)", markup=False)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
