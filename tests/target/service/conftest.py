@@ -16,7 +16,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from target.probe import fetch
+from target.probe import encode_request, fetch
 from target.service import ServiceConfig, TargetApp, create_app
 
 #: No test scenario may run longer than this; it fails instead.
@@ -33,60 +33,69 @@ class ManualClock:
         return self.now_s
 
 
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
+Streams = list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]
 
 
-@pytest.fixture
-def run() -> Callable[[Coroutine[Any, Any, Any]], Any]:
-    """Run a coroutine to completion, failing it after SCENARIO_TIMEOUT_S."""
+class Live:
+    """In-process services on free ports, a manual clock, and helpers to drive them.
 
-    def run_scenario(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    ``live.run(scenario())`` runs a test's coroutine (failing it after
+    SCENARIO_TIMEOUT_S); inside, ``async with live.serve(live.clock, model=...) as app``
+    serves on a free port (real time when no clock is given).
+    """
+
+    def __init__(self) -> None:
+        self.clock = ManualClock()
+
+    @staticmethod
+    def run(coroutine: Coroutine[Any, Any, Any]) -> Any:
         return asyncio.run(asyncio.wait_for(coroutine, SCENARIO_TIMEOUT_S))
 
-    return run_scenario
+    @staticmethod
+    @contextlib.asynccontextmanager
+    async def serve(clock: Callable[[], float] = time.monotonic, **config: Any) -> AsyncIterator[TargetApp]:
+        app = create_app(ServiceConfig(port=0, **config), registry=CollectorRegistry(), clock=clock)
+        await app.start()
+        try:
+            yield app
+        finally:
+            await app.stop()
 
+    @staticmethod
+    async def eventually(predicate: Callable[[], bool], timeout_s: float = 20.0) -> None:
+        """Poll until ``predicate()``; fail after a generous timeout."""
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("condition not met before the test's timeout")
+            await asyncio.sleep(0.01)
 
-@contextlib.asynccontextmanager
-async def _serving(clock: Callable[[], float] = time.monotonic, **config: Any) -> AsyncIterator[TargetApp]:
-    app = create_app(ServiceConfig(port=0, **config), registry=CollectorRegistry(), clock=clock)
-    await app.start()
-    try:
-        yield app
-    finally:
-        await app.stop()
+    @staticmethod
+    async def open_requests(port: int, count: int) -> Streams:
+        """``count`` connections, each with one GET /api sent."""
+        streams = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
+        for _, writer in streams:
+            writer.write(encode_request("GET", "/api"))
+            await writer.drain()
+        return streams
+
+    async def hold(self, app: TargetApp, count: int) -> Streams:
+        """Open ``count`` requests to /api and wait until the model holds them."""
+        expected = app.driver.in_flight + count
+        streams = await self.open_requests(app.port, count)
+        await self.eventually(lambda: app.driver.in_flight == expected)
+        return streams
+
+    @staticmethod
+    def metric(app: TargetApp, name: str, **labels: str) -> float:
+        """A sample of an in-process app's registry (0 if absent)."""
+        value = app.metrics.registry.get_sample_value(name, labels)
+        return 0.0 if value is None else value
 
 
 @pytest.fixture
-def serving() -> Callable[..., contextlib.AbstractAsyncContextManager[TargetApp]]:
-    """``async with serving(clock, model=..., ...) as app``: an in-process service on a free port."""
-    return _serving
-
-
-async def _eventually(predicate: Callable[[], bool], timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met before the test's timeout")
-        await asyncio.sleep(0.01)
-
-
-@pytest.fixture
-def eventually() -> Callable[..., Coroutine[Any, Any, None]]:
-    """``await eventually(predicate)``: poll until true, fail after a generous timeout."""
-    return _eventually
-
-
-def sample(app: TargetApp, name: str, **labels: str) -> float:
-    value = app.metrics.registry.get_sample_value(name, labels)
-    return 0.0 if value is None else value
-
-
-@pytest.fixture
-def metric() -> Callable[..., float]:
-    """``metric(app, name, **labels)``: a sample of an in-process app's registry (0 if absent)."""
-    return sample
+def live() -> Live:
+    return Live()
 
 
 class TargetProcess:

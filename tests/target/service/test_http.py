@@ -33,56 +33,54 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize(("data", "status", "message"), BAD_INPUT)
-def test_bad_input_gets_a_one_line_4xx(run, serving, data, status, message):
+def test_bad_input_gets_a_one_line_4xx(live, data, status, message):
     async def scenario():
-        async with serving() as app:
+        async with live.serve() as app:
             received = await raw_exchange(app.port, data)
             head, _, body = received.partition(b"\r\n\r\n")
             assert head.startswith(b"HTTP/1.1 %d " % status)
             assert body.count(b"\n") == 1
             assert message in body.decode()
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_bad_input_loses_nothing_in_flight(run, serving, clock, metric, eventually):
+def test_bad_input_loses_nothing_in_flight(live):
     async def scenario():
-        async with serving(clock) as app:
-            reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
-            writer.write(encode_request("GET", "/api"))
-            await eventually(lambda: app.driver.in_flight == 1)
+        async with live.serve(live.clock) as app:
+            [(reader, writer)] = await live.hold(app, 1)
             for data, _, _ in BAD_INPUT:
                 await raw_exchange(app.port, data)
             bad_admin = await fetch(app.port, "/admin/model", "PUT", b'{"name": "exponential", "limit": -1}')
             assert bad_admin.status == 400
             assert (await fetch(app.port, "/healthz")).status == 200
             assert app.driver.in_flight == 1
-            clock.now_s = 0.15
+            live.clock.now_s = 0.15
             assert (await read_reply(reader)).status == 200
             for status, count in {"400": 3, "404": 1, "405": 1, "413": 1, "414": 1, "431": 1}.items():
-                assert metric(app, "retrystorm_target_bad_requests_total", status=status) == count
+                assert live.metric(app, "retrystorm_target_bad_requests_total", status=status) == count
             writer.close()
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_405_names_the_allowed_methods(run, serving):
+def test_405_names_the_allowed_methods(live):
     async def scenario():
-        async with serving() as app:
+        async with live.serve() as app:
             reply = await fetch(app.port, "/admin/model", "POST", b"{}")
             assert reply.status == 405
             assert reply.headers["allow"] == "GET, PUT"
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_keep_alive_and_pipelined_requests_are_answered_in_order(run, serving, clock, eventually):
+def test_keep_alive_and_pipelined_requests_are_answered_in_order(live):
     async def scenario():
-        async with serving(clock) as app:
+        async with live.serve(live.clock) as app:
             reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
             writer.write(encode_request("GET", "/api") + encode_request("GET", "/admin/model"))
-            await eventually(lambda: app.driver.in_flight == 1)
-            clock.now_s = 0.15
+            await live.eventually(lambda: app.driver.in_flight == 1)
+            live.clock.now_s = 0.15
             first, second = await read_reply(reader), await read_reply(reader)
             assert (first.status, first.body) == (200, b"OK")
             assert second.headers["content-type"] == "application/json"
@@ -90,29 +88,29 @@ def test_keep_alive_and_pipelined_requests_are_answered_in_order(run, serving, c
             assert (await read_reply(reader)).status == 200
             writer.close()
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_http_1_0_closes_after_the_response(run, serving):
+def test_http_1_0_closes_after_the_response(live):
     async def scenario():
-        async with serving() as app:
+        async with live.serve() as app:
             received = await raw_exchange(app.port, b"GET /healthz HTTP/1.0\r\n\r\n")
             assert received.startswith(b"HTTP/1.1 200 OK\r\n")
             assert b"Connection: close\r\n" in received
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_a_half_closed_request_is_still_answered_when_immediate(run, serving):
+def test_a_half_closed_request_is_still_answered_when_immediate(live):
     async def scenario():
-        async with serving() as app:
+        async with live.serve() as app:
             reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
             writer.write(encode_request("GET", "/healthz"))
             writer.write_eof()
             assert (await read_reply(reader)).status == 200
             writer.close()
 
-    run(scenario())
+    live.run(scenario())
 
 
 def test_one_off_responses_are_never_served_from_the_cache():

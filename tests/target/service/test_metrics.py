@@ -1,13 +1,11 @@
 """/metrics: names, types, units, buckets and values, as Prometheus parses them."""
 
-import asyncio
-
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from target.metrics import RESPONSE_TIME_BUCKETS_S, build_metrics
 from target.models import parse_model
-from target.probe import encode_request, fetch, read_reply, send_and_leave
+from target.probe import fetch, read_reply, send_and_leave
 
 EXPECTED_TYPES = {
     "retrystorm_target_in_flight_requests": "gauge",
@@ -32,22 +30,20 @@ async def scrape(port):
     return {family.name: family for family in text_string_to_metric_families(reply.text)}
 
 
-def test_every_metric_is_exposed_with_its_type(run, serving):
+def test_every_metric_is_exposed_with_its_type(live):
     async def scenario():
-        async with serving() as app:
+        async with live.serve() as app:
             families = await scrape(app.port)
             assert {name: families[name].type for name in EXPECTED_TYPES if name in families} == EXPECTED_TYPES
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_response_time_buckets_span_10ms_to_10min(run, serving, clock, eventually):
+def test_response_time_buckets_span_10ms_to_10min(live):
     async def scenario():
-        async with serving(clock) as app:
-            reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
-            writer.write(encode_request("GET", "/api"))
-            await eventually(lambda: app.driver.in_flight == 1)
-            clock.now_s = 0.3
+        async with live.serve(live.clock) as app:
+            [(reader, writer)] = await live.hold(app, 1)
+            live.clock.now_s = 0.3
             await read_reply(reader)
             writer.close()
             family = (await scrape(app.port))["retrystorm_target_response_time_seconds"]
@@ -61,17 +57,15 @@ def test_response_time_buckets_span_10ms_to_10min(run, serving, clock, eventuall
             assert ok_buckets["0.25"] == 0  # answered at 0.3 s
             assert ok_buckets["0.5"] == ok_buckets["+Inf"] == 1
 
-    run(scenario())
+    live.run(scenario())
 
 
-def test_state_gauges_follow_the_service(run, serving, clock, eventually):
+def test_state_gauges_follow_the_service(live):
     async def scenario():
-        async with serving(clock) as app:
+        async with live.serve(live.clock) as app:
             await send_and_leave(app.port)
-            streams = [await asyncio.open_connection("127.0.0.1", app.port) for _ in range(2)]
-            for _, writer in streams:
-                writer.write(encode_request("GET", "/api"))
-            await eventually(lambda: app.driver.in_flight == 3 and app.abandoned_in_flight == 1)
+            streams = await live.open_requests(app.port, 2)
+            await live.eventually(lambda: app.driver.in_flight == 3 and app.abandoned_in_flight == 1)
             values = {
                 s.name: s.value for family in (await scrape(app.port)).values() for s in family.samples if not s.labels
             }
@@ -82,7 +76,7 @@ def test_state_gauges_follow_the_service(run, serving, clock, eventually):
             for _, writer in streams:
                 writer.close()
 
-    run(scenario())
+    live.run(scenario())
 
 
 def test_model_parameters_are_published_in_base_units():

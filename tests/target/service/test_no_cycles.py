@@ -9,14 +9,14 @@ from target.probe import encode_request, fetch, read_reply, send_and_leave
 from target.service.http import HttpConnection, Request
 
 
-def test_connections_and_requests_are_freed_without_the_collector(run, serving, clock, eventually):
+def test_connections_and_requests_are_freed_without_the_collector(live):
     async def scenario():
-        async with serving(clock) as app:
+        async with live.serve(live.clock) as app:
             gc.collect()
             gc.disable()
             gc.set_debug(gc.DEBUG_SAVEALL)
             try:
-                await _traffic(app, clock, eventually)
+                await _traffic(app, live)
                 gc.collect()
                 ours = [obj for obj in gc.garbage if isinstance(obj, HttpConnection | Request)]
             finally:
@@ -25,10 +25,10 @@ def test_connections_and_requests_are_freed_without_the_collector(run, serving, 
                 gc.enable()
             assert ours == []
 
-    run(scenario())
+    live.run(scenario())
 
 
-async def _traffic(app, clock, eventually):
+async def _traffic(app, live):
     """Answered, abandoned, pipelined, malformed and admin requests; every connection closed."""
     streams = [await asyncio.open_connection("127.0.0.1", app.port) for _ in range(5)]
     for _, writer in streams:
@@ -39,12 +39,12 @@ async def _traffic(app, clock, eventually):
     await fetch(app.port, "/metrics")
     _, bad = await asyncio.open_connection("127.0.0.1", app.port)
     bad.write(b"NONSENSE\r\n\r\n")
-    await eventually(lambda: app.driver.in_flight == 10)
-    clock.now_s = 0.15
+    await live.eventually(lambda: app.driver.in_flight == 10)
+    live.clock.now_s = 0.15
     for reader, writer in streams:
         assert (await read_reply(reader)).status == 200
         assert (await read_reply(reader)).status == 200
         writer.close()
         await writer.wait_closed()
     bad.close()
-    await eventually(lambda: app.driver.in_flight == 0 and not app.http.connections)
+    await live.eventually(lambda: app.driver.in_flight == 0 and not app.http.connections)

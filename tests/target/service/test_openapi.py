@@ -21,9 +21,9 @@ def test_the_file_is_the_generated_document():
     assert OPENAPI.read_text() == render(), "run: python -m target.service.openapi > target/openapi.json"
 
 
-def test_the_served_document_is_the_file(run, serving):
+def test_the_served_document_is_the_file(live):
     async def scenario():
-        async with serving() as app:
+        async with live.serve() as app:
             reply = await fetch(app.port, "/openapi.json")
             assert reply.body == OPENAPI.read_bytes()
             assert reply.headers["content-type"] == "application/json"
@@ -33,7 +33,7 @@ def test_the_served_document_is_the_file(run, serving):
             served = {(path, method) for path, methods in app.routes.items() for method in methods}
             assert documented == served
 
-    run(scenario())
+    live.run(scenario())
 
 
 def test_every_model_parameter_is_documented():

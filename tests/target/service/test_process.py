@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from target.probe import encode_request, fetch, read_reply, send_and_leave
+from target.probe import fetch, read_reply, send_and_leave
 
 pytestmark = pytest.mark.live
 
@@ -17,30 +17,22 @@ ABANDONED = 'retrystorm_target_requests_total{outcome="abandoned"}'
 IN_FLIGHT = "retrystorm_target_in_flight_requests"
 
 
-async def open_requests(port, count):
-    streams = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
-    for _, writer in streams:
-        writer.write(encode_request("GET", "/api"))
-        await writer.drain()
-    return streams
-
-
 async def wait_for_metric(target, name, value):
     while (await target.metrics()).get(name) != value:
         await asyncio.sleep(0.02)
 
 
 @pytest.mark.signals
-def test_requests_sent_during_a_freeze_are_answered_after_it(run, target_process):
+def test_requests_sent_during_a_freeze_are_answered_after_it(live, target_process):
     target = target_process()  # the seed model: 100 ms below 30 in flight
 
     async def scenario():
-        before = await open_requests(target.port, 1)
+        before = await live.open_requests(target.port, 1)
         await wait_for_metric(target, IN_FLIGHT, 1)
         os.kill(target.proc.pid, signal.SIGSTOP)
         try:
             # The kernel completes these handshakes and queues them: nothing answers yet.
-            during = await open_requests(target.port, 20)
+            during = await live.open_requests(target.port, 20)
             for _ in range(5):
                 await send_and_leave(target.port)  # clients that give up while it is frozen
             with pytest.raises(TimeoutError):  # frozen: nothing is answered
@@ -59,15 +51,15 @@ def test_requests_sent_during_a_freeze_are_answered_after_it(run, target_process
         for _, writer in before + during:
             writer.close()
 
-    run(scenario())
+    live.run(scenario())
 
 
 @pytest.mark.signals
-def test_sigterm_answers_what_is_in_flight_and_exits_0(run, target_process):
+def test_sigterm_answers_what_is_in_flight_and_exits_0(live, target_process):
     target = target_process("--model", "fixed", "--base-delay", "1m")
 
     async def scenario():
-        streams = await open_requests(target.port, 3)
+        streams = await live.open_requests(target.port, 3)
         await wait_for_metric(target, IN_FLIGHT, 3)
         target.proc.send_signal(signal.SIGTERM)
         answered = [await read_reply(reader) for reader, _ in streams]
@@ -75,7 +67,7 @@ def test_sigterm_answers_what_is_in_flight_and_exits_0(run, target_process):
         for _, writer in streams:
             writer.close()
 
-    run(scenario())
+    live.run(scenario())
     # Generous bound: the requirement is 5 s; the test fails only if it has not exited by then.
     assert target.proc.wait(timeout=15) == 0
     with pytest.raises(ConnectionRefusedError):
