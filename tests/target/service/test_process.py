@@ -36,7 +36,7 @@ def test_requests_sent_during_a_freeze_are_answered_after_it(live, target_proces
             for _ in range(5):
                 await send_and_leave(target.port)  # clients that give up while it is frozen
             with pytest.raises(TimeoutError):  # frozen: nothing is answered
-                await asyncio.wait_for(fetch(target.port, "/healthz"), 1.0)
+                await asyncio.wait_for(fetch(target.port, "/healthz"), 3.0)
         finally:
             os.kill(target.proc.pid, signal.SIGCONT)
         answered = [await read_reply(reader) for reader, _ in before + during]
@@ -44,9 +44,9 @@ def test_requests_sent_during_a_freeze_are_answered_after_it(live, target_proces
         await wait_for_metric(target, ABANDONED, 5)
         samples = await target.metrics()
         assert samples[OK] == 21
-        # The request admitted before the freeze was released only after it: its
-        # modelled age caught up with the real time that passed.
-        slow = samples[OK] - samples['retrystorm_target_response_time_seconds_bucket{le="1.0",outcome="ok"}']
+        # The request admitted before the freeze (over 3 s) was released only after it:
+        # its modelled age caught up with the real time that passed.
+        slow = samples[OK] - samples['retrystorm_target_response_time_seconds_bucket{le="2.5",outcome="ok"}']
         assert slow == 1
         for _, writer in before + during:
             writer.close()
@@ -125,3 +125,10 @@ def test_report_interval_prints_the_seed_line():
     finally:
         proc.terminate()
         assert proc.wait(timeout=15) == 0
+
+
+def test_the_service_never_imports_locust():
+    # import locust monkey-patches the process with gevent; the target is asyncio code.
+    code = "import sys, target.cli, target.service; print(sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent')))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
