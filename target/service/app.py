@@ -36,6 +36,7 @@ REJECTED = Response.text(503, "rejected: the server is overloaded", shared=True)
 SHUTTING_DOWN = Response.text(503, "the server is shutting down", shared=True)
 RESET = Response.text(503, "released by POST /admin/reset", shared=True)
 HEALTHY = Response.text(200, "OK", shared=True)
+_OK = Outcome.OK
 #: Seconds ``stop`` waits for connections to flush before dropping them.
 SHUTDOWN_GRACE_S = 2.0
 
@@ -165,7 +166,7 @@ class TargetApp:
     def _release(self, completions: list[Completion[Request]], now: float) -> None:
         observe = self.metrics.traffic.observe
         for request, outcome, admitted_s in completions:
-            ok = outcome is Outcome.OK
+            ok = outcome is _OK
             if request.connection.respond(OK if ok else REJECTED):
                 observe("ok" if ok else "rejected", now - admitted_s)
             else:  # the client went away meanwhile

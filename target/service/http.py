@@ -97,8 +97,9 @@ class _Encoder:
     """
 
     def __init__(self) -> None:
-        self._keep_alive: dict[Response, bytes] = {}
-        self._close: dict[Response, bytes] = {}
+        #: Encoded shared responses with and without keep-alive (read directly on the hot path).
+        self.keep_alive: dict[Response, bytes] = {}
+        self.close: dict[Response, bytes] = {}
         self._second = -1
         self.date = b""
         self.refresh()
@@ -109,14 +110,14 @@ class _Encoder:
         if second != self._second:
             self._second = second
             self.date = f"Date: {formatdate(second, usegmt=True)}\r\n".encode()
-            self._keep_alive.clear()
-            self._close.clear()
+            self.keep_alive.clear()
+            self.close.clear()
 
     def __call__(self, response: Response, keep_alive: bool) -> bytes:
         if not response.shared:
             self.refresh()
             return response.encode(keep_alive, self.date)
-        cache = self._keep_alive if keep_alive else self._close
+        cache = self.keep_alive if keep_alive else self.close
         encoded = cache.get(response)
         if encoded is None:
             self.refresh()
@@ -304,10 +305,17 @@ class HttpConnection(asyncio.Protocol):
         if body:
             self._body = []
             self._body_bytes = 0
-        if self.current is None and not self._queue:
-            self._dispatch(request)
-        else:
+        if self.current is not None or self._queue:
             self._enqueue(request)
+            return
+        self.current = request  # _dispatch, inlined on the common path
+        try:
+            response = self._server.handler.handle(request)
+        except Exception:
+            logger.exception("failed to handle %s %s", request.method.decode("latin-1"), request.path)
+            response = INTERNAL_ERROR
+        if response is not None and self.current is request:
+            self.respond(response)
 
     # dispatch --------------------------------------------------------------------------
 
@@ -346,8 +354,11 @@ class HttpConnection(asyncio.Protocol):
             return False
         self.current = None
         queue = self._queue
-        keep_alive = request.keep_alive and not self._server.closing and not (self._broken and not queue)
-        encoded = self._server.encode(response, keep_alive)
+        server = self._server
+        keep_alive = request.keep_alive and not server.closing and not (self._broken and not queue)
+        encoded = (server.encode.keep_alive if keep_alive else server.encode.close).get(response)
+        if encoded is None:
+            encoded = server.encode(response, keep_alive)
         if request.method == b"HEAD" and response.body:  # the headers GET would get, no body
             encoded = encoded[: -len(response.body)]
         transport.write(encoded)
