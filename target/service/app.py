@@ -27,7 +27,8 @@ from target.models import Completion, Outcome
 from target.service.admin import model_document, parse_model_body, parse_reset_body
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
-from target.service.http import HttpServer, Request, Response
+from target.service.http import HttpServer, Request
+from target.service.responses import Response
 
 logger = logging.getLogger(__name__)
 
@@ -132,9 +133,11 @@ class TargetApp:
 
     def handle(self, request: Request) -> Response | None:
         """Route a request; ``None`` means the model will answer it later."""
-        if request.path == "/api" and request.method == b"GET":  # the hot path, ahead of the table
+        if request.path == "/api" and request.method == b"GET" and not self.http.closing:  # the hot path first
             request.arrived_s = self.driver.admit(request)
             return None
+        if self.http.closing:
+            return SHUTTING_DOWN
         methods = self.routes.get(request.path)
         if methods is None:
             return self._bad(404, f"no such path {request.path!r}; see /openapi.json")

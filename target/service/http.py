@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
-from email.utils import formatdate
 from typing import Protocol
 
 import httptools
+
+from target.service.responses import INTERNAL_ERROR, Encoder, Response
 
 logger = logging.getLogger(__name__)
 
@@ -32,97 +32,6 @@ MAX_HEADER_BYTES = 16 * 1024
 MAX_BODY_BYTES = 64 * 1024
 #: Pipelined requests buffered per connection before it stops reading.
 MAX_QUEUED = 16
-
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    413: "Content Too Large",
-    414: "URI Too Long",
-    431: "Request Header Fields Too Large",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-}
-
-
-class Response:
-    """A complete response: status, body, content type and extra header lines.
-
-    A ``shared`` response (a constant such as ``OK``) is encoded once per second (the
-    ``Date`` header) and then costs one dictionary look-up to send.
-    """
-
-    __slots__ = ("body", "content_type", "headers", "shared", "status")
-
-    def __init__(
-        self,
-        status: int,
-        body: bytes,
-        content_type: str = "text/plain; charset=utf-8",
-        headers: str = "",
-        *,
-        shared: bool = False,
-    ) -> None:
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.headers = headers
-        self.shared = shared
-
-    @classmethod
-    def text(cls, status: int, message: str, headers: str = "", *, shared: bool = False) -> Response:
-        """A plain-text response of one line."""
-        return cls(status, (message + "\n").encode(), headers=headers, shared=shared)
-
-    def encode(self, keep_alive: bool, date: bytes) -> bytes:
-        """The bytes on the wire; ``Connection: close`` unless ``keep_alive``."""
-        connection = "" if keep_alive else "Connection: close\r\n"
-        head = (
-            f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Unknown')}\r\n"
-            f"Content-Type: {self.content_type}\r\nContent-Length: {len(self.body)}\r\n"
-            f"{self.headers}{connection}"
-        ).encode("latin-1")
-        return head + date + b"\r\n" + self.body
-
-
-INTERNAL_ERROR = Response.text(500, "internal error: the server's log has the details", shared=True)
-
-
-class _Encoder:
-    """Encodes responses with a ``Date`` header; shared ones once per date.
-
-    :meth:`HttpServer.start` re-reads the date every second from a timer, so the hot
-    path reads no clock; a one-off response re-reads it itself.
-    """
-
-    def __init__(self) -> None:
-        #: Encoded shared responses with and without keep-alive (read directly on the hot path).
-        self.keep_alive: dict[Response, bytes] = {}
-        self.close: dict[Response, bytes] = {}
-        self._second = -1
-        self.date = b""
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Re-read the wall clock; drop cached encodings when the second changed."""
-        second = int(time.time())
-        if second != self._second:
-            self._second = second
-            self.date = f"Date: {formatdate(second, usegmt=True)}\r\n".encode()
-            self.keep_alive.clear()
-            self.close.clear()
-
-    def __call__(self, response: Response, keep_alive: bool) -> bytes:
-        if not response.shared:
-            self.refresh()
-            return response.encode(keep_alive, self.date)
-        cache = self.keep_alive if keep_alive else self.close
-        encoded = cache.get(response)
-        if encoded is None:
-            self.refresh()
-            encoded = cache[response] = response.encode(keep_alive, self.date)
-        return encoded
 
 
 class Request:
@@ -168,7 +77,7 @@ class HttpServer:
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
-        self.encode = _Encoder()
+        self.encode = Encoder()
         self.connections: set[HttpConnection] = set()
         self.closing = False
         self._date_timer: asyncio.TimerHandle | None = None

@@ -116,8 +116,8 @@ def test_a_half_closed_request_is_still_answered_when_immediate(live):
 def test_one_off_responses_are_never_served_from_the_cache():
     # A freed response's address is soon reused; a cache keyed by address once sent a
     # stale body (found by fuzzing the admin API).
-    from target.service.http import Response, _Encoder
+    from target.service.responses import Encoder, Response
 
-    encode = _Encoder()
+    encode = Encoder()
     for i in range(200):
         assert encode(Response.text(400, f"message {i}"), True).endswith(f"message {i}\n".encode())
