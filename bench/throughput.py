@@ -2,7 +2,8 @@
 its HTTP stack (``bench/hello.py``), measured by wrk on loopback, side by side.
 
 Rounds alternate target and hello-world so both see the same machine load; the figure
-is the ratio of the medians. Run: ``.venv/bin/python bench/throughput.py``.
+is the median over rounds of each round's ratio (the two runs of a round are seconds
+apart, so load from elsewhere on the machine mostly cancels out). Run: ``.venv/bin/python bench/throughput.py``.
 """
 
 import argparse
@@ -26,7 +27,7 @@ def requests_per_second(wrk: str, url: str, seconds: int, connections: int) -> f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=50)
     args = parser.parse_args()
@@ -42,9 +43,10 @@ def main() -> None:
             last = {name: values[-1] for name, values in figures.items()}
             print(f"round {round_ + 1}: target {last['target']:,.0f} req/s, hello {last['hello']:,.0f} req/s")
     target_rps, hello_rps = median(figures["target"]), median(figures["hello"])
+    ratios = [t / h for t, h in zip(figures["target"], figures["hello"], strict=True)]
     print(f"median: target {target_rps:,.0f} req/s, hello-world {hello_rps:,.0f} req/s")
     setup = f"wrk -t1 -c{args.connections}, {args.seconds}s x {args.rounds} rounds"
-    print(f"ratio target / hello-world: {target_rps / hello_rps:.2f}  ({setup})")
+    print(f"ratio target / hello-world: {median(ratios):.2f} (median of the rounds' ratios; {setup})")
 
 
 if __name__ == "__main__":
