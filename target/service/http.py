@@ -216,15 +216,8 @@ class HttpConnection(asyncio.Protocol):
             self._body_bytes = 0
         if self.current is not None or self._queue:
             self._enqueue(request)
-            return
-        self.current = request  # _dispatch, inlined on the common path
-        try:
-            response = self._server.handler.handle(request)
-        except Exception:
-            logger.exception("failed to handle %s %s", request.method.decode("latin-1"), request.path)
-            response = INTERNAL_ERROR
-        if response is not None and self.current is request:
-            self.respond(response)
+        else:
+            self._dispatch(request)
 
     # dispatch --------------------------------------------------------------------------
 
