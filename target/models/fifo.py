@@ -43,11 +43,12 @@ class FifoServer(ModelServer[P]):
         raise NotImplementedError
 
     def withdraw(self, payload: P) -> bool:
-        # O(in flight); the newest requests are the likeliest to go, so search from the tail.
+        # A scan, used only with --cancel-on-disconnect. Clients give up on their oldest
+        # requests (timeouts), which stand at the head, so the scan starts there.
         queue = self._queue
-        for offset, (_, item) in enumerate(reversed(queue)):
+        for index, (_, item) in enumerate(queue):
             if item is payload:
-                del queue[len(queue) - 1 - offset]
+                del queue[index]
                 return True
         return False
 
