@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
     "sim": ("sim.cli:sim", "Simulate strategies against a model in virtual time: the seed experiments and more."),
     "chaos": ("chaos.cli:chaos", "Pause targets like SIGSTOP / docker pause; recover paused ones."),
+    "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
 }
 
 

@@ -42,6 +42,16 @@ class FifoServer(ModelServer[P]):
         """Whether a request admitted at ``admitted_s`` is released at ``now_s``."""
         raise NotImplementedError
 
+    def withdraw(self, payload: P) -> bool:
+        # A scan, used only with --cancel-on-disconnect. Clients give up on their oldest
+        # requests (timeouts), which stand at the head, so the scan starts there.
+        queue = self._queue
+        for index, (_, item) in enumerate(queue):
+            if item is payload:
+                del queue[index]
+                return True
+        return False
+
     def drain(self) -> list[tuple[float, P]]:
         drained = list(self._queue)
         self._queue.clear()

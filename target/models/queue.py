@@ -152,6 +152,18 @@ class QueueServer(ModelServer[P]):
             return None
         return max(next_tick_s(self._epoch_s, self.model.tick_s, now_s), self._last_tick_s + self.model.tick_s)
 
+    def withdraw(self, payload: P) -> bool:
+        """A withdrawn request frees its worker (or its rejection slot) at once."""
+        for index, job in enumerate(self._serving):
+            if job.payload is payload:
+                del self._serving[index]
+                return True
+        for number, job in self._rejecting.items():
+            if job.payload is payload:
+                del self._rejecting[number]
+                return True
+        return False
+
     def drain(self) -> list[tuple[float, P]]:
         jobs = sorted(self._serving + list(self._rejecting.values()), key=_release_order)
         self._serving, self._rejecting = [], {}

@@ -1,0 +1,307 @@
+"""A lean HTTP/1.1 server on asyncio protocols and httptools (the llhttp parser).
+
+Why not a framework: the target holds thousands of requests open for seconds to
+minutes, and the seed's storm needs every request that reached the socket, even one
+whose client has already gone, to be admitted at once. Here a request is parsed and
+handed to the application inside ``data_received`` (no task, no coroutine per
+request), a deferred response is one ``transport.write`` when the model releases it,
+and a client that goes away is the protocol's ``connection_lost`` callback: free to
+detect at any number of connections.
+
+Requests on one connection are served one at a time, in order, as Go's ``net/http``
+does: pipelined requests wait in the connection until the one before is answered.
+Anything the parser rejects, or that is too large, gets a one-line 4xx and the
+connection is closed after the responses it is owed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Protocol
+
+import httptools
+
+from target.service.responses import INTERNAL_ERROR, Encoder, Response
+
+logger = logging.getLogger(__name__)
+
+MAX_URL_BYTES = 8 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_BODY_BYTES = 64 * 1024
+#: Pipelined requests buffered per connection before it stops reading.
+MAX_QUEUED = 16
+
+
+class Request:
+    """One parsed request. ``arrived_s`` is stamped by the application when it admits it."""
+
+    __slots__ = ("arrived_s", "body", "connection", "keep_alive", "method", "path")
+
+    def __init__(self, connection: HttpConnection, method: bytes, path: str, body: bytes, keep_alive: bool) -> None:
+        self.connection = connection
+        self.method = method
+        self.path = path
+        self.body = body
+        self.keep_alive = keep_alive
+        self.arrived_s = 0.0
+
+    @property
+    def gone(self) -> bool:
+        """True once the client's connection has closed."""
+        return self.connection.closed
+
+
+class Handler(Protocol):
+    """The application behind an :class:`HttpServer`."""
+
+    def handle(self, request: Request) -> Response | None:
+        """Answer now, or return ``None`` and later call ``request.connection.respond``."""
+
+    def disconnected(self, request: Request) -> None:
+        """The client of a request still waiting for its response has gone away."""
+
+    def bad_request(self, status: int) -> None:
+        """Input was answered with 4xx ``status`` (counted for metrics)."""
+
+
+class _TooLargeError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HttpServer:
+    """Shared state of all connections: the handler, the encoder, the open connections."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.encode = Encoder()
+        self.connections: set[HttpConnection] = set()
+        self.closing = False
+        self._date_timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Keep the ``Date`` header current: re-read the wall clock every second."""
+        self.encode.refresh()
+        self._date_timer = asyncio.get_running_loop().call_later(1.0, self.start)
+
+    def stop(self) -> None:
+        """Stop the ``Date`` timer."""
+        if self._date_timer is not None:
+            self._date_timer.cancel()
+            self._date_timer = None
+
+    def protocol(self) -> HttpConnection:
+        """Protocol factory for ``loop.create_server``."""
+        return HttpConnection(self)
+
+    def close_idle(self) -> None:
+        """Close every connection that owes no response (used at shutdown)."""
+        for connection in list(self.connections):
+            if connection.current is None:
+                connection.close()
+
+    def abort_all(self) -> None:
+        """Drop every connection at once."""
+        for connection in list(self.connections):
+            connection.abort()
+
+
+class HttpConnection(asyncio.Protocol):
+    """One client connection: parse, dispatch in order, write responses."""
+
+    __slots__ = (
+        "_body",
+        "_body_bytes",
+        "_broken",
+        "_header_bytes",
+        "_parser",
+        "_paused",
+        "_queue",
+        "_server",
+        "_transport",
+        "_url",
+        "current",
+    )
+
+    def __init__(self, server: HttpServer) -> None:
+        self._server = server
+        self._transport: asyncio.Transport | None = None
+        self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
+        self._url = b""
+        self._header_bytes = 0
+        self._body: list[bytes] = []
+        self._body_bytes = 0
+        self._queue: deque[Request | Response] = deque()
+        self._paused = False
+        self._broken = False
+        #: The request whose response is owed now (``None`` when idle).
+        self.current: Request | None = None
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection is gone."""
+        return self._transport is None
+
+    # asyncio.Protocol ------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+        self._server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        self._broken = True
+        self._parser = None  # it refers back to this object: break the cycle, leave nothing to the collector
+        self._server.connections.discard(self)
+        self._queue.clear()
+        current, self.current = self.current, None
+        if current is not None:
+            self._server.handler.disconnected(current)
+
+    def eof_received(self) -> bool:
+        # The client closed its side: Go's server takes that as the client going away too.
+        return False
+
+    def data_received(self, data: bytes) -> None:
+        parser = self._parser
+        if self._broken or parser is None:
+            return
+        try:
+            parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._broken = True  # no upgrades: answer what was parsed, then close
+        except httptools.HttpParserCallbackError as error:
+            cause = error.__context__
+            if not isinstance(cause, _TooLargeError):
+                raise
+            self._reject(cause.status, str(cause))
+        except httptools.HttpParserError as error:
+            self._reject(400, f"malformed HTTP request: {error}")
+
+    # httptools callbacks ---------------------------------------------------------------
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+        if len(self._url) > MAX_URL_BYTES:
+            raise _TooLargeError(414, f"request target longer than {MAX_URL_BYTES} bytes")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._header_bytes += len(name) + len(value) + 4
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise _TooLargeError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        if self._body_bytes > MAX_BODY_BYTES:
+            raise _TooLargeError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        url = self._url
+        path = url.partition(b"?")[0]
+        if not path.startswith(b"/"):
+            path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
+        parser = self._parser
+        if parser is None:  # only reachable from parser.feed_data, so never in practice
+            return
+        body = b"".join(self._body) if self._body else b""
+        request = Request(self, parser.get_method(), path.decode("latin-1"), body, parser.should_keep_alive())
+        self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
+        self._header_bytes = 0
+        if body:
+            self._body = []
+            self._body_bytes = 0
+        if self.current is not None or self._queue:
+            self._enqueue(request)
+        else:
+            self._dispatch(request)
+
+    # dispatch --------------------------------------------------------------------------
+
+    def _reject(self, status: int, message: str) -> None:
+        """Queue a 4xx for input the parser cannot take; the connection ends after it."""
+        self._broken = True
+        self._server.handler.bad_request(status)
+        response = Response.text(status, message)
+        if self.current is None and not self._queue:
+            self._write_final(response)
+        else:
+            self._enqueue(response)
+
+    def _enqueue(self, item: Request | Response) -> None:
+        """Hold a pipelined request (or a pending 4xx) until those before it are answered."""
+        self._queue.append(item)
+        if len(self._queue) >= MAX_QUEUED and not self._paused and self._transport is not None:
+            self._paused = True
+            self._transport.pause_reading()
+
+    def _dispatch(self, request: Request) -> None:
+        self.current = request
+        try:
+            response = self._server.handler.handle(request)
+        except Exception:
+            logger.exception("failed to handle %s %s", request.method.decode("latin-1"), request.path)
+            response = INTERNAL_ERROR
+        if response is not None and self.current is request:
+            self.respond(response)
+
+    def respond(self, response: Response) -> bool:
+        """Send the response owed for the current request; ``False`` if the client is gone."""
+        request = self.current
+        transport = self._transport
+        if request is None or transport is None:
+            return False
+        self.current = None
+        queue = self._queue
+        server = self._server
+        keep_alive = request.keep_alive and not server.closing and not (self._broken and not queue)
+        encoded = (server.encode.keep_alive if keep_alive else server.encode.close).get(response)
+        if encoded is None:
+            encoded = server.encode(response, keep_alive)
+        if request.method == b"HEAD" and response.body:  # the headers GET would get, no body
+            encoded = encoded[: -len(response.body)]
+        transport.write(encoded)
+        if not keep_alive:
+            self._closing(transport)
+        elif queue:
+            self._next()
+        return True
+
+    def _next(self) -> None:
+        """Serve what waited behind the request just answered."""
+        queue = self._queue
+        while self.current is None and queue and self._transport is not None:
+            item = queue.popleft()
+            if isinstance(item, Response):
+                self._write_final(item)
+            else:
+                self._dispatch(item)
+        if self._paused and len(queue) < MAX_QUEUED // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+
+    def _write_final(self, response: Response) -> None:
+        """Write a 4xx the parser caused, then close."""
+        transport = self._transport
+        if transport is not None:
+            transport.write(self._server.encode(response, False))
+            self._closing(transport)
+            logger.debug("closed a connection after %d: %s", response.status, response.body.strip())
+
+    def _closing(self, transport: asyncio.Transport) -> None:
+        self._broken = True
+        self._queue.clear()
+        transport.close()
+
+    def close(self) -> None:
+        """Close after flushing what was written."""
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self) -> None:
+        """Close at once, discarding unsent data."""
+        if self._transport is not None:
+            self._transport.abort()
