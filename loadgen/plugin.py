@@ -33,7 +33,7 @@ from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, expo
 from loadgen.metrics import StrategyMetrics, build_metrics
 from loadgen.options import LoadOptions, add_arguments, load_options
 from loadgen.strategies import BudgetState
-from retrystorm.durations import parse_duration
+from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ class Runtime:
         self.exposition = exposition_registry(MergedCollector(self.registry, self.workers, self.connected_workers))
         self.run: RunState | None = None
         self._user_numbers = itertools.count()
+        self.lingering = False
 
     def start_test(self) -> RunState:
         """Read this run's options, start a fresh shared budget, bind the metrics.
@@ -151,10 +152,18 @@ def _on_worker_report(client_id: str, data: dict[str, Any], **_: Any) -> None:
 
 
 def _on_quitting(environment: Any, **_: Any) -> None:
+    """Linger after a headless run so ``/metrics`` can be scraped; SIGTERM ends it early.
+
+    Locust answers SIGTERM by shutting down again, which fires this event a second
+    time: that call returns at once and the process exits.
+    """
     options = environment.parsed_options
     if options is None or getattr(options, "worker", False) or not getattr(options, "headless", False):
         return
+    runtime = _RUNTIMES.get(environment)
     linger_s = parse_duration(getattr(options, "metrics_linger", "0s"))
-    if linger_s > 0:
-        logger.info("keeping /metrics up for %.0f s after the run", linger_s)
-        gevent.sleep(linger_s)
+    if linger_s <= 0 or runtime is None or runtime.lingering:
+        return
+    runtime.lingering = True
+    logger.info("keeping /metrics up for %s after the run (SIGTERM to exit now)", format_duration(linger_s))
+    gevent.sleep(linger_s)
