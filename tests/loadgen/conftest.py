@@ -119,6 +119,12 @@ class Processes:
 
 
 @pytest.fixture
+def wait() -> Callable[..., Any]:
+    """:func:`wait_until` as a fixture: ``wait(condition, timeout_s, what)``."""
+    return wait_until
+
+
+@pytest.fixture
 def processes(tmp_path: Path) -> Iterator[Processes]:
     started = Processes(tmp_path)
     try:
@@ -260,3 +266,81 @@ def run_locust(start_locust: Callable[..., PendingRun]) -> Callable[..., LocustR
         return start_locust(host, *options, **kwargs).finish()
 
     return run
+
+
+@dataclasses.dataclass
+class WebLocust:
+    """A Locust process with its web UI (standalone or master)."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+    url: str
+
+    def swarm(self, **form: str) -> dict[str, Any]:
+        """``POST /swarm`` as the start form sends it."""
+        return post_form(self.url + "/swarm", form)
+
+    def stop(self) -> dict[str, Any]:
+        return post_form(self.url + "/stop", {})
+
+    def get_index(self) -> str:
+        """The web UI's page, whose template carries the start form's fields."""
+        return get_text(self.url + "/")
+
+    def stats(self) -> dict[str, Any]:
+        return dict(json.loads(get_text(self.url + "/stats/requests")))
+
+    def metrics(self) -> Metrics:
+        return Metrics(get_text(self.url + "/metrics"))
+
+
+@pytest.fixture
+def web_locust(processes: Processes) -> Callable[..., WebLocust]:
+    """Start Locust with its web UI on a free port; returns once the UI answers."""
+
+    def start(host: str, *options: str, name: str = "locust-web") -> WebLocust:
+        port = free_port()
+        argv = locust_argv("--host", host, "--web-host", "127.0.0.1", "--web-port", str(port), *options)
+        process, log = processes.start(name, argv)
+        web = WebLocust(process, log, f"http://127.0.0.1:{port}")
+        wait_until(lambda: get_text(web.url + "/"), 60, f"the web UI on port {port}")
+        return web
+
+    return start
+
+
+@dataclasses.dataclass
+class Cluster:
+    """A Locust master (web UI) and its workers, each worker serving its own /metrics."""
+
+    master: WebLocust
+    worker_metrics_ports: list[int]
+    worker_logs: list[Path]
+
+    def worker_metrics(self) -> list[Metrics]:
+        return [scrape(port) for port in self.worker_metrics_ports]
+
+
+@pytest.fixture
+def locust_cluster(processes: Processes, web_locust: Callable[..., WebLocust]) -> Callable[..., Cluster]:
+    """Start a master with its web UI and ``workers`` worker processes; wait until all connect."""
+
+    def start(host: str, *options: str, workers: int = 2) -> Cluster:
+        bind_port = free_port()
+        master = web_locust(
+            host, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(bind_port), *options,
+            name="locust-master",
+        )  # fmt: skip
+        ports, logs = [], []
+        for _ in range(workers):
+            port = free_port()
+            argv = locust_argv(
+                "--worker", "--master-host", "127.0.0.1", "--master-port", str(bind_port), "--metrics-port", str(port)
+            )
+            _, log = processes.start("locust-worker", argv)
+            ports.append(port)
+            logs.append(log)
+        wait_until(lambda: len(master.stats()["workers"]) == workers, 60, f"{workers} workers to connect")
+        return Cluster(master, ports, logs)
+
+    return start
