@@ -127,7 +127,8 @@ def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
     if web_ui is not None:
         web.add_routes(web_ui, runtime.exposition)
     port = getattr(options, "metrics_port", 0) if options is not None else 0
-    if port:
+    forked_worker = getattr(options, "worker", False) and getattr(options, "processes", None)
+    if port and not forked_worker:  # --processes workers share the flags; their master serves the sum
         web.serve_metrics(runtime.exposition, getattr(options, "web_host", ""), port)
 
 
