@@ -21,6 +21,7 @@ from retrystorm.errors import UserError
 COMMANDS: dict[str, tuple[str, str]] = {
     "strategies": ("loadgen.cli:strategies", "List retry strategies and budgets; plot their delays."),
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
+    "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
 }
 
 

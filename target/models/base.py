@@ -63,6 +63,11 @@ class ModelServer(ABC, Generic[P]):
         """When :meth:`advance` should next run (may be ``<= now_s``); ``None`` when idle."""
 
     @abstractmethod
+    def withdraw(self, payload: P) -> bool:
+        """Remove ``payload`` (compared by identity) before its release, as when its
+        client went away and the server stops working on it; ``True`` if it was in flight."""
+
+    @abstractmethod
     def drain(self) -> list[tuple[float, P]]:
         """Remove and return everything in flight as ``(admitted_s, payload)``, oldest first."""
 

@@ -42,6 +42,15 @@ class FifoServer(ModelServer[P]):
         """Whether a request admitted at ``admitted_s`` is released at ``now_s``."""
         raise NotImplementedError
 
+    def withdraw(self, payload: P) -> bool:
+        # O(in flight); the newest requests are the likeliest to go, so search from the tail.
+        queue = self._queue
+        for offset, (_, item) in enumerate(reversed(queue)):
+            if item is payload:
+                del queue[len(queue) - 1 - offset]
+                return True
+        return False
+
     def drain(self) -> list[tuple[float, P]]:
         drained = list(self._queue)
         self._queue.clear()

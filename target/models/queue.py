@@ -136,6 +136,15 @@ class QueueServer(ModelServer[P]):
             return None
         return max(next_tick_s(self._epoch_s, self.model.tick_s, now_s), self._last_tick_s + self.model.tick_s)
 
+    def withdraw(self, payload: P) -> bool:
+        """A withdrawn request frees its worker (or its rejection slot) at once."""
+        for jobs in (self._serving, self._rejecting):
+            for index, job in enumerate(jobs):
+                if job.payload is payload:
+                    del jobs[index]
+                    return True
+        return False
+
     def drain(self) -> list[tuple[float, P]]:
         jobs = sorted(self._serving + self._rejecting, key=lambda job: job.admitted_s)
         self._serving, self._rejecting = [], []

@@ -39,3 +39,26 @@ def test_switch_model_moves_in_flight_requests_to_a_new_kind():
     assert [c.payload for c in fixed.advance(1.55, RNG)] == ["a"]
     queue = switch_model(fixed, QueueModel(workers=1), 2.0)
     assert queue.in_flight == 1
+
+
+def test_withdraw_removes_by_identity_from_fifo_models():
+    server = ExponentialModel().start(0.0)
+    first, second = ["a"], ["a"]  # equal but distinct payloads
+    server.admit(0.0, first)
+    server.admit(0.01, second)
+    assert server.withdraw(second)
+    assert not server.withdraw(second)
+    assert server.in_flight == 1
+    assert [c.payload for c in server.advance(0.15, RNG)] == [first]
+    assert not server.withdraw(first)
+
+
+def test_withdraw_frees_a_queue_worker():
+    server = QueueModel(workers=1, service_time_s=1.0, reject_after_s=0.05, tick_s=0.05).start(0.0)
+    server.admit(0.0, "served")
+    server.admit(0.0, "rejected")
+    assert server.withdraw("served")
+    assert server.withdraw("rejected")
+    assert server.in_flight == 0
+    server.admit(0.01, "next")
+    assert server.in_service == 1

@@ -1,0 +1,162 @@
+"""``retrystorm target``: run the target service on the command line.
+
+The model's parameters are flags generated from the model registry (``--limit``,
+``--factor``, ``--base-delay``, ``--workers``, ...), so a new model parameter is a new
+flag; a flag that the chosen model does not take is an error naming the ones it does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from retrystorm.cli_types import DURATION
+from retrystorm.console import err
+from retrystorm.errors import UserError
+from retrystorm.spec import ParamInfo, params_of, spec_to_mapping
+from target.models import MODELS, OverloadModel, parse_model
+
+logger = logging.getLogger(__name__)
+
+
+def _model_params() -> dict[str, tuple[ParamInfo, list[str]]]:
+    """Each parameter key of any model -> (its first declaration, the models taking it)."""
+    found: dict[str, tuple[ParamInfo, list[str]]] = {}
+    for name, cls in MODELS.items():
+        for info in params_of(cls):
+            found.setdefault(info.key, (info, []))[1].append(name)
+    return found
+
+
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate ``command`` with one string option per model parameter."""
+    for key, (info, names) in reversed(_model_params().items()):
+        defaults = ", ".join(
+            f"{name} {info.type.to_text(getattr(MODELS.get(name)(), _field(name, key)))}" for name in names
+        )
+        help_text = f"{info.help}: {info.describe_bounds(short=True)} (default: {defaults})"
+        option = click.option(_flag(key), key, metavar=info.type.short.upper().replace(" ", "_"), help=help_text)
+        command = option(command)
+    return command
+
+
+def _field(model_name: str, key: str) -> str:
+    return next(info.field for info in params_of(MODELS.get(model_name)) if info.key == key)
+
+
+def build_model(spec: str, flags: dict[str, str | None]) -> OverloadModel:
+    """The model named by ``--model`` (a name or spec) with the parameter flags on top."""
+    base = parse_model(spec)
+    given = {key: value for key, value in flags.items() if value is not None}
+    accepted = {info.key for info in params_of(type(base))}
+    for key in given:
+        if key not in accepted:
+            valid = ", ".join(_flag(k) for k in sorted(accepted)) or "none"
+            raise UserError(f"{_flag(key)} does not apply to --model {base.name}; its flags: {valid}")
+    if not given:
+        return base
+    return parse_model({**spec_to_mapping(base), **given})
+
+
+def raise_open_files_limit() -> int:
+    """Raise the soft limit on open files to the hard limit (10k connections need it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            logger.warning("could not raise the open-files limit from %d to %d", soft, hard)
+            return soft
+    return hard
+
+
+@click.command()
+@click.option(
+    "--model",
+    "model_spec",
+    default="exponential",
+    show_default=True,
+    metavar="NAME[:KEY=VALUE,...]",
+    help=f"Overload model ({', '.join(MODELS.names())}), optionally with parameters; flags below override.",
+)
+@_model_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8070, show_default=True, help="Port (0: any free).")
+@click.option(
+    "--backlog", type=click.IntRange(min=1), default=None, help="Listen backlog. [default: the system maximum]"
+)
+@click.option(
+    "--report-interval",
+    type=DURATION,
+    default="1s",
+    show_default=True,
+    help="Print 'concurrency: N, last delay: D' this often; 0 disables.",
+)
+@click.option("--cancel-on-disconnect", is_flag=True, help="Remove a request from the model when its client goes away.")
+@click.option("--seed", type=int, default=None, help="Seed for the model's random draws (queue model).")
+def target(
+    *,
+    model_spec: str,
+    host: str,
+    port: int,
+    backlog: int | None,
+    report_interval: float,
+    cancel_on_disconnect: bool,
+    seed: int | None,
+    **model_flags: str | None,
+) -> None:
+    """Run the target service: GET /api answers after the modelled delay.
+
+    Also serves /healthz, /metrics (Prometheus), /openapi.json and the admin API
+    (GET/PUT /admin/model, POST /admin/reset). SIGTERM or Ctrl-C stops it.
+    """
+    from target.service import ServiceConfig
+
+    options: dict[str, Any] = {"backlog": backlog} if backlog is not None else {}
+    config = ServiceConfig(
+        model=build_model(model_spec, model_flags),
+        host=host,
+        port=port,
+        report_interval_s=report_interval,
+        cancel_on_disconnect=cancel_on_disconnect,
+        seed=seed,
+        **options,
+    )
+    raise_open_files_limit()
+    asyncio.run(serve(config))
+
+
+async def serve(config: Any) -> None:
+    """Run one service until SIGTERM or SIGINT, then shut it down."""
+    from prometheus_client import CollectorRegistry
+
+    from target.service import create_app
+
+    app = create_app(config, registry=CollectorRegistry(), clock=time.monotonic)
+    try:
+        await app.start()
+    except OSError as error:
+        raise UserError(f"cannot listen on {config.host}:{config.port}: {error.strerror or error}") from error
+    err.print(
+        f"target: listening on http://{config.host}:{app.port} (model {config.model.spec()}, backlog {config.backlog})",
+        markup=False,
+        soft_wrap=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    err.print("target: stopping", markup=False)
+    await app.stop()

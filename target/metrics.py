@@ -1,0 +1,142 @@
+"""The target service's Prometheus metrics, built per registry (never at import).
+
+Names follow ``retrystorm_target_<what>_<unit>`` with base units (seconds) and
+``_total`` counters. State gauges (in flight, abandoned in flight, modelled delay,
+open connections) are read from the service when Prometheus scrapes, so serving a
+request never touches them; traffic metrics (requests by outcome, response time, bad
+requests) are updated as requests end and can be reset between scenario runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+from retrystorm.spec import params_of
+from target.models import OverloadModel
+
+PREFIX = "retrystorm_target"
+#: Response-time buckets, seconds: 10 ms to 10 min, roughly 1-2.5-5 per decade.
+RESPONSE_TIME_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 600)
+OUTCOMES = ("ok", "rejected", "abandoned")
+
+
+@dataclasses.dataclass(slots=True)
+class Traffic:
+    """Counters and the response-time histogram: everything ``POST /admin/reset`` clears.
+
+    ``requests`` and ``response_time`` are keyed by outcome: ``ok`` (200),
+    ``rejected`` (503 from the model), ``abandoned`` (the client went away first).
+    """
+
+    requests: dict[str, Counter]
+    response_time: dict[str, Histogram]
+    bad_requests: Counter
+    collectors: tuple[Counter | Histogram, ...]
+
+
+@dataclasses.dataclass(slots=True)
+class TargetMetrics:
+    """Every metric of one target service, registered in one registry."""
+
+    registry: CollectorRegistry
+    in_flight: Gauge
+    abandoned_in_flight: Gauge
+    delay: Gauge
+    connections: Gauge
+    model_info: Info
+    model_parameter: Gauge
+    traffic: Traffic
+
+    def bind_state(
+        self,
+        *,
+        in_flight: Callable[[], float],
+        abandoned_in_flight: Callable[[], float],
+        delay_s: Callable[[], float],
+        connections: Callable[[], float],
+    ) -> None:
+        """Read the state gauges from these functions at scrape time."""
+        self.in_flight.set_function(in_flight)
+        self.abandoned_in_flight.set_function(abandoned_in_flight)
+        self.delay.set_function(delay_s)
+        self.connections.set_function(connections)
+
+    def show_model(self, model: OverloadModel) -> None:
+        """Publish the running model: its spec as info, numeric parameters in base units."""
+        self.model_info.info({"model": model.name, "spec": model.spec()})
+        self.model_parameter.clear()
+        for info in params_of(type(model)):
+            value = getattr(model, info.field)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.model_parameter.labels(model.name, info.key).set(value)
+
+    def reset_traffic(self) -> None:
+        """Zero the counters and the histogram (between scenario runs)."""
+        for collector in self.traffic.collectors:
+            self.registry.unregister(collector)
+        self.traffic = _build_traffic(self.registry)
+
+
+def _build_traffic(registry: CollectorRegistry) -> Traffic:
+    requests = Counter(
+        f"{PREFIX}_requests",
+        "Requests to /api that ended, by outcome: ok (200), rejected (503), abandoned (client gone first).",
+        ["outcome"],
+        registry=registry,
+    )
+    response_time = Histogram(
+        f"{PREFIX}_response_time_seconds",
+        "Time from a request's arrival to its release by the model, by outcome.",
+        ["outcome"],
+        buckets=RESPONSE_TIME_BUCKETS_S,
+        registry=registry,
+    )
+    bad_requests = Counter(
+        f"{PREFIX}_bad_requests",
+        "Requests answered with a 4xx status (malformed, unknown path or method, bad admin input), by status.",
+        ["status"],
+        registry=registry,
+    )
+    return Traffic(
+        requests={outcome: requests.labels(outcome) for outcome in OUTCOMES},
+        response_time={outcome: response_time.labels(outcome) for outcome in OUTCOMES},
+        bad_requests=bad_requests,
+        collectors=(requests, response_time, bad_requests),
+    )
+
+
+def build_metrics(registry: CollectorRegistry) -> TargetMetrics:
+    """Create and register every target metric, plus prometheus-client's process,
+    platform and GC collectors, in ``registry``."""
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return TargetMetrics(
+        registry=registry,
+        in_flight=Gauge(
+            f"{PREFIX}_in_flight_requests",
+            "Requests admitted to the model and not yet released, abandoned ones included.",
+            registry=registry,
+        ),
+        abandoned_in_flight=Gauge(
+            f"{PREFIX}_abandoned_in_flight_requests",
+            "Requests still in the model whose client has disconnected.",
+            registry=registry,
+        ),
+        delay=Gauge(f"{PREFIX}_delay_seconds", "The model's delay at the current load.", registry=registry),
+        connections=Gauge(f"{PREFIX}_open_connections", "Client connections currently open.", registry=registry),
+        model_info=Info(f"{PREFIX}_model", "The running overload model and its full spec.", registry=registry),
+        model_parameter=Gauge(
+            f"{PREFIX}_model_parameter",
+            "Numeric parameters of the running model, durations in seconds.",
+            ["model", "parameter"],
+            registry=registry,
+        ),
+        traffic=_build_traffic(registry),
+    )

@@ -1,0 +1,12 @@
+"""The target service: the overload models behind a real asynchronous HTTP server.
+
+``create_app(config, registry=..., clock=...)`` builds one service; ``await
+app.start()`` listens and starts the model's clock task; ``await app.stop()`` stops
+accepting, answers what is in flight and closes every connection. ``retrystorm
+target`` (``target/cli.py``) runs one from the command line.
+"""
+
+from target.service.app import TargetApp, create_app
+from target.service.config import ServiceConfig, check_servable, default_backlog
+
+__all__ = ["ServiceConfig", "TargetApp", "check_servable", "create_app", "default_backlog"]

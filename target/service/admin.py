@@ -1,0 +1,82 @@
+"""The admin API's bodies: reading them strictly, and the model document it returns.
+
+``PUT /admin/model`` takes the new model as a JSON object, either a spec string
+``{"spec": "exponential:limit=40"}`` or a mapping ``{"name": "exponential",
+"limit": 40, "base_delay": "100ms"}`` (parameters left out take their defaults;
+durations are strings with a unit or numbers of seconds). ``POST /admin/reset`` takes
+no body, or ``{"release_in_flight": true}`` to also answer everything in flight with
+503. Any problem raises :class:`~retrystorm.errors.UserError` with one line that names
+the field and what is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from retrystorm.errors import UserError
+from retrystorm.spec import spec_to_mapping
+from target.models import MODELS, OverloadModel, parse_model
+from target.service.config import check_servable
+
+
+def _reject_constant(name: str) -> Any:
+    raise UserError(f"body: {name} is not a JSON number; give a finite number")
+
+
+def read_json_object(body: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
+    """``body`` as a JSON object (``{}`` for an empty body when ``empty_ok``)."""
+    if not body.strip():
+        if empty_ok:
+            return {}
+        raise UserError("body: empty; send a JSON object")
+    try:
+        value = json.loads(body, parse_constant=_reject_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"body: not valid JSON ({error}); send a JSON object") from None
+    except RecursionError:
+        raise UserError("body: JSON nested too deeply; send a flat JSON object") from None
+    if not isinstance(value, dict):
+        raise UserError(f"body: got a JSON {type(value).__name__}, expected a JSON object")
+    return value
+
+
+def parse_model_body(body: bytes) -> OverloadModel:
+    """The model a ``PUT /admin/model`` body asks for, checked for live serving."""
+    mapping = read_json_object(body)
+    if "spec" in mapping:
+        if len(mapping) != 1:
+            extra = ", ".join(sorted(key for key in mapping if key != "spec"))
+            raise UserError(f"body: 'spec' comes alone; also got {extra}")
+        spec = mapping["spec"]
+        if not isinstance(spec, str):
+            raise UserError(f"spec: got {spec!r}, expected a spec string like 'exponential:limit=40'")
+        model = parse_model(spec)
+    else:
+        if "name" not in mapping:
+            raise UserError(f"body: needs 'name' (one of {', '.join(MODELS.names())}) or 'spec'")
+        model = parse_model(mapping)
+    check_servable(model)
+    return model
+
+
+def parse_reset_body(body: bytes) -> bool:
+    """Whether a ``POST /admin/reset`` body asks to release everything in flight."""
+    mapping = read_json_object(body, empty_ok=True)
+    unknown = sorted(set(mapping) - {"release_in_flight"})
+    if unknown:
+        raise UserError(f"body: unknown field {unknown[0]!r}; accepted: release_in_flight")
+    release = mapping.get("release_in_flight", False)
+    if not isinstance(release, bool):
+        raise UserError(f"release_in_flight: got {release!r}, expected true or false")
+    return release
+
+
+def model_document(model: OverloadModel, *, in_flight: int, delay_s: float) -> dict[str, Any]:
+    """What ``GET /admin/model`` returns."""
+    return {
+        "spec": model.spec(),
+        "model": spec_to_mapping(model),
+        "in_flight": in_flight,
+        "delay_seconds": delay_s,
+    }

@@ -1,0 +1,225 @@
+"""The target service: routes, the model behind ``/api``, metrics, admin API, lifecycle.
+
+``GET /api`` admits the request into the model and answers when the model releases
+it: 200 ``OK``, or 503 when the model rejects it. A request whose client went away
+keeps its place in the model until released, as in the seed server (that is what
+sustains a retry storm); with ``cancel_on_disconnect`` it leaves the model at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, generate_latest
+
+from retrystorm.console import out
+from retrystorm.errors import UserError
+from target.metrics import build_metrics
+from target.models import Completion, Outcome
+from target.service.admin import model_document, parse_model_body, parse_reset_body
+from target.service.config import ServiceConfig
+from target.service.driver import ModelDriver
+from target.service.http import HttpServer, Request, Response
+
+logger = logging.getLogger(__name__)
+
+OK = Response(200, b"OK")
+REJECTED = Response.text(503, "rejected: the server is overloaded")
+SHUTTING_DOWN = Response.text(503, "the server is shutting down")
+RESET = Response.text(503, "released by POST /admin/reset")
+HEALTHY = Response.text(200, "OK")
+#: Seconds ``stop`` waits for connections to flush before dropping them.
+SHUTDOWN_GRACE_S = 2.0
+
+
+def load_openapi() -> bytes:
+    """The OpenAPI document shipped beside this package (``target/openapi.json``)."""
+    return resources.files("target").joinpath("openapi.json").read_bytes()
+
+
+def _json(status: int, document: dict[str, Any]) -> Response:
+    return Response(status, json.dumps(document).encode() + b"\n", "application/json")
+
+
+class TargetApp:
+    """One target service: create with :func:`create_app`, then ``await start()``."""
+
+    def __init__(self, config: ServiceConfig, *, registry: CollectorRegistry, clock: Callable[[], float]) -> None:
+        self.config = config
+        self.clock = clock
+        self.metrics = build_metrics(registry)
+        self.driver: ModelDriver[Request] = ModelDriver(
+            config.model, clock=clock, rng=random.Random(config.seed), release=self._release
+        )
+        self.http = HttpServer(self)
+        self.abandoned_in_flight = 0
+        self.metrics.bind_state(
+            in_flight=lambda: self.driver.in_flight,
+            abandoned_in_flight=lambda: self.abandoned_in_flight,
+            delay_s=lambda: self.driver.delay_s,
+            connections=lambda: len(self.http.connections),
+        )
+        self.metrics.show_model(config.model)
+        self._openapi = Response(200, load_openapi(), "application/json")
+        self.routes: dict[str, dict[bytes, Callable[[Request], Response | None]]] = {
+            "/api": {b"GET": self._api},
+            "/healthz": {b"GET": lambda _: HEALTHY},
+            "/metrics": {b"GET": self._scrape},
+            "/openapi.json": {b"GET": lambda _: self._openapi},
+            "/admin/model": {b"GET": self._get_model, b"PUT": self._put_model},
+            "/admin/reset": {b"POST": self._reset},
+        }
+        self._listener: asyncio.Server | None = None
+        self._reporter: asyncio.Task[None] | None = None
+
+    # lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Listen on the configured address and start the clock task."""
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(
+            self.http.protocol, self.config.host, self.config.port, backlog=self.config.backlog, reuse_address=True
+        )
+        self.driver.start()
+        if self.config.report_interval_s > 0:
+            self._reporter = loop.create_task(self._report(), name="report")
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful with port 0)."""
+        if self._listener is None:
+            raise RuntimeError("the service is not started")
+        port: int = self._listener.sockets[0].getsockname()[1]
+        return port
+
+    async def stop(self) -> None:
+        """Stop accepting, answer everything in flight with 503, close every connection."""
+        self.http.closing = True
+        if self._listener is not None:
+            self._listener.close()
+        self._answer_all(SHUTTING_DOWN)
+        await self.driver.stop()
+        if self._reporter is not None:
+            self._reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reporter
+        self.http.close_idle()
+        for _ in range(int(SHUTDOWN_GRACE_S / 0.05)):
+            if not self.http.connections:
+                break
+            await asyncio.sleep(0.05)
+        self.http.abort_all()
+
+    async def _report(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.report_interval_s)
+            stamp = time.strftime("%b %d %H:%M:%S")
+            line = f"concurrency: {self.driver.in_flight:4d}, last delay: {_format_delay(self.driver.delay_s)}"
+            out.print(f"{stamp}: {line}", markup=False, soft_wrap=True)
+
+    # HTTP ------------------------------------------------------------------------------
+
+    def handle(self, request: Request) -> Response | None:
+        """Route a request; ``None`` means the model will answer it later."""
+        methods = self.routes.get(request.path)
+        if methods is None:
+            return self._bad(404, f"no such path {request.path!r}; see /openapi.json")
+        action = methods.get(request.method)
+        if action is None:
+            allowed = ", ".join(method.decode() for method in methods)
+            method = request.method.decode("latin-1")
+            return self._bad(405, f"{method} not allowed on {request.path}; use {allowed}", f"Allow: {allowed}\r\n")
+        return action(request)
+
+    def disconnected(self, request: Request) -> None:
+        """A client left while its request was in the model."""
+        if not self.config.cancel_on_disconnect:
+            self.abandoned_in_flight += 1
+        elif self.driver.withdraw(request):
+            self._count("abandoned", self.clock() - request.arrived_s)
+
+    def _bad(self, status: int, message: str, headers: str = "") -> Response:
+        self.metrics.traffic.bad_requests.labels(str(status)).inc()
+        return Response.text(status, message, headers)
+
+    def _api(self, request: Request) -> None:
+        request.arrived_s = self.driver.admit(request)
+
+    def _release(self, completions: list[Completion[Request]], now: float) -> None:
+        for request, outcome, admitted_s in completions:
+            if request.gone:
+                self.abandoned_in_flight -= 1
+                self._count("abandoned", now - admitted_s)
+            elif outcome is Outcome.OK:
+                request.connection.respond(OK)
+                self._count("ok", now - admitted_s)
+            else:
+                request.connection.respond(REJECTED)
+                self._count("rejected", now - admitted_s)
+
+    def _count(self, outcome: str, elapsed_s: float) -> None:
+        traffic = self.metrics.traffic
+        traffic.requests[outcome].inc()
+        traffic.response_time[outcome].observe(elapsed_s)
+
+    def _answer_all(self, response: Response) -> int:
+        """Release everything in flight with ``response``; returns how many."""
+        drained = self.driver.drain()
+        for _, request in drained:
+            if request.gone:
+                self.abandoned_in_flight -= 1
+            else:
+                request.connection.respond(response)
+        return len(drained)
+
+    # metrics and admin -----------------------------------------------------------------
+
+    def _scrape(self, request: Request) -> Response:
+        return Response(200, generate_latest(self.metrics.registry), CONTENT_TYPE_PLAIN_0_0_4)
+
+    def _model_document(self) -> Response:
+        driver = self.driver
+        return _json(200, model_document(driver.model, in_flight=driver.in_flight, delay_s=driver.delay_s))
+
+    def _get_model(self, request: Request) -> Response:
+        return self._model_document()
+
+    def _put_model(self, request: Request) -> Response:
+        try:
+            model = parse_model_body(request.body)
+        except UserError as error:
+            return self._bad(400, str(error))
+        self.driver.switch(model)
+        self.metrics.show_model(model)
+        logger.info("model changed to %s", model.spec())
+        return self._model_document()
+
+    def _reset(self, request: Request) -> Response:
+        try:
+            release = parse_reset_body(request.body)
+        except UserError as error:
+            return self._bad(400, str(error))
+        released = self._answer_all(RESET) if release else 0
+        self.metrics.reset_traffic()
+        return _json(200, {"reset": True, "released": released})
+
+
+def _format_delay(delay_s: float) -> str:
+    """Like Go's ``time.Duration`` printing, to the millisecond: ``100ms``, ``1.234s``."""
+    if delay_s < 1:
+        return f"{delay_s * 1000:.0f}ms"
+    return f"{delay_s:.3f}".rstrip("0").rstrip(".") + "s"
+
+
+def create_app(config: ServiceConfig, *, registry: CollectorRegistry, clock: Callable[[], float]) -> TargetApp:
+    """A target service for ``config`` whose metrics live in ``registry`` and whose
+    model reads the time from ``clock`` (seconds, advancing with the event loop's clock)."""
+    return TargetApp(config, registry=registry, clock=clock)

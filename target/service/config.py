@@ -1,0 +1,69 @@
+"""The target service's settings, and the limits a model must meet to be served live."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import socket
+from pathlib import Path
+
+from retrystorm.errors import SpecError
+from retrystorm.spec import DURATION, params_of
+from target.models import ExponentialModel, OverloadModel
+
+#: The shortest tick a live server accepts: the event loop's timers are millisecond-grained.
+MIN_TICK_S = 0.001
+_SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
+
+
+def default_backlog() -> int:
+    """The system's maximum listen backlog, as Go's ``net`` package uses.
+
+    Linux caps a socket's accept queue at ``net.core.somaxconn``; that queue is where
+    connections wait while the server is frozen.
+    """
+    try:
+        return int(_SOMAXCONN.read_text().strip())
+    except (OSError, ValueError):
+        return socket.SOMAXCONN
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceConfig:
+    """Everything ``retrystorm target`` can set."""
+
+    model: OverloadModel = dataclasses.field(default_factory=ExponentialModel)
+    host: str = "127.0.0.1"
+    port: int = 8070
+    backlog: int = dataclasses.field(default_factory=default_backlog)
+    cancel_on_disconnect: bool = False
+    report_interval_s: float = 0.0
+    #: Seed of the random numbers the model draws (the queue model's overwhelm rule).
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        check_servable(self.model)
+        if not 0 <= self.port <= 65535:
+            raise SpecError(f"port: got {self.port}, expected 0 to 65535 (0 picks a free port)")
+        if self.backlog < 1:
+            raise SpecError(f"backlog: got {self.backlog}, expected a whole number >= 1")
+        if not math.isfinite(self.report_interval_s) or self.report_interval_s < 0:
+            raise SpecError(f"report_interval: got {self.report_interval_s}, expected a duration >= 0 (0 disables)")
+
+
+def check_servable(model: OverloadModel) -> None:
+    """Reject parameters a model accepts in theory but a live server cannot run.
+
+    Durations must be finite, and a tick at least :data:`MIN_TICK_S`. Raises
+    :class:`SpecError` naming the parameter.
+    """
+    for info in params_of(type(model)):
+        value = getattr(model, info.field)
+        if info.type is not DURATION or not isinstance(value, float):
+            continue
+        if not math.isfinite(value):
+            raise SpecError(f"model {model.name!r}: {info.key}: got {value}, expected a finite duration")
+        if info.key == "tick" and value < MIN_TICK_S:
+            raise SpecError(
+                f"model {model.name!r}: tick: got {info.type.to_text(value)}, expected at least 1ms on a live server"
+            )

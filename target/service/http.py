@@ -1,0 +1,331 @@
+"""A lean HTTP/1.1 server on asyncio protocols and httptools (the llhttp parser).
+
+Why not a framework: the target holds thousands of requests open for seconds to
+minutes, and the seed's storm needs every request that reached the socket, even one
+whose client has already gone, to be admitted at once. Here a request is parsed and
+handed to the application inside ``data_received`` (no task, no coroutine per
+request), a deferred response is one ``transport.write`` when the model releases it,
+and a client that goes away is the protocol's ``connection_lost`` callback: free to
+detect at any number of connections.
+
+Requests on one connection are served one at a time, in order, as Go's ``net/http``
+does: pipelined requests wait in the connection until the one before is answered.
+Anything the parser rejects, or that is too large, gets a one-line 4xx and the
+connection is closed after the responses it is owed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from email.utils import formatdate
+from typing import Protocol
+
+import httptools
+
+logger = logging.getLogger(__name__)
+
+MAX_URL_BYTES = 8 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_BODY_BYTES = 64 * 1024
+#: Pipelined requests buffered per connection before it stops reading.
+MAX_QUEUED = 16
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    413: "Content Too Large",
+    414: "URI Too Long",
+    431: "Request Header Fields Too Large",
+    503: "Service Unavailable",
+}
+
+
+class Response:
+    """A complete response: status, body, content type and extra header lines.
+
+    Encoded responses are cached per second (the ``Date`` header), so answering with a
+    shared constant such as ``OK`` costs one dictionary look-up.
+    """
+
+    __slots__ = ("body", "content_type", "headers", "status")
+
+    def __init__(
+        self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8", headers: str = ""
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+        self.headers = headers
+
+    @classmethod
+    def text(cls, status: int, message: str, headers: str = "") -> Response:
+        """A plain-text response of one line."""
+        return cls(status, (message + "\n").encode(), headers=headers)
+
+    def encode(self, keep_alive: bool, date: bytes) -> bytes:
+        """The bytes on the wire; ``Connection: close`` unless ``keep_alive``."""
+        connection = "" if keep_alive else "Connection: close\r\n"
+        head = (
+            f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Unknown')}\r\n"
+            f"Content-Type: {self.content_type}\r\nContent-Length: {len(self.body)}\r\n"
+            f"{self.headers}{connection}"
+        ).encode("latin-1")
+        return head + date + b"\r\n" + self.body
+
+
+class _Encoder:
+    """Encodes responses with a ``Date`` header refreshed once a second."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._date = b""
+        self._cache: dict[tuple[int, bool], bytes] = {}
+
+    def __call__(self, response: Response, keep_alive: bool) -> bytes:
+        second = int(time.time())
+        if second != self._second:
+            self._second = second
+            self._date = f"Date: {formatdate(second, usegmt=True)}\r\n".encode()
+            self._cache.clear()
+        key = (id(response), keep_alive)
+        encoded = self._cache.get(key)
+        if encoded is None:
+            encoded = response.encode(keep_alive, self._date)
+            if len(self._cache) < 64:  # shared constants only; one-off responses are not kept
+                self._cache[key] = encoded
+        return encoded
+
+
+class Request:
+    """One parsed request. ``arrived_s`` is stamped by the application when it admits it."""
+
+    __slots__ = ("arrived_s", "body", "connection", "keep_alive", "method", "path")
+
+    def __init__(self, connection: HttpConnection, method: bytes, path: str, body: bytes, keep_alive: bool) -> None:
+        self.connection = connection
+        self.method = method
+        self.path = path
+        self.body = body
+        self.keep_alive = keep_alive
+        self.arrived_s = 0.0
+
+    @property
+    def gone(self) -> bool:
+        """True once the client's connection has closed."""
+        return self.connection.closed
+
+
+class Handler(Protocol):
+    """The application behind an :class:`HttpServer`."""
+
+    def handle(self, request: Request) -> Response | None:
+        """Answer now, or return ``None`` and later call ``request.connection.respond``."""
+
+    def disconnected(self, request: Request) -> None:
+        """The client of a request still waiting for its response has gone away."""
+
+
+class _TooLargeError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HttpServer:
+    """Shared state of all connections: the handler, the encoder, the open connections."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.encode = _Encoder()
+        self.connections: set[HttpConnection] = set()
+        self.closing = False
+
+    def protocol(self) -> HttpConnection:
+        """Protocol factory for ``loop.create_server``."""
+        return HttpConnection(self)
+
+    def close_idle(self) -> None:
+        """Close every connection that owes no response (used at shutdown)."""
+        for connection in list(self.connections):
+            if connection.current is None:
+                connection.close()
+
+    def abort_all(self) -> None:
+        """Drop every connection at once."""
+        for connection in list(self.connections):
+            connection.abort()
+
+
+class HttpConnection(asyncio.Protocol):
+    """One client connection: parse, dispatch in order, write responses."""
+
+    __slots__ = (
+        "_body",
+        "_body_bytes",
+        "_broken",
+        "_header_bytes",
+        "_parser",
+        "_paused",
+        "_queue",
+        "_server",
+        "_transport",
+        "_url",
+        "current",
+    )
+
+    def __init__(self, server: HttpServer) -> None:
+        self._server = server
+        self._transport: asyncio.Transport | None = None
+        self._parser = httptools.HttpRequestParser(self)
+        self._url = b""
+        self._header_bytes = 0
+        self._body: list[bytes] = []
+        self._body_bytes = 0
+        self._queue: deque[Request | Response] = deque()
+        self._paused = False
+        self._broken = False
+        #: The request whose response is owed now (``None`` when idle).
+        self.current: Request | None = None
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection is gone."""
+        return self._transport is None
+
+    # asyncio.Protocol ------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+        self._server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        self._server.connections.discard(self)
+        self._queue.clear()
+        current, self.current = self.current, None
+        if current is not None:
+            self._server.handler.disconnected(current)
+
+    def eof_received(self) -> bool:
+        # The client closed its side: Go's server takes that as the client going away too.
+        return False
+
+    def data_received(self, data: bytes) -> None:
+        if self._broken:
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._broken = True  # no upgrades: answer what was parsed, then close
+        except httptools.HttpParserCallbackError as error:
+            cause = error.__context__
+            if not isinstance(cause, _TooLargeError):
+                raise
+            self._reject(cause.status, str(cause))
+        except httptools.HttpParserError as error:
+            self._reject(400, f"malformed HTTP request: {error}")
+
+    # httptools callbacks ---------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._url = b""
+        self._header_bytes = 0
+        self._body = []
+        self._body_bytes = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+        if len(self._url) > MAX_URL_BYTES:
+            raise _TooLargeError(414, f"request target longer than {MAX_URL_BYTES} bytes")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._header_bytes += len(name) + len(value) + 4
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise _TooLargeError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        if self._body_bytes > MAX_BODY_BYTES:
+            raise _TooLargeError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        url = self._url
+        path = url.partition(b"?")[0]
+        if not path.startswith(b"/"):
+            path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
+        request = Request(
+            self,
+            self._parser.get_method(),
+            path.decode("latin-1"),
+            b"".join(self._body),
+            self._parser.should_keep_alive(),
+        )
+        self._enqueue(request)
+
+    # dispatch --------------------------------------------------------------------------
+
+    def _reject(self, status: int, message: str) -> None:
+        """Queue a 4xx for input the parser cannot take; the connection ends after it."""
+        self._broken = True
+        self._enqueue(Response.text(status, message))
+
+    def _enqueue(self, item: Request | Response) -> None:
+        if self.current is None and not self._queue:
+            self._dispatch(item)
+            return
+        self._queue.append(item)
+        if len(self._queue) >= MAX_QUEUED and not self._paused and self._transport is not None:
+            self._paused = True
+            self._transport.pause_reading()
+
+    def _dispatch(self, item: Request | Response) -> None:
+        if isinstance(item, Response):
+            self._write(item, keep_alive=False)
+            return
+        self.current = item
+        response = self._server.handler.handle(item)
+        if response is not None and self.current is item:
+            self.respond(response)
+
+    def respond(self, response: Response) -> bool:
+        """Send the response owed for the current request; ``False`` if the client is gone."""
+        request = self.current
+        if request is None or self._transport is None:
+            return False
+        self.current = None
+        keep_alive = request.keep_alive and not self._server.closing and not (self._broken and not self._queue)
+        self._write(response, keep_alive)
+        while self.current is None and self._queue and self._transport is not None:
+            self._dispatch(self._queue.popleft())
+        if self._paused and len(self._queue) < MAX_QUEUED // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        return True
+
+    def _write(self, response: Response, keep_alive: bool) -> None:
+        transport = self._transport
+        if transport is None:
+            return
+        transport.write(self._server.encode(response, keep_alive))
+        if not keep_alive:
+            self._broken = True
+            self._queue.clear()
+            transport.close()
+            if response.status >= 400:
+                logger.debug("closed a connection after %d: %s", response.status, response.body.strip())
+
+    def close(self) -> None:
+        """Close after flushing what was written."""
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self) -> None:
+        """Close at once, discarding unsent data."""
+        if self._transport is not None:
+            self._transport.abort()

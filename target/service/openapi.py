@@ -1,0 +1,190 @@
+"""The target's HTTP API as an OpenAPI 3.0 document, built from the model registry.
+
+``target/openapi.json`` is this document, kept in the repository and served at
+``/openapi.json``; the tests check that the file, the generator and the served routes
+agree. Regenerate the file after changing a model's parameters::
+
+    python -m target.service.openapi > target/openapi.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from retrystorm import __version__
+from retrystorm.spec import DURATION, INTEGER, NUMBER, ParamInfo, params_of
+from target.models import MODELS
+from target.service.http import MAX_BODY_BYTES
+
+_TEXT = {"text/plain": {"schema": {"type": "string"}}}
+
+
+def _text(description: str) -> dict[str, Any]:
+    return {"description": description, "content": _TEXT}
+
+
+def _bad_input(description: str) -> dict[str, Any]:
+    return {
+        "400": _text(f"{description}: one line naming the field and what is accepted"),
+        "413": _text(f"the body is larger than {MAX_BODY_BYTES} bytes"),
+    }
+
+
+def _number_schema(info: ParamInfo) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer" if info.type is INTEGER else "number"}
+    if info.at_least is not None:
+        schema["minimum"] = info.at_least
+    if info.above is not None:
+        schema["minimum"] = info.above
+        schema["exclusiveMinimum"] = True
+    if info.at_most is not None:
+        schema["maximum"] = info.at_most
+    return schema
+
+
+def _param_schema(info: ParamInfo) -> dict[str, Any]:
+    text = {"type": "string", "description": f"as in a spec: {info.type.accepted}"}
+    number = _number_schema(info)
+    if info.type is DURATION:
+        number["description"] = "seconds"
+    elif info.type not in (INTEGER, NUMBER):
+        number = {"type": "integer", "minimum": info.at_least or 0}
+    return {"description": f"{info.help}; default {info.type.to_text(info.default)}", "anyOf": [text, number]}
+
+
+def _model_schemas() -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    for name, cls in MODELS.items():
+        properties: dict[str, Any] = {"name": {"type": "string", "enum": [name]}}
+        properties.update({info.key: _param_schema(info) for info in params_of(cls)})
+        summary = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        schemas[f"{name.capitalize()}Model"] = {
+            "type": "object",
+            "description": summary,
+            "required": ["name"],
+            "properties": properties,
+            "additionalProperties": False,
+        }
+    return schemas
+
+
+def _schemas() -> dict[str, Any]:
+    models = _model_schemas()
+    return {
+        **models,
+        "SpecString": {
+            "type": "object",
+            "required": ["spec"],
+            "properties": {"spec": {"type": "string", "example": "exponential:limit=30,factor=1.05"}},
+            "additionalProperties": False,
+        },
+        "ModelRequest": {
+            "description": "The new model: a spec string, or a mapping whose missing parameters take defaults.",
+            "oneOf": [{"$ref": "#/components/schemas/SpecString"}]
+            + [{"$ref": f"#/components/schemas/{key}"} for key in models],
+        },
+        "ModelDocument": {
+            "type": "object",
+            "required": ["spec", "model", "in_flight", "delay_seconds"],
+            "properties": {
+                "spec": {"type": "string", "description": "the full spec, every parameter given"},
+                "model": {
+                    "type": "object",
+                    "description": "the same as a mapping of parameter to spec text",
+                    "required": ["name"],
+                    "additionalProperties": {"type": "string"},
+                },
+                "in_flight": {"type": "integer", "minimum": 0},
+                "delay_seconds": {"type": "number", "minimum": 0},
+            },
+        },
+        "ResetRequest": {
+            "type": "object",
+            "properties": {
+                "release_in_flight": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "also answer every request in flight with 503 at once",
+                }
+            },
+            "additionalProperties": False,
+        },
+        "ResetResult": {
+            "type": "object",
+            "required": ["reset", "released"],
+            "properties": {"reset": {"type": "boolean"}, "released": {"type": "integer", "minimum": 0}},
+        },
+    }
+
+
+def _json_body(ref: str, *, required: bool = True) -> dict[str, Any]:
+    return {"required": required, "content": {"application/json": {"schema": {"$ref": ref}}}}
+
+
+def _json_response(description: str, ref: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": {"$ref": ref}}}}
+
+
+def _paths() -> dict[str, Any]:
+    model_doc = "#/components/schemas/ModelDocument"
+    return {
+        "/api": {
+            "get": {
+                "summary": "The modelled endpoint: answers after the model's delay (the seed's endpoint)",
+                "responses": {"200": _text("OK"), "503": _text("the model rejected the request")},
+            }
+        },
+        "/healthz": {"get": {"summary": "Liveness", "responses": {"200": _text("OK")}}},
+        "/metrics": {"get": {"summary": "Prometheus metrics, text format", "responses": {"200": _text("exposition")}}},
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "responses": {"200": {"description": "OpenAPI 3.0", "content": {"application/json": {}}}},
+            }
+        },
+        "/admin/model": {
+            "get": {"summary": "The running model", "responses": {"200": _json_response("the model", model_doc)}},
+            "put": {
+                "summary": "Switch the model live; requests in flight stay in flight",
+                "requestBody": _json_body("#/components/schemas/ModelRequest"),
+                "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
+            },
+        },
+        "/admin/reset": {
+            "post": {
+                "summary": "Zero the counters and histograms between scenario runs",
+                "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
+                "responses": {
+                    "200": _json_response("reset done", "#/components/schemas/ResetResult"),
+                    **_bad_input("bad body"),
+                },
+            }
+        },
+    }
+
+
+def build_openapi() -> dict[str, Any]:
+    """The OpenAPI document of the target service."""
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "retrystorm target",
+            "version": __version__,
+            "description": "An HTTP service that answers after a modelled, load-dependent delay. "
+            "Every 4xx carries a one-line plain-text message.",
+        },
+        "servers": [{"url": "http://127.0.0.1:8070"}],
+        "paths": _paths(),
+        "components": {"schemas": _schemas()},
+    }
+
+
+def render() -> str:
+    """The document as the text of ``target/openapi.json``."""
+    return json.dumps(build_openapi(), indent=2) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.stdout.write(render())
