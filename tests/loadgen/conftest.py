@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -183,6 +184,43 @@ def flaky_server(processes: Processes) -> Callable[..., FlakyServer]:
 
 
 @dataclasses.dataclass
+class Target:
+    """A real ``retrystorm target`` process on loopback."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+
+    def metrics(self) -> Metrics:
+        return Metrics(get_text(self.url + "/metrics"))
+
+    def freeze(self) -> None:
+        """SIGSTOP, as the seed's outage (the fixture resumes it at teardown if needed)."""
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.process.pid, signal.SIGCONT)
+
+
+def target_starter(processes: Processes) -> Callable[..., Target]:
+    """A function that starts ``retrystorm target --port 0 FLAGS`` and returns once it listens."""
+
+    def start(*flags: str) -> Target:
+        argv = [str(Path(sys.executable).with_name("retrystorm")), "target", "--port", "0", "--report-interval", "0"]
+        process, log = processes.start("target", [*argv, *flags])
+        found = wait_until(
+            lambda: re.search(r"listening on (http://127\.0\.0\.1:\d+)", log.read_text()), 30, "the target to listen"
+        )
+        return Target(process, found.group(1))
+
+    return start
+
+
+@pytest.fixture
+def target_server(processes: Processes) -> Callable[..., Target]:
+    return target_starter(processes)
+
+
+@dataclasses.dataclass
 class LocustRun:
     """A finished headless Locust run: its exit code, output, final metrics and stats."""
 
@@ -204,6 +242,10 @@ class PendingRun:
     log: Path
     metrics_port: int
     stats_prefix: Path
+
+    def scrape(self) -> Metrics:
+        """The run's metrics now."""
+        return scrape(self.metrics_port)
 
     def finish(self, timeout_s: float = 120) -> LocustRun:
         wait_until(lambda: LINGER_MARK in self.log.read_text(), timeout_s, "the end of the Locust run")
