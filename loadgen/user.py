@@ -7,8 +7,9 @@ timeout, connection error, 5xx or 429 wait the strategy's delay and retry, as
 process's shared budget, ``Retry-After``). A timed-out attempt's connection is closed
 and forgotten; the server keeps working on the request, as in the seed.
 
-Every attempt fires a Locust request event named after the path (context: attempt
-number, outcome, strategy); every logical request fires one named ``PATH (logical)``
+Every attempt fires a Locust request event named after the path (context: the user's
+``context()`` plus attempt number, outcome, strategy); every logical request fires one
+named ``PATH (logical)`` (context: attempts, outcome, strategy, and why it gave up)
 whose response time includes the backoff, with an exception when it gave up. The
 Prometheus metrics of :mod:`loadgen.metrics` are updated alongside.
 
@@ -173,7 +174,12 @@ class RetryingUser(FastHttpUser):
         latency_s = time.monotonic() - request.started
         outcome = RequestOutcome.OK if reason is None else RequestOutcome.GAVE_UP
         self.metrics.request(outcome, latency_s)
-        context = {"attempts": request.attempts, "outcome": outcome.value, "strategy": self.metrics.strategy}
+        context = {
+            **self.context(),
+            "attempts": request.attempts,
+            "outcome": outcome.value,
+            "strategy": self.metrics.strategy,
+        }
         if reason is not None:
             context["reason"] = reason
         self.fire(
@@ -229,7 +235,7 @@ class RetryingUser(FastHttpUser):
             response_time=latency_s * 1000,
             response_length=len(body),
             response=response,
-            context={"attempt": number, "outcome": outcome.value, "strategy": self.metrics.strategy},
+            context={**self.context(), "attempt": number, "outcome": outcome.value, "strategy": self.metrics.strategy},
             exception=None if outcome is AttemptOutcome.OK else _attempt_error(outcome, status, error),
             start_time=started_epoch,
             url=self.url,

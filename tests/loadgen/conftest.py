@@ -27,6 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUSTFILE = ROOT / "loadgen" / "locustfile.py"
+RECORDING_LOCUSTFILE = Path(__file__).with_name("recording_locustfile.py")
 FLAKY_SERVER = Path(__file__).with_name("flaky_server.py")
 LOCUST = str(Path(sys.executable).with_name("locust"))
 LINGER_MARK = "keeping /metrics up"
@@ -98,10 +99,13 @@ class Processes:
         self.log_dir = log_dir
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def start(self, name: str, argv: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
+    def start(
+        self, name: str, argv: list[str], env: dict[str, str] | None = None
+    ) -> tuple[subprocess.Popen[bytes], Path]:
         log = self.log_dir / f"{name}-{len(self.started)}.log"
         with log.open("wb") as sink:
-            process = subprocess.Popen(argv, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+            environment = {**os.environ, **(env or {})}
+            process = subprocess.Popen(argv, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, env=environment)
         self.started.append(process)
         return process, log
 
@@ -228,6 +232,7 @@ class LocustRun:
     output: str
     metrics: Metrics
     stats: list[dict[str, Any]]
+    events: list[dict[str, Any]]
 
     def stat(self, name: str) -> dict[str, Any]:
         """Locust's own totals for one request name (``/api``, ``/api (logical)``)."""
@@ -256,11 +261,13 @@ class PendingRun:
         self.process.send_signal(signal.SIGTERM)  # ends the linger
         returncode = self.process.wait(timeout=60)
         stats = json.loads(self.stats_prefix.with_suffix(".json").read_text())
-        return LocustRun(returncode, self.log.read_text(), metrics, stats)
+        events_file = self.stats_prefix.with_suffix(".events")
+        events = [json.loads(line) for line in events_file.read_text().splitlines()] if events_file.exists() else []
+        return LocustRun(returncode, self.log.read_text(), metrics, stats, events)
 
 
-def locust_argv(*options: str) -> list[str]:
-    return [LOCUST, "-f", str(LOCUSTFILE), *options]
+def locust_argv(*options: str, locustfile: Path = LOCUSTFILE) -> list[str]:
+    return [LOCUST, "-f", str(locustfile), *options]
 
 
 def locust_starter(processes: Processes) -> Callable[..., PendingRun]:
@@ -270,7 +277,14 @@ def locust_starter(processes: Processes) -> Callable[..., PendingRun]:
     for :meth:`PendingRun.finish` to scrape the final values.
     """
 
-    def start(host: str, *options: str, users: int = 1, run_time: str = "3s", spawn_rate: int = 100) -> PendingRun:
+    def start(
+        host: str,
+        *options: str,
+        users: int = 1,
+        run_time: str = "3s",
+        spawn_rate: int = 100,
+        locustfile: Path = LOCUSTFILE,
+    ) -> PendingRun:
         port = free_port()
         stats_prefix = processes.log_dir / f"stats-{port}"
         argv = locust_argv(
@@ -278,11 +292,19 @@ def locust_starter(processes: Processes) -> Callable[..., PendingRun]:
             "--metrics-port", str(port), "--metrics-linger", "30s",
             "--exit-code-on-error", "0", "--only-summary", "--json-file", str(stats_prefix),
             *options,
+            locustfile=locustfile,
         )  # fmt: skip
-        process, log = processes.start("locust", argv)
+        env = {"RETRYSTORM_EVENT_LOG": str(stats_prefix.with_suffix(".events"))}
+        process, log = processes.start("locust", argv, env)
         return PendingRun(process, log, port, stats_prefix)
 
     return start
+
+
+@pytest.fixture
+def recording_locustfile() -> Path:
+    """A locustfile that also writes every request event to ``LocustRun.events``."""
+    return RECORDING_LOCUSTFILE
 
 
 @pytest.fixture

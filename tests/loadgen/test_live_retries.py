@@ -138,3 +138,45 @@ def test_retry_after_is_honoured_or_ignored(flaky_server, start_locust, status):
     assert min(honoured) >= 1.0 - EARLY_S
     assert max(ignored) + ORDER_MARGIN_S < min(honoured)
     assert len(ignored) > len(honoured)
+
+
+#: --max-attempts, then the context and exception of every logical request's event
+EVENT_CASES = {
+    "retry until ok": ("none", {"attempts": 3, "outcome": "ok", "strategy": "fixed"}, None),
+    "give up": (
+        "2",
+        {"attempts": 2, "outcome": "gave_up", "strategy": "fixed", "reason": "max_attempts"},
+        "gave up: max_attempts",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", EVENT_CASES)
+def test_every_attempt_and_every_logical_request_fires_an_event(flaky_server, run_locust, recording_locustfile, case):
+    max_attempts, logical_context, exception = EVENT_CASES[case]
+    server = flaky_server(fail_first=2)
+    run = run_locust(
+        server.url,
+        "--retry-strategy=fixed:200ms",
+        "--think-time=constant:100ms",
+        f"--max-attempts={max_attempts}",
+        run_time="3s",
+        locustfile=recording_locustfile,
+    )
+    attempts = [e for e in run.events if e["name"] == "/api"]
+    logical = [e for e in run.events if e["name"] == "/api (logical)"]
+    per_request = logical_context["attempts"]
+    assert len(logical) >= 2
+    for event in attempts:
+        assert event["context"]["strategy"] == "fixed"
+        assert event["context"]["outcome"] in ("ok", "server_error")
+        assert (event["exception"] is None) == (event["context"]["outcome"] == "ok")
+    numbers = [e["context"]["attempt"] for e in attempts]
+    assert numbers[: per_request * len(logical)] == list(range(1, per_request + 1)) * len(logical)
+    for event in logical:
+        assert event["context"] == logical_context
+        assert event["exception"] == exception
+        backoffs_ms = (per_request - 1) * 200
+        assert event["response_time_ms"] >= backoffs_ms - EARLY_S * 1000  # the backoff is included
+    assert len(attempts) == run.stat("/api")["num_requests"]
+    assert len(logical) == run.stat("/api (logical)")["num_requests"]
