@@ -52,7 +52,10 @@ def _number_from_value(value: object, what: str) -> float:
         return _number_from_text(value, what)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SpecError(f"{what}: got {value!r}, expected a number")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int from YAML or JSON beyond the float range
+        raise SpecError(f"{what}: got a number too large for a float, expected a finite number") from None
 
 
 def _int_from_text(text: str, what: str) -> int:

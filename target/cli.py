@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import resource
 import signal
 import time
@@ -147,7 +148,8 @@ async def serve(config: Any) -> None:
     try:
         await app.start()
     except OSError as error:
-        raise UserError(f"cannot listen on {config.host}:{config.port}: {error.strerror or error}") from error
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise UserError(f"cannot listen on {config.host}:{config.port}: {reason}") from error
     err.print(
         f"target: listening on http://{config.host}:{app.port} (model {config.model.spec()}, backlog {config.backlog})",
         markup=False,

@@ -9,13 +9,18 @@ requests) are updated as requests end and can be reset between scenario runs.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Callable
+import itertools
+import time
+from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client import CollectorRegistry, Gauge, Info
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
 
 from retrystorm.spec import params_of
 from target.models import OverloadModel
@@ -23,21 +28,64 @@ from target.models import OverloadModel
 PREFIX = "retrystorm_target"
 #: Response-time buckets, seconds: 10 ms to 10 min, roughly 1-2.5-5 per decade.
 RESPONSE_TIME_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 600)
+_BUCKET_LABELS = (*(repr(float(bound)) for bound in RESPONSE_TIME_BUCKETS_S), "+Inf")
 OUTCOMES = ("ok", "rejected", "abandoned")
 
 
-@dataclasses.dataclass(slots=True)
-class Traffic:
-    """Counters and the response-time histogram: everything ``POST /admin/reset`` clears.
+class Traffic(Collector):
+    """Requests by outcome, response times and bad requests: what ``POST /admin/reset`` clears.
 
-    ``requests`` and ``response_time`` are keyed by outcome: ``ok`` (200),
-    ``rejected`` (503 from the model), ``abandoned`` (the client went away first).
+    Outcomes: ``ok`` (200), ``rejected`` (503 from the model), ``abandoned`` (the
+    client went away first). Kept as plain numbers and exposed when Prometheus
+    scrapes, because prometheus-client's own counters take a lock per update and the
+    service updates these once per request (the event loop is the only writer).
     """
 
-    requests: dict[str, Counter]
-    response_time: dict[str, Histogram]
-    bad_requests: Counter
-    collectors: tuple[Counter | Histogram, ...]
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero everything and restart the counters' ``_created`` time."""
+        self.created = time.time()
+        self.counts = dict.fromkeys(OUTCOMES, 0)
+        self.sums_s = dict.fromkeys(OUTCOMES, 0.0)
+        self.buckets = {outcome: [0] * (len(RESPONSE_TIME_BUCKETS_S) + 1) for outcome in OUTCOMES}
+        self.bad_requests: dict[int, int] = {}
+
+    def observe(self, outcome: str, elapsed_s: float) -> None:
+        """A request to /api ended with ``outcome`` after ``elapsed_s`` in the service."""
+        self.counts[outcome] += 1
+        self.sums_s[outcome] += elapsed_s
+        self.buckets[outcome][bisect.bisect_left(RESPONSE_TIME_BUCKETS_S, elapsed_s)] += 1
+
+    def bad_request(self, status: int) -> None:
+        """A request was answered with 4xx ``status``."""
+        self.bad_requests[status] = self.bad_requests.get(status, 0) + 1
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily(
+            f"{PREFIX}_requests",
+            "Requests to /api that ended, by outcome: ok (200), rejected (503), abandoned (client gone first).",
+            labels=["outcome"],
+        )
+        response_time = HistogramMetricFamily(
+            f"{PREFIX}_response_time_seconds",
+            "Time from a request's arrival to its release by the model, by outcome.",
+            labels=["outcome"],
+        )
+        for outcome in OUTCOMES:
+            requests.add_metric([outcome], self.counts[outcome], created=self.created)
+            cumulative = list(itertools.accumulate(self.buckets[outcome]))
+            buckets = list(zip(_BUCKET_LABELS, cumulative, strict=True))
+            response_time.add_metric([outcome], buckets, self.sums_s[outcome])
+        bad = CounterMetricFamily(
+            f"{PREFIX}_bad_requests",
+            "Requests answered with a 4xx status (malformed, unknown path or method, bad admin input), by status.",
+            labels=["status"],
+        )
+        for status, count in sorted(self.bad_requests.items()):
+            bad.add_metric([str(status)], count, created=self.created)
+        yield from (requests, response_time, bad)
 
 
 @dataclasses.dataclass(slots=True)
@@ -76,40 +124,6 @@ class TargetMetrics:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 self.model_parameter.labels(model.name, info.key).set(value)
 
-    def reset_traffic(self) -> None:
-        """Zero the counters and the histogram (between scenario runs)."""
-        for collector in self.traffic.collectors:
-            self.registry.unregister(collector)
-        self.traffic = _build_traffic(self.registry)
-
-
-def _build_traffic(registry: CollectorRegistry) -> Traffic:
-    requests = Counter(
-        f"{PREFIX}_requests",
-        "Requests to /api that ended, by outcome: ok (200), rejected (503), abandoned (client gone first).",
-        ["outcome"],
-        registry=registry,
-    )
-    response_time = Histogram(
-        f"{PREFIX}_response_time_seconds",
-        "Time from a request's arrival to its release by the model, by outcome.",
-        ["outcome"],
-        buckets=RESPONSE_TIME_BUCKETS_S,
-        registry=registry,
-    )
-    bad_requests = Counter(
-        f"{PREFIX}_bad_requests",
-        "Requests answered with a 4xx status (malformed, unknown path or method, bad admin input), by status.",
-        ["status"],
-        registry=registry,
-    )
-    return Traffic(
-        requests={outcome: requests.labels(outcome) for outcome in OUTCOMES},
-        response_time={outcome: response_time.labels(outcome) for outcome in OUTCOMES},
-        bad_requests=bad_requests,
-        collectors=(requests, response_time, bad_requests),
-    )
-
 
 def build_metrics(registry: CollectorRegistry) -> TargetMetrics:
     """Create and register every target metric, plus prometheus-client's process,
@@ -117,6 +131,8 @@ def build_metrics(registry: CollectorRegistry) -> TargetMetrics:
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     GCCollector(registry=registry)
+    traffic = Traffic()
+    registry.register(traffic)
     return TargetMetrics(
         registry=registry,
         in_flight=Gauge(
@@ -138,5 +154,5 @@ def build_metrics(registry: CollectorRegistry) -> TargetMetrics:
             ["model", "parameter"],
             registry=registry,
         ),
-        traffic=_build_traffic(registry),
+        traffic=traffic,
     )

@@ -12,6 +12,7 @@ the field and what is accepted.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from retrystorm.errors import UserError
@@ -24,14 +25,21 @@ def _reject_constant(name: str) -> Any:
     raise UserError(f"body: {name} is not a JSON number; give a finite number")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UserError(f"body: {text} is beyond the range of a number; give a finite number")
+    return value
+
+
 def read_json_object(body: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
-    """``body`` as a JSON object (``{}`` for an empty body when ``empty_ok``)."""
-    if not body.strip():
-        if empty_ok:
-            return {}
+    """``body`` as a JSON object (``{}`` for no body at all when ``empty_ok``)."""
+    if not body and empty_ok:
+        return {}
+    if not body.strip(b" \t\r\n"):  # JSON whitespace
         raise UserError("body: empty; send a JSON object")
     try:
-        value = json.loads(body, parse_constant=_reject_constant)
+        value = json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserError(f"body: not valid JSON ({error}); send a JSON object") from None
     except RecursionError:

@@ -54,15 +54,16 @@ class ServiceConfig:
 def check_servable(model: OverloadModel) -> None:
     """Reject parameters a model accepts in theory but a live server cannot run.
 
-    Durations must be finite, and a tick at least :data:`MIN_TICK_S`. Raises
-    :class:`SpecError` naming the parameter.
+    Durations and numbers must be finite, and a tick at least :data:`MIN_TICK_S`.
+    Raises :class:`SpecError` naming the parameter.
     """
     for info in params_of(type(model)):
         value = getattr(model, info.field)
-        if info.type is not DURATION or not isinstance(value, float):
+        if not isinstance(value, float):
             continue
         if not math.isfinite(value):
-            raise SpecError(f"model {model.name!r}: {info.key}: got {value}, expected a finite duration")
+            kind = "duration" if info.type is DURATION else "number"
+            raise SpecError(f"model {model.name!r}: {info.key}: got {value}, expected a finite {kind}")
         if info.key == "tick" and value < MIN_TICK_S:
             raise SpecError(
                 f"model {model.name!r}: tick: got {info.type.to_text(value)}, expected at least 1ms on a live server"

@@ -41,6 +41,7 @@ _REASONS = {
     413: "Content Too Large",
     414: "URI Too Long",
     431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
     503: "Service Unavailable",
 }
 
@@ -48,24 +49,31 @@ _REASONS = {
 class Response:
     """A complete response: status, body, content type and extra header lines.
 
-    Encoded responses are cached per second (the ``Date`` header), so answering with a
-    shared constant such as ``OK`` costs one dictionary look-up.
+    A ``shared`` response (a constant such as ``OK``) is encoded once per second (the
+    ``Date`` header) and then costs one dictionary look-up to send.
     """
 
-    __slots__ = ("body", "content_type", "headers", "status")
+    __slots__ = ("body", "content_type", "headers", "shared", "status")
 
     def __init__(
-        self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8", headers: str = ""
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "text/plain; charset=utf-8",
+        headers: str = "",
+        *,
+        shared: bool = False,
     ) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
         self.headers = headers
+        self.shared = shared
 
     @classmethod
-    def text(cls, status: int, message: str, headers: str = "") -> Response:
+    def text(cls, status: int, message: str, headers: str = "", *, shared: bool = False) -> Response:
         """A plain-text response of one line."""
-        return cls(status, (message + "\n").encode(), headers=headers)
+        return cls(status, (message + "\n").encode(), headers=headers, shared=shared)
 
     def encode(self, keep_alive: bool, date: bytes) -> bytes:
         """The bytes on the wire; ``Connection: close`` unless ``keep_alive``."""
@@ -78,26 +86,41 @@ class Response:
         return head + date + b"\r\n" + self.body
 
 
+INTERNAL_ERROR = Response.text(500, "internal error: the server's log has the details", shared=True)
+
+
 class _Encoder:
-    """Encodes responses with a ``Date`` header refreshed once a second."""
+    """Encodes responses with a ``Date`` header; shared ones once per date.
+
+    :meth:`HttpServer.start` re-reads the date every second from a timer, so the hot
+    path reads no clock; a one-off response re-reads it itself.
+    """
 
     def __init__(self) -> None:
+        self._keep_alive: dict[Response, bytes] = {}
+        self._close: dict[Response, bytes] = {}
         self._second = -1
-        self._date = b""
-        self._cache: dict[tuple[int, bool], bytes] = {}
+        self.date = b""
+        self.refresh()
 
-    def __call__(self, response: Response, keep_alive: bool) -> bytes:
+    def refresh(self) -> None:
+        """Re-read the wall clock; drop cached encodings when the second changed."""
         second = int(time.time())
         if second != self._second:
             self._second = second
-            self._date = f"Date: {formatdate(second, usegmt=True)}\r\n".encode()
-            self._cache.clear()
-        key = (id(response), keep_alive)
-        encoded = self._cache.get(key)
+            self.date = f"Date: {formatdate(second, usegmt=True)}\r\n".encode()
+            self._keep_alive.clear()
+            self._close.clear()
+
+    def __call__(self, response: Response, keep_alive: bool) -> bytes:
+        if not response.shared:
+            self.refresh()
+            return response.encode(keep_alive, self.date)
+        cache = self._keep_alive if keep_alive else self._close
+        encoded = cache.get(response)
         if encoded is None:
-            encoded = response.encode(keep_alive, self._date)
-            if len(self._cache) < 64:  # shared constants only; one-off responses are not kept
-                self._cache[key] = encoded
+            self.refresh()
+            encoded = cache[response] = response.encode(keep_alive, self.date)
         return encoded
 
 
@@ -129,6 +152,9 @@ class Handler(Protocol):
     def disconnected(self, request: Request) -> None:
         """The client of a request still waiting for its response has gone away."""
 
+    def bad_request(self, status: int) -> None:
+        """Input was answered with 4xx ``status`` (counted for metrics)."""
+
 
 class _TooLargeError(Exception):
     def __init__(self, status: int, message: str) -> None:
@@ -144,6 +170,18 @@ class HttpServer:
         self.encode = _Encoder()
         self.connections: set[HttpConnection] = set()
         self.closing = False
+        self._date_timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Keep the ``Date`` header current: re-read the wall clock every second."""
+        self.encode.refresh()
+        self._date_timer = asyncio.get_running_loop().call_later(1.0, self.start)
+
+    def stop(self) -> None:
+        """Stop the ``Date`` timer."""
+        if self._date_timer is not None:
+            self._date_timer.cancel()
+            self._date_timer = None
 
     def protocol(self) -> HttpConnection:
         """Protocol factory for ``loop.create_server``."""
@@ -232,12 +270,6 @@ class HttpConnection(asyncio.Protocol):
 
     # httptools callbacks ---------------------------------------------------------------
 
-    def on_message_begin(self) -> None:
-        self._url = b""
-        self._header_bytes = 0
-        self._body = []
-        self._body_bytes = 0
-
     def on_url(self, url: bytes) -> None:
         self._url += url
         if len(self._url) > MAX_URL_BYTES:
@@ -259,66 +291,92 @@ class HttpConnection(asyncio.Protocol):
         path = url.partition(b"?")[0]
         if not path.startswith(b"/"):
             path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
-        request = Request(
-            self,
-            self._parser.get_method(),
-            path.decode("latin-1"),
-            b"".join(self._body),
-            self._parser.should_keep_alive(),
-        )
-        self._enqueue(request)
+        parser = self._parser
+        body = b"".join(self._body) if self._body else b""
+        request = Request(self, parser.get_method(), path.decode("latin-1"), body, parser.should_keep_alive())
+        self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
+        self._header_bytes = 0
+        if body:
+            self._body = []
+            self._body_bytes = 0
+        if self.current is None and not self._queue:
+            self._dispatch(request)
+        else:
+            self._enqueue(request)
 
     # dispatch --------------------------------------------------------------------------
 
     def _reject(self, status: int, message: str) -> None:
         """Queue a 4xx for input the parser cannot take; the connection ends after it."""
         self._broken = True
-        self._enqueue(Response.text(status, message))
+        self._server.handler.bad_request(status)
+        response = Response.text(status, message)
+        if self.current is None and not self._queue:
+            self._write_final(response)
+        else:
+            self._enqueue(response)
 
     def _enqueue(self, item: Request | Response) -> None:
-        if self.current is None and not self._queue:
-            self._dispatch(item)
-            return
+        """Hold a pipelined request (or a pending 4xx) until those before it are answered."""
         self._queue.append(item)
         if len(self._queue) >= MAX_QUEUED and not self._paused and self._transport is not None:
             self._paused = True
             self._transport.pause_reading()
 
-    def _dispatch(self, item: Request | Response) -> None:
-        if isinstance(item, Response):
-            self._write(item, keep_alive=False)
-            return
-        self.current = item
-        response = self._server.handler.handle(item)
-        if response is not None and self.current is item:
+    def _dispatch(self, request: Request) -> None:
+        self.current = request
+        try:
+            response = self._server.handler.handle(request)
+        except Exception:
+            logger.exception("failed to handle %s %s", request.method.decode("latin-1"), request.path)
+            response = INTERNAL_ERROR
+        if response is not None and self.current is request:
             self.respond(response)
 
     def respond(self, response: Response) -> bool:
         """Send the response owed for the current request; ``False`` if the client is gone."""
         request = self.current
-        if request is None or self._transport is None:
+        transport = self._transport
+        if request is None or transport is None:
             return False
         self.current = None
-        keep_alive = request.keep_alive and not self._server.closing and not (self._broken and not self._queue)
-        self._write(response, keep_alive)
-        while self.current is None and self._queue and self._transport is not None:
-            self._dispatch(self._queue.popleft())
-        if self._paused and len(self._queue) < MAX_QUEUED // 2 and self._transport is not None:
-            self._paused = False
-            self._transport.resume_reading()
+        queue = self._queue
+        keep_alive = request.keep_alive and not self._server.closing and not (self._broken and not queue)
+        encoded = self._server.encode(response, keep_alive)
+        if request.method == b"HEAD" and response.body:  # the headers GET would get, no body
+            encoded = encoded[: -len(response.body)]
+        transport.write(encoded)
+        if not keep_alive:
+            self._closing(transport)
+        elif queue:
+            self._next()
         return True
 
-    def _write(self, response: Response, keep_alive: bool) -> None:
+    def _next(self) -> None:
+        """Serve what waited behind the request just answered."""
+        queue = self._queue
+        while self.current is None and queue and self._transport is not None:
+            item = queue.popleft()
+            if isinstance(item, Response):
+                self._write_final(item)
+            else:
+                self._dispatch(item)
+        if self._paused and len(queue) < MAX_QUEUED // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+
+    def _write_final(self, response: Response) -> None:
+        """Write a 4xx the parser caused, then close."""
         transport = self._transport
-        if transport is None:
-            return
-        transport.write(self._server.encode(response, keep_alive))
-        if not keep_alive:
-            self._broken = True
-            self._queue.clear()
-            transport.close()
-            if response.status >= 400:
-                logger.debug("closed a connection after %d: %s", response.status, response.body.strip())
+        if transport is not None:
+            transport.write(self._server.encode(response, False))
+            self._closing(transport)
+            logger.debug("closed a connection after %d: %s", response.status, response.body.strip())
+
+    def _closing(self, transport: asyncio.Transport) -> None:
+        self._broken = True
+        self._queue.clear()
+        transport.close()
 
     def close(self) -> None:
         """Close after flushing what was written."""

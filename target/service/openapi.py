@@ -49,8 +49,8 @@ def _param_schema(info: ParamInfo) -> dict[str, Any]:
     number = _number_schema(info)
     if info.type is DURATION:
         number["description"] = "seconds"
-    elif info.type not in (INTEGER, NUMBER):
-        number = {"type": "integer", "minimum": info.at_least or 0}
+    elif info.type not in (INTEGER, NUMBER):  # optional(INTEGER): null means the default rule
+        number = {"type": "integer", "minimum": info.at_least or 0, "nullable": True}
     return {"description": f"{info.help}; default {info.type.to_text(info.default)}", "anyOf": [text, number]}
 
 

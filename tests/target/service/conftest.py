@@ -1,0 +1,146 @@
+"""Fixtures for the target service: in-process apps on a manual clock, and real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
+
+from target.probe import fetch
+from target.service import ServiceConfig, TargetApp, create_app
+
+#: No test scenario may run longer than this; it fails instead.
+SCENARIO_TIMEOUT_S = 60.0
+
+
+class ManualClock:
+    """A clock the test moves by hand: the model sees only the times the test sets."""
+
+    def __init__(self, now_s: float = 0.0) -> None:
+        self.now_s = now_s
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def run() -> Callable[[Coroutine[Any, Any, Any]], Any]:
+    """Run a coroutine to completion, failing it after SCENARIO_TIMEOUT_S."""
+
+    def run_scenario(coroutine: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run(asyncio.wait_for(coroutine, SCENARIO_TIMEOUT_S))
+
+    return run_scenario
+
+
+@contextlib.asynccontextmanager
+async def _serving(clock: Callable[[], float] = time.monotonic, **config: Any) -> AsyncIterator[TargetApp]:
+    app = create_app(ServiceConfig(port=0, **config), registry=CollectorRegistry(), clock=clock)
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+@pytest.fixture
+def serving() -> Callable[..., contextlib.AbstractAsyncContextManager[TargetApp]]:
+    """``async with serving(clock, model=..., ...) as app``: an in-process service on a free port."""
+    return _serving
+
+
+async def _eventually(predicate: Callable[[], bool], timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met before the test's timeout")
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def eventually() -> Callable[..., Coroutine[Any, Any, None]]:
+    """``await eventually(predicate)``: poll until true, fail after a generous timeout."""
+    return _eventually
+
+
+def sample(app: TargetApp, name: str, **labels: str) -> float:
+    value = app.metrics.registry.get_sample_value(name, labels)
+    return 0.0 if value is None else value
+
+
+@pytest.fixture
+def metric() -> Callable[..., float]:
+    """``metric(app, name, **labels)``: a sample of an in-process app's registry (0 if absent)."""
+    return sample
+
+
+class TargetProcess:
+    """A ``retrystorm target`` process on a free port."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "retrystorm", "target", "--port", "0", "--report-interval", "0", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.port = self._read_port()
+
+    def _read_port(self) -> int:
+        assert self.proc.stderr is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.proc.stderr, selectors.EVENT_READ)
+            if not selector.select(timeout=30):
+                raise AssertionError("the target did not start listening")
+            line = self.proc.stderr.readline()
+        if "listening on http://127.0.0.1:" not in line:
+            raise AssertionError(f"unexpected start-up output: {line!r}")
+        return int(line.split("http://127.0.0.1:")[1].split()[0])
+
+    async def metrics(self) -> dict[str, float]:
+        """Every sample of ``/metrics``, keyed like ``name{label="value"}``."""
+        text = (await fetch(self.port, "/metrics")).text
+        samples = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
+                samples[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
+        return samples
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+@pytest.fixture
+def target_process() -> Iterator[Callable[..., TargetProcess]]:
+    """Start real target processes; each is killed (by its pid) at the end of the test."""
+    started: list[TargetProcess] = []
+
+    def start(*args: str) -> TargetProcess:
+        process = TargetProcess(list(args))
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()

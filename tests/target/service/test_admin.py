@@ -1,0 +1,150 @@
+"""The admin API: read and switch the model live, reset counters, reject bad bodies."""
+
+import asyncio
+import json
+
+import pytest
+
+from target.probe import encode_request, fetch, read_reply
+
+REQUESTS = "retrystorm_target_requests_total"
+
+
+def test_get_model_describes_the_running_model(run, serving):
+    async def scenario():
+        async with serving() as app:
+            reply = await fetch(app.port, "/admin/model")
+            document = json.loads(reply.body)
+            assert reply.status == 200
+            assert document["spec"] == "exponential:base_delay=100ms,limit=30,factor=1.05,k=15,tick=50ms,max_delay=10m"
+            assert document["model"]["limit"] == "30"
+            assert (document["in_flight"], document["delay_seconds"]) == (0, 0.1)
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"spec": "exponential:limit=40"},
+        {"name": "exponential", "limit": 40},
+        {"name": "exponential", "limit": "40", "base_delay": 0.1},
+    ],
+)
+def test_put_model_switches_in_place(run, serving, metric, body):
+    async def scenario():
+        async with serving() as app:
+            reply = await fetch(app.port, "/admin/model", "PUT", json.dumps(body).encode())
+            assert reply.status == 200, reply.text
+            assert json.loads(reply.body)["model"]["limit"] == "40"
+            assert app.driver.model.limit == 40
+            assert metric(app, "retrystorm_target_model_parameter", model="exponential", parameter="limit") == 40
+
+    run(scenario())
+
+
+def test_switching_the_kind_keeps_requests_in_flight(run, serving, clock, metric, eventually):
+    async def scenario():
+        async with serving(clock) as app:
+            reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+            writer.write(encode_request("GET", "/api"))
+            await eventually(lambda: app.driver.in_flight == 1)
+            reply = await fetch(app.port, "/admin/model", "PUT", b'{"spec": "fixed:base_delay=0"}')
+            assert reply.status == 200
+            assert (await read_reply(reader)).status == 200  # re-admitted at its arrival time, due at once
+            assert metric(app, "retrystorm_target_model_info", model="fixed", spec="fixed:base_delay=0s") == 1
+            writer.close()
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"", "body: empty; send a JSON object"),
+        (b"{nope", "body: not valid JSON"),
+        (b"[1, 2]", "body: got a JSON list, expected a JSON object"),
+        (b'{"limit": 3}', "body: needs 'name' (one of exponential, fixed, queue) or 'spec'"),
+        (b'{"name": "linear"}', "unknown model 'linear'; valid: exponential, fixed, queue"),
+        (b'{"name": "exponential", "limit": -1}', "limit: got -1, expected a whole number >= 0"),
+        (b'{"name": "exponential", "limit": 1.5}', "limit: got 1.5, expected a whole number"),
+        (b'{"name": "exponential", "workers": 3}', "unknown parameter 'workers'; accepted: base_delay"),
+        (b'{"name": "exponential", "factor": NaN}', "NaN is not a JSON number"),
+        (b'{"name": "exponential", "k": 1e999}', "1e999 is beyond the range of a number"),
+        (b'{"name": "exponential", "k": 1' + b"0" * 400 + b"}", "k: got a number too large for a float"),
+        (b'{"name": "exponential", "tick": "1us"}', "tick: got 1us, expected at least 1ms on a live server"),
+        (b'{"name": "fixed", "base_delay": "forever"}', "base_delay: got inf, expected a finite duration"),
+        (b'{"spec": "exponential:factor=1e999"}', "factor: got inf, expected a finite number"),
+        (b'{"name": "exponential", "base_delay": "1s", "max_delay": "10ms"}', "max_delay: must be at least"),
+        (b'{"spec": "queue:workers=0"}', "workers: got 0, expected a whole number >= 1"),
+        (b'{"spec": 5}', "spec: got 5, expected a spec string"),
+        (b'{"spec": "fixed", "name": "fixed"}', "body: 'spec' comes alone; also got name"),
+    ],
+)
+def test_bad_model_bodies_get_400_naming_the_field(run, serving, body, message):
+    async def scenario():
+        async with serving() as app:
+            reply = await fetch(app.port, "/admin/model", "PUT", body)
+            assert reply.status == 400
+            assert reply.text.count("\n") == 1
+            assert message in reply.text
+            assert app.driver.model.spec().startswith("exponential:base_delay=100ms,limit=30")
+
+    run(scenario())
+
+
+def test_reset_zeroes_the_counters(run, serving, metric):
+    async def scenario():
+        async with serving(model=_fixed_zero()) as app:
+            assert (await fetch(app.port, "/api")).status == 200
+            assert metric(app, REQUESTS, outcome="ok") == 1
+            reply = await fetch(app.port, "/admin/reset", "POST")
+            assert json.loads(reply.body) == {"reset": True, "released": 0}
+            assert metric(app, REQUESTS, outcome="ok") == 0
+            assert metric(app, "retrystorm_target_response_time_seconds_count", outcome="ok") == 0
+            assert (await fetch(app.port, "/api")).status == 200
+            assert metric(app, REQUESTS, outcome="ok") == 1
+
+    run(scenario())
+
+
+def test_reset_can_release_everything_in_flight(run, serving, metric, eventually):
+    async def scenario():
+        async with serving() as app:
+            app.driver.switch(_parse("fixed:base_delay=1m"))
+            reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+            writer.write(encode_request("GET", "/api"))
+            await eventually(lambda: app.driver.in_flight == 1)
+            reply = await fetch(app.port, "/admin/reset", "POST", b'{"release_in_flight": true}')
+            assert json.loads(reply.body) == {"reset": True, "released": 1}
+            released = await read_reply(reader)
+            assert (released.status, released.text) == (503, "released by POST /admin/reset\n")
+            writer.close()
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"release_in_flight": "yes"}', "release_in_flight: got 'yes', expected true or false"),
+        (b'{"drop": true}', "unknown field 'drop'; accepted: release_in_flight"),
+    ],
+)
+def test_bad_reset_bodies_get_400(run, serving, body, message):
+    async def scenario():
+        async with serving() as app:
+            reply = await fetch(app.port, "/admin/reset", "POST", body)
+            assert (reply.status, message in reply.text) == (400, True)
+
+    run(scenario())
+
+
+def _parse(spec):
+    from target.models import parse_model
+
+    return parse_model(spec)
+
+
+def _fixed_zero():
+    return _parse("fixed:base_delay=0")

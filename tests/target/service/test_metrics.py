@@ -1,0 +1,106 @@
+"""/metrics: names, types, units, buckets and values, as Prometheus parses them."""
+
+import asyncio
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
+
+from target.metrics import RESPONSE_TIME_BUCKETS_S, build_metrics
+from target.models import parse_model
+from target.probe import encode_request, fetch, read_reply, send_and_leave
+
+EXPECTED_TYPES = {
+    "retrystorm_target_in_flight_requests": "gauge",
+    "retrystorm_target_abandoned_in_flight_requests": "gauge",
+    "retrystorm_target_delay_seconds": "gauge",
+    "retrystorm_target_open_connections": "gauge",
+    "retrystorm_target_model_info": "gauge",  # an info metric, as the text format carries it
+    "retrystorm_target_model_parameter": "gauge",
+    "retrystorm_target_requests": "counter",
+    "retrystorm_target_response_time_seconds": "histogram",
+    "retrystorm_target_bad_requests": "counter",
+    "process_cpu_seconds": "counter",
+    "process_resident_memory_bytes": "gauge",
+    "python_gc_collections": "counter",
+    "python_info": "gauge",
+}
+
+
+async def scrape(port):
+    reply = await fetch(port, "/metrics")
+    assert reply.headers["content-type"].startswith("text/plain; version=0.0.4")
+    return {family.name: family for family in text_string_to_metric_families(reply.text)}
+
+
+def test_every_metric_is_exposed_with_its_type(run, serving):
+    async def scenario():
+        async with serving() as app:
+            families = await scrape(app.port)
+            assert {name: families[name].type for name in EXPECTED_TYPES if name in families} == EXPECTED_TYPES
+
+    run(scenario())
+
+
+def test_response_time_buckets_span_10ms_to_10min(run, serving, clock, eventually):
+    async def scenario():
+        async with serving(clock) as app:
+            reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+            writer.write(encode_request("GET", "/api"))
+            await eventually(lambda: app.driver.in_flight == 1)
+            clock.now_s = 0.3
+            await read_reply(reader)
+            writer.close()
+            family = (await scrape(app.port))["retrystorm_target_response_time_seconds"]
+            ok_buckets = {
+                s.labels["le"]: s.value
+                for s in family.samples
+                if s.name.endswith("_bucket") and s.labels["outcome"] == "ok"
+            }
+            assert list(ok_buckets) == [*(repr(float(b)) for b in RESPONSE_TIME_BUCKETS_S), "+Inf"]
+            assert (RESPONSE_TIME_BUCKETS_S[0], RESPONSE_TIME_BUCKETS_S[-1]) == (0.01, 600)
+            assert ok_buckets["0.25"] == 0  # answered at 0.3 s
+            assert ok_buckets["0.5"] == ok_buckets["+Inf"] == 1
+
+    run(scenario())
+
+
+def test_state_gauges_follow_the_service(run, serving, clock, eventually):
+    async def scenario():
+        async with serving(clock) as app:
+            await send_and_leave(app.port)
+            streams = [await asyncio.open_connection("127.0.0.1", app.port) for _ in range(2)]
+            for _, writer in streams:
+                writer.write(encode_request("GET", "/api"))
+            await eventually(lambda: app.driver.in_flight == 3 and app.abandoned_in_flight == 1)
+            values = {
+                s.name: s.value for family in (await scrape(app.port)).values() for s in family.samples if not s.labels
+            }
+            assert values["retrystorm_target_in_flight_requests"] == 3
+            assert values["retrystorm_target_abandoned_in_flight_requests"] == 1
+            assert values["retrystorm_target_open_connections"] == 3  # two clients and this scrape
+            assert values["retrystorm_target_delay_seconds"] == 0.1
+            for _, writer in streams:
+                writer.close()
+
+    run(scenario())
+
+
+def test_model_parameters_are_published_in_base_units():
+    registry = CollectorRegistry()
+    metrics = build_metrics(registry)
+    metrics.show_model(parse_model("queue:workers=3,service_time=2s"))
+    value = registry.get_sample_value
+    assert value("retrystorm_target_model_parameter", {"model": "queue", "parameter": "service_time"}) == 2.0
+    assert value("retrystorm_target_model_parameter", {"model": "queue", "parameter": "workers"}) == 3
+    # progress_per_tick=auto has no number to publish
+    assert value("retrystorm_target_model_parameter", {"model": "queue", "parameter": "progress_per_tick"}) is None
+    metrics.show_model(parse_model("fixed"))
+    assert value("retrystorm_target_model_parameter", {"model": "queue", "parameter": "workers"}) is None
+
+
+def test_two_services_do_not_share_metrics():
+    first, second = CollectorRegistry(), CollectorRegistry()
+    build_metrics(first).traffic.observe("ok", 0.1)
+    build_metrics(second)
+    assert first.get_sample_value("retrystorm_target_requests_total", {"outcome": "ok"}) == 1
+    assert second.get_sample_value("retrystorm_target_requests_total", {"outcome": "ok"}) == 0

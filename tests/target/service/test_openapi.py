@@ -1,0 +1,66 @@
+"""The OpenAPI document: kept in the repository, served as is, matching the routes; and
+the admin API fuzzed from it against a real server."""
+
+import json
+from pathlib import Path
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+import target
+from target.probe import fetch
+from target.service.openapi import build_openapi, render
+
+OPENAPI = Path(target.__file__).parent / "openapi.json"
+schema = schemathesis.openapi.from_path(OPENAPI).exclude(path="/api")  # /api waits for the model
+
+
+def test_the_file_is_the_generated_document():
+    assert OPENAPI.read_text() == render(), "run: python -m target.service.openapi > target/openapi.json"
+
+
+def test_the_served_document_is_the_file(run, serving):
+    async def scenario():
+        async with serving() as app:
+            reply = await fetch(app.port, "/openapi.json")
+            assert reply.body == OPENAPI.read_bytes()
+            assert reply.headers["content-type"] == "application/json"
+            documented = {
+                (path, method.upper().encode()) for path, item in build_openapi()["paths"].items() for method in item
+            }
+            served = {(path, method) for path, methods in app.routes.items() for method in methods}
+            assert documented == served
+
+    run(scenario())
+
+
+def test_every_model_parameter_is_documented():
+    schemas = json.loads(OPENAPI.read_text())["components"]["schemas"]
+    assert set(schemas["ExponentialModel"]["properties"]) == {
+        "name",
+        "base_delay",
+        "limit",
+        "factor",
+        "k",
+        "tick",
+        "max_delay",
+    }
+    assert "workers" in schemas["QueueModel"]["properties"]
+
+
+@pytest.fixture
+def fuzzed(target_process):
+    return target_process("--model", "fixed", "--base-delay", "0")
+
+
+@pytest.mark.live
+@schema.parametrize()
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+def test_fuzz_the_api_from_its_document(case, fuzzed):
+    # A schema-valid model can still be refused with a documented 400: max_delay below
+    # base_delay, or a duration string out of range, are rules JSON Schema cannot state.
+    case.call_and_validate(
+        base_url=f"http://127.0.0.1:{fuzzed.port}", timeout=10, excluded_checks=[positive_data_acceptance]
+    )

@@ -1,0 +1,135 @@
+"""``retrystorm target`` as a real process: freeze and resume, SIGTERM, flags, reporting."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from target.probe import encode_request, fetch, read_reply, send_and_leave
+
+pytestmark = pytest.mark.live
+
+OK = 'retrystorm_target_requests_total{outcome="ok"}'
+ABANDONED = 'retrystorm_target_requests_total{outcome="abandoned"}'
+IN_FLIGHT = "retrystorm_target_in_flight_requests"
+
+
+async def open_requests(port, count):
+    streams = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
+    for _, writer in streams:
+        writer.write(encode_request("GET", "/api"))
+        await writer.drain()
+    return streams
+
+
+async def wait_for_metric(target, name, value):
+    while (await target.metrics()).get(name) != value:
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.signals
+def test_requests_sent_during_a_freeze_are_answered_after_it(run, target_process):
+    target = target_process()  # the seed model: 100 ms below 30 in flight
+
+    async def scenario():
+        before = await open_requests(target.port, 1)
+        await wait_for_metric(target, IN_FLIGHT, 1)
+        os.kill(target.proc.pid, signal.SIGSTOP)
+        try:
+            # The kernel completes these handshakes and queues them: nothing answers yet.
+            during = await open_requests(target.port, 20)
+            for _ in range(5):
+                await send_and_leave(target.port)  # clients that give up while it is frozen
+            with pytest.raises(TimeoutError):  # frozen: nothing is answered
+                await asyncio.wait_for(fetch(target.port, "/healthz"), 1.0)
+        finally:
+            os.kill(target.proc.pid, signal.SIGCONT)
+        answered = [await read_reply(reader) for reader, _ in before + during]
+        assert [reply.status for reply in answered] == [200] * 21
+        await wait_for_metric(target, ABANDONED, 5)
+        samples = await target.metrics()
+        assert samples[OK] == 21
+        # The request admitted before the freeze was released only after it: its
+        # modelled age caught up with the real time that passed.
+        slow = samples[OK] - samples['retrystorm_target_response_time_seconds_bucket{le="1.0",outcome="ok"}']
+        assert slow == 1
+        for _, writer in before + during:
+            writer.close()
+
+    run(scenario())
+
+
+@pytest.mark.signals
+def test_sigterm_answers_what_is_in_flight_and_exits_0(run, target_process):
+    target = target_process("--model", "fixed", "--base-delay", "1m")
+
+    async def scenario():
+        streams = await open_requests(target.port, 3)
+        await wait_for_metric(target, IN_FLIGHT, 3)
+        target.proc.send_signal(signal.SIGTERM)
+        answered = [await read_reply(reader) for reader, _ in streams]
+        assert {(reply.status, reply.text) for reply in answered} == {(503, "the server is shutting down\n")}
+        for _, writer in streams:
+            writer.close()
+
+    run(scenario())
+    # Generous bound: the requirement is 5 s; the test fails only if it has not exited by then.
+    assert target.proc.wait(timeout=15) == 0
+    with pytest.raises(ConnectionRefusedError):
+        asyncio.run(asyncio.open_connection("127.0.0.1", target.port))
+
+
+def retrystorm(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "retrystorm", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--limit", "-1"], "limit: got -1, expected a whole number >= 0"),
+        (["--workers", "3"], "--workers does not apply to --model exponential; its flags: --base-delay"),
+        (["--model", "queue", "--limit", "3"], "--limit does not apply to --model queue"),
+        (["--model", "linear"], "unknown model 'linear'; valid: exponential, fixed, queue"),
+        (["--tick", "1us"], "tick: got 1us, expected at least 1ms on a live server"),
+        (["--base-delay", "100"], "add a unit"),
+        (["--port", "70000"], "--port"),
+        (["--backlog", "0"], "--backlog"),
+        (["--report-interval", "soon"], "report_interval: got 'soon'"),
+    ],
+)
+def test_bad_flags_print_one_line_and_exit_2(args, expected):
+    result = retrystorm("target", *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert expected in lines[0]
+
+
+def test_a_busy_port_is_one_line_and_exit_2(target_process):
+    first = target_process()
+    result = retrystorm("target", "--port", str(first.port))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"retrystorm: error: cannot listen on 127.0.0.1:{first.port}: Address already in use"
+    ]
+
+
+def test_report_interval_prints_the_seed_line():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "retrystorm", "target", "--port", "0", "--report-interval", "100ms"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.rstrip().endswith("concurrency:    0, last delay: 100ms")
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0
