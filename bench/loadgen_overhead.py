@@ -8,7 +8,7 @@ Locust process (attempts/s per core), with the CPU a Locust process spends start
 and stopping (measured with 0 users) taken out. The retrying user must reach at least
 0.9 of the plain user's figure. ``wrk`` on the same endpoint shows the machine's ceiling.
 
-Run: ``.venv/bin/python bench/loadgen_overhead.py [--users 20] [--seconds 20] [--rounds 2]``
+Run: ``.venv/bin/python bench/loadgen_overhead.py [--users 100] [--seconds 15] [--rounds 3]``
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def run_once(url: str, kind: tuple, users: int, seconds: int, workdir: Path) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--users", type=int, default=20)
-    parser.add_argument("--seconds", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, target("--model", "fixed", "--base-delay", "0") as (_, url):
         workdir = Path(tmp)

@@ -49,6 +49,8 @@ def test_fixed_retries_storm_where_backoff_does_not(target_server, start_locust,
     after = {name: results[name].metrics.get(ATTEMPTS) - at_resume[name].get(ATTEMPTS) for name in STRATEGIES}
     in_flight = {name: targets[name].metrics().get("retrystorm_target_in_flight_requests") for name in STRATEGIES}
     report = f"attempts after the resume {after}, in flight at the end {in_flight}"
+    backing_off = {name: metrics.get("retrystorm_client_users_in_backoff") for name, metrics in at_resume.items()}
+    assert backing_off["smira"] > 0, backing_off
     assert after["smira"] > 0, report
     # fixed: every user stuck, one attempt per 2.1 s (about 48/s); smira: 2.7 s, 7.4 s, 20 s, ...
     assert after["fixed"] >= 3 * after["smira"], report

@@ -65,6 +65,26 @@ def test_budget_exhaustion_stops_retries_for_the_whole_process(target_server, ru
     assert target.metrics().get(IN_FLIGHT) >= attempts
 
 
+def test_adaptive_budget_rejects_attempts_locally(target_server, run_locust):
+    """The SRE book's client-side throttling: with no successes, attempts stay in the client."""
+    target = target_server("--model", "fixed", "--base-delay", "30s")
+    run = run_locust(
+        target.url,
+        "--attempt-timeout=100ms",
+        "--retry-strategy=fixed:50ms",
+        "--retry-budget=adaptive",
+        "--think-time=constant:100ms",
+        users=2,
+        run_time="3s",
+    )
+    sent = run.metrics.get("retrystorm_client_attempts_total")
+    refused = run.metrics.get("retrystorm_client_budget_refusals_total")
+    assert sent >= 2
+    assert refused > 2 * sent  # rejection probability (requests - 2 accepts) / (requests + 1) -> 1
+    assert run.metrics.get("retrystorm_client_requests_total", outcome="gave_up") == 0  # retries forever
+    assert target.metrics().get(IN_FLIGHT) <= sent + 2  # locally rejected attempts never reached it
+
+
 def test_open_arrival_keeps_offering_load_when_the_server_slows(target_server, start_locust):
     """Closed users wait for each slow response; open users start requests on schedule."""
     arrivals = {}

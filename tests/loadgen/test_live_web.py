@@ -54,6 +54,7 @@ def test_start_form_refuses_bad_specs_then_runs_a_good_one(target_server, web_lo
     # the endpoint keeps serving the last values after the run
     assert web.metrics().get("retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == served
     assert web.metrics().get("retrystorm_client_active_users", strategy="fixed") == 0
+    assert web.metrics().get("retrystorm_client_users_in_backoff", strategy="fixed") == 0
     received = target.metrics().get("retrystorm_target_requests_total")
     received += target.metrics().get("retrystorm_target_in_flight_requests")
     assert served <= received <= served + 2  # an attempt cut short by the stop
