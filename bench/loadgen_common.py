@@ -1,7 +1,7 @@
-"""Shared pieces of the load-generator benchmarks: processes, ports, CPU, metrics, wrk.
+"""Shared pieces of the load-generator benchmarks: Locust processes, ports, metrics, wrk.
 
-Everything runs on 127.0.0.1, bounded in time; every process started here is stopped
-here, by its pid.
+Builds on :mod:`benchlib` (the target, ``wrk``, ``/proc`` readings). Everything runs on
+127.0.0.1, bounded in time; every process started here is stopped here, by its pid.
 """
 
 from __future__ import annotations
@@ -9,35 +9,27 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
+from benchlib import ensure_wrk
 from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 LOCUSTFILE = ROOT / "loadgen" / "locustfile.py"
 PLAIN_LOCUSTFILE = ROOT / "bench" / "plain_locustfile.py"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` so far (``/proc/PID/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -51,22 +43,6 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def target(*flags: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """Run ``retrystorm target --port 0 FLAGS``; yield the process and its base URL."""
-    argv = [str(BIN / "retrystorm"), "target", "--port", "0", "--report-interval", "0", *flags]
-    process = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    try:
-        assert process.stderr is not None  # noqa: S101 - set by Popen above
-        line = process.stderr.readline().decode()
-        found = re.search(r"listening on (http://[\d.]+:\d+)", line)
-        if not found:
-            raise RuntimeError(f"the target did not start: {line}{process.stderr.read().decode()}")
-        yield process, found.group(1)
-    finally:
-        stop(process)
 
 
 def locust(*args: str, locustfile: Path = LOCUSTFILE) -> subprocess.Popen[bytes]:
@@ -88,7 +64,7 @@ def wait_rusage_cpu(process: subprocess.Popen[bytes], timeout_s: float) -> float
     raise RuntimeError(f"Locust (pid {process.pid}) did not finish within {timeout_s:.0f} s")
 
 
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape_labelled(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """A Prometheus endpoint's samples by (name, sorted labels)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
@@ -105,21 +81,6 @@ def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: s
     return sum(
         value for (sample, sample_labels), value in samples.items() if sample == name and wanted <= set(sample_labels)
     )
-
-
-def ensure_wrk() -> str:
-    """The path of ``wrk``, installed from Debian's packages when missing."""
-    found = shutil.which("wrk")
-    if found:
-        return found
-    print("installing wrk (apt-get)...", flush=True)
-    subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=False, capture_output=True)
-    found = shutil.which("wrk")
-    if found:
-        return found
-    subprocess.run(["apt-get", "update", "-q"], check=True, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, capture_output=True)
-    return shutil.which("wrk") or "wrk"
 
 
 def wrk_requests_per_s(url: str, *, connections: int, duration_s: int) -> float:

@@ -19,7 +19,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from loadgen_common import PLAIN_LOCUSTFILE, locust, target, wait_rusage_cpu, wrk_requests_per_s
+from benchlib import target
+from loadgen_common import PLAIN_LOCUSTFILE, locust, wait_rusage_cpu, wrk_requests_per_s
 
 RETRYING = ("retrying user", ("--retry-strategy", "none", "--think-time", "constant:0"), None)
 PLAIN = ("plain FastHttpUser", (), PLAIN_LOCUSTFILE)
@@ -46,7 +47,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, target("--model", "fixed", "--base-delay", "0") as (_, url):
+    with tempfile.TemporaryDirectory() as tmp, target("--model", "fixed", "--base-delay", "0") as server:
+        url = server.url("")
         workdir = Path(tmp)
         fixed_cpu = {kind[0]: run_once(url, kind, 0, 1, workdir)[1] for kind in (RETRYING, PLAIN)}
         per_cpu: dict[str, list[float]] = {RETRYING[0]: [], PLAIN[0]: []}

@@ -20,7 +20,8 @@ import os
 import signal
 import time
 
-from loadgen_common import cpu_seconds, free_port, locust, scrape, stop, target, total
+from benchlib import cpu_seconds, target
+from loadgen_common import free_port, locust, scrape_labelled, stop, total
 
 ATTEMPTS = "retrystorm_client_attempts_total"
 REQUESTS = "retrystorm_client_requests_total"
@@ -36,9 +37,9 @@ def measure(url: str, users: int, warmup_s: float, window_s: float, *flags: str)
     )  # fmt: skip
     try:
         time.sleep(warmup_s)
-        before, cpu_before, t_before = scrape(port), cpu_seconds(process.pid), time.monotonic()
+        before, cpu_before, t_before = scrape_labelled(port), cpu_seconds(process.pid), time.monotonic()
         time.sleep(window_s)
-        after, cpu_after, t_after = scrape(port), cpu_seconds(process.pid), time.monotonic()
+        after, cpu_after, t_after = scrape_labelled(port), cpu_seconds(process.pid), time.monotonic()
     finally:
         stop(process)
     elapsed = t_after - t_before
@@ -65,12 +66,14 @@ def main() -> None:
     )
     parser.add_argument("--window", type=float, default=45.0, help="seconds measured")
     args = parser.parse_args()
-    with target() as (_, url):
-        steady = measure(url, args.users, args.warmup, args.window, "--retry-strategy", "fixed:100ms")
-    with target() as (frozen, url):
+    with target() as server:
+        steady = measure(server.url(""), args.users, args.warmup, args.window, "--retry-strategy", "fixed:100ms")
+    with target() as frozen:
         os.kill(frozen.pid, signal.SIGSTOP)
         try:
-            storm = measure(url, args.users, args.storm_warmup, args.window, "--retry-strategy", "fixed:100ms")
+            storm = measure(
+                frozen.url(""), args.users, args.storm_warmup, args.window, "--retry-strategy", "fixed:100ms"
+            )
         finally:
             os.kill(frozen.pid, signal.SIGCONT)
     expected_storm = args.users / 2.1
@@ -82,8 +85,9 @@ def main() -> None:
     print(f"{'':<14} {'steady':>9} {'storm':>9}")
     for key in steady:
         print(f"{key:<14} {steady[key]:>9.1f} {storm[key]:>9.1f}")
-    print(f"steady: {steady['ok requests/s']:.1f} logical requests/s (target 100 +- 5)")
-    print(f"storm: {storm['attempts/s']:.0f} attempts/s of {expected_storm:.0f} possible (1000 users / 2.1 s)")
+    offered = args.users / 10
+    print(f"steady: {steady['ok requests/s']:.1f} logical requests/s (target {offered:.0f} +- {offered / 20:.0f})")
+    print(f"storm: {storm['attempts/s']:.0f} attempts/s of {expected_storm:.0f} possible ({args.users} users / 2.1 s)")
 
 
 if __name__ == "__main__":
