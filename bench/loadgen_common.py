@@ -1,0 +1,93 @@
+"""Shared pieces of the load-generator benchmarks: Locust processes, ports, metrics, wrk.
+
+Builds on :mod:`benchlib` (the target, ``wrk``, ``/proc`` readings). Everything runs on
+127.0.0.1, bounded in time; every process started here is stopped here, by its pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from benchlib import ensure_wrk
+from prometheus_client.parser import text_string_to_metric_families
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+LOCUSTFILE = ROOT / "loadgen" / "locustfile.py"
+PLAIN_LOCUSTFILE = ROOT / "bench" / "plain_locustfile.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGCONT (in case it is frozen), SIGTERM, then SIGKILL after 10 s; by pid."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGCONT)
+            os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def locust(*args: str, locustfile: Path = LOCUSTFILE) -> subprocess.Popen[bytes]:
+    """Start a Locust process (output discarded)."""
+    argv = [str(BIN / "locust"), "-f", str(locustfile), *args]
+    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_rusage_cpu(process: subprocess.Popen[bytes], timeout_s: float) -> float:
+    """Wait for ``process`` to exit; its total CPU seconds (user + system)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        pid, _status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = 0
+            return usage.ru_utime + usage.ru_stime
+        time.sleep(0.05)
+    stop(process)
+    raise RuntimeError(f"Locust (pid {process.pid}) did not finish within {timeout_s:.0f} s")
+
+
+def scrape_labelled(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """A Prometheus endpoint's samples by (name, sorted labels)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    """Sum of the samples called ``name`` whose labels include ``labels``."""
+    wanted = set(labels.items())
+    return sum(
+        value for (sample, sample_labels), value in samples.items() if sample == name and wanted <= set(sample_labels)
+    )
+
+
+def wrk_requests_per_s(url: str, *, connections: int, duration_s: int) -> float:
+    """Requests/s that ``wrk`` (2 threads) reaches on ``url``."""
+    argv = [ensure_wrk(), "-t2", f"-c{connections}", f"-d{duration_s}s", url]
+    output = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=duration_s + 60).stdout
+    found = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    if not found:
+        raise RuntimeError(f"unexpected wrk output:\n{output}")
+    return float(found.group(1))

@@ -1,0 +1,154 @@
+"""The load generator's Prometheus metrics: ``retrystorm_client_<what>_<unit>``.
+
+Built by :func:`build_metrics` on a registry passed in (never at import), so two
+processes, apps or tests never collide. Every series carries the ``strategy`` label:
+the strategy's family name (``fixed``, ``exponential``, ...), never its full spec, so
+the cardinality stays small. Latencies are true histograms in seconds with buckets
+from 10 ms to 10 min, because the tail of a retry storm is minutes long; Grafana and
+the scenario runner take quantiles with ``histogram_quantile`` over summed buckets.
+
+Counters only ever grow for the life of a process (Prometheus counters must never go
+down); a new run is delimited by taking differences, not by resetting. See
+:mod:`loadgen.aggregate` for how a Locust master sums its workers' series.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from loadgen.outcomes import AttemptOutcome, RequestOutcome
+
+#: Histogram buckets in seconds: 10 ms to 10 min, about three per decade, and the
+#: seed's 2 s attempt timeout as an edge.
+LATENCY_BUCKETS_S = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+
+PREFIX = "retrystorm_client_"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClientMetrics:
+    """The client metrics of one process, each labelled by ``strategy``."""
+
+    registry: CollectorRegistry
+    attempts: Counter
+    requests: Counter
+    attempt_latency: Histogram
+    request_latency: Histogram
+    retries: Counter
+    budget_refusals: Counter
+    users_in_backoff: Gauge
+    backoff_delay: Histogram
+    active_users: Gauge
+
+    def for_strategy(self, strategy: str) -> StrategyMetrics:
+        """The children of every metric for one strategy label, bound once."""
+        return StrategyMetrics(self, strategy)
+
+
+def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
+    """Create the client metrics on ``registry``."""
+    label = ["strategy"]
+    by_outcome = ["strategy", "outcome"]
+    return ClientMetrics(
+        registry=registry,
+        attempts=Counter(
+            PREFIX + "attempts",
+            "Attempts (HTTP requests on the wire) by outcome: ok, timeout, connection_error, "
+            "server_error (5xx), throttled (429), client_error (other 4xx).",
+            by_outcome,
+            registry=registry,
+        ),
+        requests=Counter(
+            PREFIX + "requests",
+            "Logical requests by outcome: ok, or gave_up (attempts, deadline or budget exhausted).",
+            by_outcome,
+            registry=registry,
+        ),
+        attempt_latency=Histogram(
+            PREFIX + "attempt_latency_seconds",
+            "Time from sending an attempt to its response, error or timeout.",
+            by_outcome,
+            buckets=LATENCY_BUCKETS_S,
+            registry=registry,
+        ),
+        request_latency=Histogram(
+            PREFIX + "request_latency_seconds",
+            "Time from a logical request's first attempt to its outcome, backoff included.",
+            by_outcome,
+            buckets=LATENCY_BUCKETS_S,
+            registry=registry,
+        ),
+        retries=Counter(
+            PREFIX + "retries", "Retries scheduled (each followed by a backoff).", label, registry=registry
+        ),
+        budget_refusals=Counter(
+            PREFIX + "budget_refusals",
+            "Retries or attempts the process's retry budget refused.",
+            label,
+            registry=registry,
+        ),
+        users_in_backoff=Gauge(
+            PREFIX + "users_in_backoff",
+            "Users waiting out a backoff delay (with --arrival open: logical requests waiting).",
+            label,
+            registry=registry,
+        ),
+        backoff_delay=Histogram(
+            PREFIX + "backoff_delay_seconds",
+            "Backoff delays chosen before retries (after Retry-After).",
+            label,
+            buckets=LATENCY_BUCKETS_S,
+            registry=registry,
+        ),
+        active_users=Gauge(PREFIX + "active_users", "Users running.", label, registry=registry),
+    )
+
+
+class StrategyMetrics:
+    """Pre-bound children of :class:`ClientMetrics` for one strategy label.
+
+    Looking a child up by labels costs more than updating it; a user binds the
+    children once per run and updates them per attempt.
+    """
+
+    __slots__ = (
+        "active_users",
+        "attempt_latency",
+        "attempts",
+        "backoff_delay",
+        "budget_refusals",
+        "request_latency",
+        "requests",
+        "retries",
+        "strategy",
+        "users_in_backoff",
+    )
+
+    def __init__(self, metrics: ClientMetrics, strategy: str) -> None:
+        self.strategy = strategy
+        self.attempts = {o: metrics.attempts.labels(strategy, o.value) for o in AttemptOutcome}
+        self.attempt_latency = {o: metrics.attempt_latency.labels(strategy, o.value) for o in AttemptOutcome}
+        self.requests = {o: metrics.requests.labels(strategy, o.value) for o in RequestOutcome}
+        self.request_latency = {o: metrics.request_latency.labels(strategy, o.value) for o in RequestOutcome}
+        self.retries = metrics.retries.labels(strategy)
+        self.budget_refusals = metrics.budget_refusals.labels(strategy)
+        self.users_in_backoff = metrics.users_in_backoff.labels(strategy)
+        self.backoff_delay = metrics.backoff_delay.labels(strategy)
+        self.active_users = metrics.active_users.labels(strategy)
+
+    def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
+        """Count one attempt and observe its latency."""
+        self.attempts[outcome].inc()
+        self.attempt_latency[outcome].observe(latency_s)
+
+    def request(self, outcome: RequestOutcome, latency_s: float) -> None:
+        """Count one logical request and observe its latency, backoff included."""
+        self.requests[outcome].inc()
+        self.request_latency[outcome].observe(latency_s)
+
+    def retry(self, delay_s: float) -> None:
+        """Count one scheduled retry and observe its backoff delay."""
+        self.retries.inc()
+        self.backoff_delay.observe(delay_s)

@@ -1,0 +1,267 @@
+"""The load generator's options: command-line flags, web-UI fields, validation.
+
+:func:`add_arguments` registers the flags on Locust's parser (from the
+``init_command_line_parser`` hook), so they appear in the web UI's start form and
+travel to the workers with the master's parsed options. Values stay strings (specs
+and durations as people write them) until :func:`load_options` turns them into a
+:class:`LoadOptions`; every error names the flag and what it accepts, on one line.
+The same check runs three times: as each flag's argparse ``type`` (a bad flag exits
+2 before anything starts), on the web UI's ``POST /swarm`` (see :mod:`loadgen.web`),
+and at test start in every process.
+
+No Locust import: the parser is only duck-typed, so this module stays importable
+anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
+from loadgen.think import ThinkTime, parse_think_time
+from retrystorm.durations import parse_duration
+from retrystorm.errors import SpecError, UserError
+
+DEFAULT_STRATEGY = "exponential:base=100ms,factor=2.718,max=5m,jitter=full"
+
+
+class Arrival(enum.StrEnum):
+    """Closed loop (wait for each request) or open loop (start requests on schedule)."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LoadOptions:
+    """Everything a user needs to behave like one of the seed's clients."""
+
+    policy: RetryPolicy
+    budget: RetryBudget | None
+    think: ThinkTime
+    attempt_timeout_s: float
+    arrival: Arrival
+    request_path: str
+    seed: int | None
+
+    @property
+    def strategy_name(self) -> str:
+        """The strategy's family name: the ``strategy`` label of every metric."""
+        return self.policy.strategy.name
+
+    @property
+    def connect_timeout_s(self) -> float:
+        """How long an attempt may take to connect.
+
+        The attempt timeout, raised to the strategy's ``min_connect_timeout`` for
+        ``grpc`` (gRPC connects with deadline ``max(deadline, MIN_CONNECT_TIMEOUT)``).
+        """
+        strategy = self.policy.strategy
+        if isinstance(strategy, GrpcBackoff):
+            return max(self.attempt_timeout_s, strategy.min_connect_timeout_s)
+        return self.attempt_timeout_s
+
+
+def _none_or(text: str) -> str | None:
+    stripped = text.strip()
+    return None if stripped.lower() in ("", "none", "forever", "inf") else stripped
+
+
+def _strategy(text: str) -> Any:
+    return parse_strategy(text)
+
+
+def _budget(text: str) -> RetryBudget | None:
+    value = _none_or(text)
+    return None if value is None else parse_budget(value)
+
+
+def _positive_duration(text: str, what: str) -> float:
+    seconds = parse_duration(text, what=what)
+    if not 0 < seconds < math.inf:
+        raise SpecError(f"{what}: got {text!r}, expected a finite duration > 0, like 2s")
+    return seconds
+
+
+def _max_attempts(text: str) -> int | None:
+    value = _none_or(text)
+    if value is None:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise SpecError(f"got {text!r}, expected a whole number >= 1, or none (retry forever)")
+    return int(value)
+
+
+def _deadline(text: str) -> float | None:
+    value = _none_or(text)
+    return None if value is None else _positive_duration(value, "deadline")
+
+
+def _arrival(text: str) -> Arrival:
+    try:
+        return Arrival(text.strip())
+    except ValueError:
+        raise SpecError(f"got {text!r}, expected one of {', '.join(Arrival)}") from None
+
+
+def _path(text: str) -> str:
+    if not text.startswith("/") or any(c.isspace() for c in text):
+        raise SpecError(f"got {text!r}, expected a path starting with / and without spaces, like /api")
+    return text
+
+
+def _seed(text: str) -> int | None:
+    value = _none_or(text)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SpecError(f"got {text!r}, expected a whole number, or none (a fresh seed per process)") from None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Option:
+    flag: str
+    default: str
+    help: str
+    check: Callable[[str], Any]
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def read(self, text: str) -> Any:
+        try:
+            return self.check(text)
+        except SpecError as error:
+            raise UserError(f"{self.flag}: {error}") from None
+
+
+#: The options that take a value, in the order the web UI shows them.
+OPTIONS = (
+    _Option(
+        "--retry-strategy",
+        DEFAULT_STRATEGY,
+        "Retry strategy spec: none, fixed:100ms, uniform, exponential:base=..,factor=..,max=..,jitter=.., "
+        "decorrelated, grpc, table, smira (see `retrystorm strategies`).",
+        _strategy,
+    ),
+    _Option(
+        "--retry-budget",
+        "none",
+        "Retry budget shared by this process's users: none, tokens, quota, ratio, adaptive.",
+        _budget,
+    ),
+    _Option(
+        "--think-time",
+        "exponential:10s",
+        "Wait before each logical request: exponential:MEAN (or just MEAN), constant:T, between:MIN,MAX.",
+        parse_think_time,
+    ),
+    _Option(
+        "--attempt-timeout",
+        "2s",
+        "Give up an attempt after this long (connect and response); the server keeps working on it.",
+        lambda text: _positive_duration(text, "duration"),
+    ),
+    _Option(
+        "--max-attempts", "none", "Attempts per logical request, the first included; none: forever.", _max_attempts
+    ),
+    _Option("--request-deadline", "none", "Give up a logical request after this long; none: never.", _deadline),
+    _Option("--arrival", "closed", "closed: wait for each request; open: start requests on schedule.", _arrival),
+    _Option("--request-path", "/api", "Path of each request (GET).", _path),
+    _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
+)
+_BY_DEST = {option.dest: option for option in OPTIONS}
+
+#: Boolean flags: ``(flag, help)``; all default to off.
+FLAGS = (
+    ("--keep-backoff", "Keep the retry counter after a success instead of resetting it."),
+    ("--ignore-retry-after", "Ignore the server's Retry-After header."),
+)
+FLAG_DESTS = tuple(flag.removeprefix("--").replace("-", "_") for flag, _ in FLAGS)
+
+
+def add_arguments(parser: Any) -> None:
+    """Register the flags on Locust's parser (its own ``add_argument``: groups lose the web-UI fields)."""
+    group = parser
+    for option in OPTIONS:
+        choices = list(Arrival) if option.flag == "--arrival" else None
+        group.add_argument(
+            option.flag, default=option.default, help=option.help, type=_argparse_type(option.check), choices=choices
+        )
+    for flag, help_text in FLAGS:
+        group.add_argument(flag, action="store_true", default=False, help=help_text)
+    group.add_argument(
+        "--metrics-port",
+        type=int,
+        default=0,
+        include_in_web_ui=False,
+        help="Also serve /metrics on this port (for headless runs and workers); 0: off.",
+    )
+    group.add_argument(
+        "--metrics-linger",
+        type=_argparse_type(lambda text: parse_duration(text, what="duration")),
+        default="0s",
+        include_in_web_ui=False,
+        help="Keep serving /metrics this long after a headless run ends, so the last values are scraped.",
+    )
+
+
+def _argparse_type(check: Callable[[str], Any]) -> Callable[[str], str]:
+    """An argparse ``type`` that validates with ``check`` and keeps the text as written."""
+
+    def checked(text: str) -> str:
+        try:
+            check(text)
+        except SpecError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
+
+    return checked
+
+
+def load_options(values: Mapping[str, Any]) -> LoadOptions:
+    """Build :class:`LoadOptions` from parsed option values (strings and booleans).
+
+    ``values`` is ``vars(environment.parsed_options)`` or the same overlaid with a web
+    form; missing keys take their defaults. Raises :class:`UserError` naming the flag.
+    """
+    read = {dest: option.read(str(values.get(dest, option.default))) for dest, option in _BY_DEST.items()}
+    flags = {dest: bool(values.get(dest, False)) for dest in FLAG_DESTS}
+    try:
+        policy = RetryPolicy(
+            strategy=read["retry_strategy"],
+            max_attempts=read["max_attempts"],
+            deadline_s=read["request_deadline"],
+            reset_after_success=not flags["keep_backoff"],
+            honour_retry_after=not flags["ignore_retry_after"],
+        )
+    except SpecError as error:
+        raise UserError(str(error)) from None
+    return LoadOptions(
+        policy=policy,
+        budget=read["retry_budget"],
+        think=read["think_time"],
+        attempt_timeout_s=read["attempt_timeout"],
+        arrival=read["arrival"],
+        request_path=read["request_path"],
+        seed=read["random_seed"],
+    )
+
+
+def overlay_form(values: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
+    """``values`` with this module's fields replaced by a web form's (as Locust reads it)."""
+    merged = dict(values)
+    for key, text in form.items():
+        if key in _BY_DEST:
+            merged[key] = text
+        elif key in FLAG_DESTS:
+            merged[key] = text == "true"
+    return merged

@@ -1,0 +1,170 @@
+"""Per-process state of the load generator and the Locust event listeners that drive it.
+
+One :class:`Runtime` per Locust process (standalone, master or worker) holds the
+metrics registry, the options of the current run, the retry budget shared by the
+process's users, and on a master the workers' metric snapshots. :func:`install`
+attaches the listeners:
+
+* ``init_command_line_parser``: register the options (:mod:`loadgen.options`);
+* ``init``: build the runtime, add ``/metrics`` and the start-form check to the web
+  UI, start the ``--metrics-port`` server;
+* ``test_start``: read the run's options (after the web form or the master set them),
+  start a fresh budget;
+* ``report_to_master`` / ``worker_report``: carry metric snapshots to the master
+  (:mod:`loadgen.aggregate`);
+* ``quitting``: keep ``/metrics`` up for ``--metrics-linger``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import random
+import weakref
+from collections.abc import Collection
+from typing import Any, ClassVar
+
+import gevent
+from prometheus_client import CollectorRegistry
+
+from loadgen import web
+from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
+from loadgen.metrics import StrategyMetrics, build_metrics
+from loadgen.options import LoadOptions, add_arguments, load_options
+from loadgen.strategies import BudgetState
+from retrystorm.durations import format_duration, parse_duration
+from retrystorm.errors import UserError
+
+logger = logging.getLogger(__name__)
+
+_RUNTIMES: weakref.WeakKeyDictionary[Any, Runtime] = weakref.WeakKeyDictionary()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunState:
+    """One run's options, its strategy's metrics, and the budget the users share."""
+
+    options: LoadOptions
+    metrics: StrategyMetrics
+    budget: BudgetState | None
+
+
+class Runtime:
+    """What the users of one Locust process share."""
+
+    #: The runtime of this process (Locust runs one environment per process); the
+    #: report events carry no environment, so they find it here.
+    latest: ClassVar[Runtime | None] = None
+
+    def __init__(self, environment: Any) -> None:
+        self.environment = environment
+        self.registry = CollectorRegistry()
+        self.metrics = build_metrics(self.registry)
+        self.workers = WorkerSnapshots()
+        self.exposition = exposition_registry(MergedCollector(self.registry, self.workers, self.connected_workers))
+        self.run: RunState | None = None
+        self._user_numbers = itertools.count()
+        self.lingering = False
+
+    def start_test(self) -> RunState:
+        """Read this run's options, start a fresh shared budget, bind the metrics.
+
+        Raises :class:`UserError` when the options are invalid.
+        """
+        options = load_options(vars(self.environment.parsed_options or {}))
+        budget = options.budget.start() if options.budget is not None else None
+        self.run = RunState(options, self.metrics.for_strategy(options.strategy_name), budget)
+        self._user_numbers = itertools.count()
+        return self.run
+
+    def current(self) -> RunState:
+        """The state of the running test (read at test start)."""
+        return self.run if self.run is not None else self.start_test()
+
+    def new_rng(self) -> random.Random:
+        """A random source for the next user: seeded from ``--random-seed`` when given."""
+        seed = self.current().options.seed
+        if seed is None:
+            return random.Random()
+        worker = getattr(self.environment.runner, "worker_index", 0)
+        return random.Random(f"{seed}:{worker}:{next(self._user_numbers)}")
+
+    def connected_workers(self) -> Collection[str] | None:
+        """Ids of the workers still connected to this master; ``None`` if not a master."""
+        clients = getattr(self.environment.runner, "clients", None)
+        if clients is None:
+            return None
+        return {worker_id for worker_id, node in clients.items() if node.state != "missing"}
+
+
+def runtime_of(environment: Any) -> Runtime:
+    """The runtime of ``environment``; a clear error if the locustfile did not install it."""
+    try:
+        return _RUNTIMES[environment]
+    except KeyError:
+        raise UserError(
+            "the retrystorm load generator is not installed in this Locust process: "
+            "run `locust -f loadgen/locustfile.py`, or call loadgen.plugin.install(events) in your locustfile"
+        ) from None
+
+
+def install(events: Any) -> None:
+    """Attach the listeners to Locust's ``events`` (call once, from the locustfile)."""
+    events.init_command_line_parser.add_listener(lambda parser, **_: add_arguments(parser))
+    events.init.add_listener(_on_init)
+    events.test_start.add_listener(_on_test_start)
+    events.report_to_master.add_listener(_on_report_to_master)
+    events.worker_report.add_listener(_on_worker_report)
+    events.quitting.add_listener(_on_quitting)
+
+
+def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
+    runtime = Runtime(environment)
+    _RUNTIMES[environment] = runtime
+    Runtime.latest = runtime
+    options = environment.parsed_options
+    if web_ui is not None:
+        web.add_routes(web_ui, runtime.exposition)
+    port = getattr(options, "metrics_port", 0) if options is not None else 0
+    forked_worker = getattr(options, "worker", False) and getattr(options, "processes", None)
+    if port and not forked_worker:  # --processes workers share the flags; their master serves the sum
+        web.serve_metrics(runtime.exposition, getattr(options, "web_host", ""), port)
+
+
+def _on_test_start(environment: Any, **_: Any) -> None:
+    runtime = runtime_of(environment)
+    try:
+        runtime.start_test()
+    except UserError as error:
+        logger.error("retrystorm: %s; not starting users", error)  # noqa: TRY400 - one line, no traceback
+        runtime.run = None
+        gevent.spawn(environment.runner.quit)
+
+
+def _on_report_to_master(data: dict[str, Any], **_: Any) -> None:
+    if Runtime.latest is not None:
+        data[REPORT_KEY] = snapshot(Runtime.latest.registry)
+
+
+def _on_worker_report(client_id: str, data: dict[str, Any], **_: Any) -> None:
+    if Runtime.latest is not None and REPORT_KEY in data:
+        Runtime.latest.workers.update(client_id, data[REPORT_KEY])
+
+
+def _on_quitting(environment: Any, **_: Any) -> None:
+    """Linger after a headless run so ``/metrics`` can be scraped; SIGTERM ends it early.
+
+    Locust answers SIGTERM by shutting down again, which fires this event a second
+    time: that call returns at once and the process exits.
+    """
+    options = environment.parsed_options
+    if options is None or getattr(options, "worker", False) or not getattr(options, "headless", False):
+        return
+    runtime = _RUNTIMES.get(environment)
+    linger_s = parse_duration(getattr(options, "metrics_linger", "0s"))
+    if linger_s <= 0 or runtime is None or runtime.lingering:
+        return
+    runtime.lingering = True
+    logger.info("keeping /metrics up for %s after the run (SIGTERM to exit now)", format_duration(linger_s))
+    gevent.sleep(linger_s)

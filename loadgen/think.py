@@ -1,0 +1,118 @@
+"""Think times: how long a user waits before each logical request.
+
+A think time is a spec, like a strategy: ``exponential:10s`` (the seed's clients: an
+exponentially distributed wait with mean 10 s, so 1000 users offer about 100 req/s),
+``constant:1s``, ``between:1s,3s`` (uniform, as Locust's ``between``). A bare
+duration (``10s``) is read as the mean of an exponential think time. Pure: the caller
+passes the random source, as the strategies do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from abc import abstractmethod
+from collections.abc import Mapping
+
+from retrystorm.durations import parse_duration
+from retrystorm.errors import SpecError
+from retrystorm.spec import DURATION, Registry, Spec, param
+
+
+class ThinkTime(Spec):
+    """A distribution of think times; :meth:`sample` draws one in seconds."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def sample(self, rng: random.Random) -> float:
+        """One think time in seconds, ``>= 0``."""
+
+    @property
+    @abstractmethod
+    def mean_s(self) -> float:
+        """The mean think time; ``users / (mean_s + response time)`` is the offered load."""
+
+
+THINK_TIMES: Registry[ThinkTime] = Registry("think time")
+
+
+@THINK_TIMES.register("exponential")
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ExponentialThink(ThinkTime):
+    """Exponentially distributed: ``-mean * ln(1 - U)``, as the seed's Go client draws it.
+
+    Each user is then a Poisson source; ``n`` users with mean ``m`` offer ``n / m``
+    requests per second while responses are fast.
+    """
+
+    average_s: float = param("mean", DURATION, 10.0, "mean think time", positional=True, at_least=0)
+
+    def sample(self, rng: random.Random) -> float:
+        return rng.expovariate(1.0 / self.average_s) if self.average_s > 0 else 0.0
+
+    @property
+    def mean_s(self) -> float:
+        return self.average_s
+
+
+@THINK_TIMES.register("constant")
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ConstantThink(ThinkTime):
+    """Always the same wait (``constant:0`` makes a user send back to back)."""
+
+    wait_s: float = param("wait", DURATION, 1.0, "the think time", positional=True, at_least=0)
+
+    def sample(self, rng: random.Random) -> float:
+        return self.wait_s
+
+    @property
+    def mean_s(self) -> float:
+        return self.wait_s
+
+
+@THINK_TIMES.register("between")
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class BetweenThink(ThinkTime):
+    """Uniform between ``min`` and ``max``, as Locust's ``between(min, max)``."""
+
+    low_s: float = param("min", DURATION, 1.0, "shortest think time", positional=True, at_least=0)
+    high_s: float = param("max", DURATION, 3.0, "longest think time", positional=True, at_least=0)
+
+    def _validate(self) -> None:
+        if self.high_s < self.low_s:
+            raise self._fail("max", f"must be at least min ({self.low_s} s)")
+        if math.isinf(self.high_s):
+            raise self._fail("max", "must be finite")
+
+    def sample(self, rng: random.Random) -> float:
+        return rng.uniform(self.low_s, self.high_s)
+
+    @property
+    def mean_s(self) -> float:
+        return (self.low_s + self.high_s) / 2
+
+
+def parse_think_time(spec: str | Mapping[str, object] | ThinkTime) -> ThinkTime:
+    """Parse ``exponential:10s``, ``constant:1s``, ``between:1s,3s`` or a bare ``10s``.
+
+    A bare duration (or a number, from YAML) is the mean of an exponential think time.
+    Errors name the accepted forms.
+    """
+    if isinstance(spec, int | float) and not isinstance(spec, bool):
+        return ExponentialThink(average_s=parse_duration(spec, what="think time"))
+    if isinstance(spec, str) and ":" not in spec and spec.strip() not in THINK_TIMES.names():
+        try:
+            mean = parse_duration(spec, what="think time")
+        except SpecError:
+            valid = ", ".join(THINK_TIMES.names())
+            raise SpecError(
+                f"think time: got {spec!r}, expected a duration (the mean of an exponential think time, "
+                f"like 10s) or one of {valid} (exponential:10s, constant:1s, between:1s,3s)"
+            ) from None
+        return ExponentialThink(average_s=mean)
+    think = THINK_TIMES.parse(spec)
+    if math.isinf(think.mean_s):
+        raise SpecError(f"think time: got {spec!r}, expected a finite duration")
+    return think

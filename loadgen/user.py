@@ -1,0 +1,252 @@
+"""The Locust user: one of the seed's clients, with a configurable retry strategy.
+
+Mirrors the seed's Go client (``client.go`` of github.com/smira/exponential-backoff):
+think, send an attempt bounded by the attempt timeout (connect and response), and on a
+timeout, connection error, 5xx or 429 wait the strategy's delay and retry, as
+:class:`~loadgen.strategies.RetrySession` decides (attempt cap, deadline, the
+process's shared budget, ``Retry-After``). A timed-out attempt's connection is closed
+and forgotten; the server keeps working on the request, as in the seed.
+
+Every attempt fires a Locust request event named after the path (context: the user's
+``context()`` plus attempt number, outcome, strategy); every logical request fires one
+named ``PATH (logical)`` (context: attempts, outcome, strategy, and why it gave up)
+whose response time includes the backoff, with an exception when it gave up. The
+Prometheus metrics of :mod:`loadgen.metrics` are updated alongside.
+
+Attempts go through the connection pool of ``FastHttpUser``'s client (geventhttpclient)
+directly, without ``FastHttpSession.request``: that layer turns a timeout into a
+wrapped error and reports an event per call, and here each attempt needs its own
+classification and context. Retries carry a ``Retrystorm-Attempt`` header (2, 3, ...)
+so a server can tell them apart, as gRPC's ``grpc-previous-rpc-attempts``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import socket
+import time
+from typing import Any
+
+import gevent
+from gevent.pool import Group
+from geventhttpclient import URL
+from geventhttpclient._parser import HTTPParseError
+from geventhttpclient.client import HTTPClient
+from geventhttpclient.response import HTTPConnectionClosed
+from locust import FastHttpUser, task
+
+from loadgen.options import Arrival
+from loadgen.outcomes import NOT_RETRYABLE, AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
+from loadgen.plugin import runtime_of
+from loadgen.strategies import GiveUp, RetrySession
+
+logger = logging.getLogger(__name__)
+
+ATTEMPT_HEADER = "Retrystorm-Attempt"
+
+
+class AttemptError(Exception):
+    """Why an attempt failed, as Locust's failure table shows it (one row per kind)."""
+
+
+class GaveUpError(Exception):
+    """Why a logical request gave up, as Locust's failure table shows it."""
+
+
+@dataclasses.dataclass(slots=True)
+class _Request:
+    """The bookkeeping of one logical request."""
+
+    slept_s: float
+    started_epoch: float = dataclasses.field(default_factory=time.time)
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    attempts: int = 0
+    length: int = 0
+
+
+class RetryingUser(FastHttpUser):
+    """A seed client: think, request, retry with the configured strategy.
+
+    Configure it with the command-line options of :mod:`loadgen.options`; subclass
+    it (with ``abstract = True`` removed) to change ``concurrency`` or other
+    ``FastHttpUser`` settings.
+    """
+
+    abstract = True
+    #: Open arrival keeps many requests of one user in flight at once.
+    concurrency = 100_000
+
+    def __init__(self, environment: Any) -> None:
+        self.runtime = runtime_of(environment)
+        run = self.runtime.current()
+        options = run.options
+        self.options = options
+        self.network_timeout = options.attempt_timeout_s
+        self.connection_timeout = options.connect_timeout_s
+        super().__init__(environment)
+        self.metrics = run.metrics
+        self.budget = run.budget
+        self.rng = self.runtime.new_rng()
+        self.think_s = 0.0
+        self.requests = Group()
+        self.idle_sessions: list[RetrySession] = []
+        self.attempt_limit_s = max(options.attempt_timeout_s, options.connect_timeout_s)
+        url = URL(self.host or "")
+        self.path = url.path.rstrip("/") + options.request_path
+        self.url = str(url.scheme) + "://" + str(url.netloc) + self.path
+        self.logical_name = options.request_path + " (logical)"
+        self.http: HTTPClient = self.client.client.clientpool.get_client(url)
+        self.fire = environment.events.request.fire
+
+    def wait_time(self) -> float:
+        """The next think time; remembered, because ``smira`` grows its first backoff from it."""
+        self.think_s = self.options.think.sample(self.rng)
+        return self.think_s
+
+    def on_start(self) -> None:
+        """Count the user, then think before the first request, as the seed's client does."""
+        self.metrics.active_users.inc()
+        self.wait()  # type: ignore[no-untyped-call]
+
+    def on_stop(self) -> None:
+        """Abandon the requests still running (open arrival) and uncount the user."""
+        self.requests.kill(block=False)
+        self.metrics.active_users.dec()
+
+    @task
+    def logical_request(self) -> None:
+        """One logical request; with open arrival, started in its own greenlet."""
+        if self.options.arrival is Arrival.OPEN:
+            self.requests.spawn(self.run_request, self.think_s)
+        else:
+            self.run_request(self.think_s)
+
+    def run_request(self, slept_s: float) -> None:
+        """Attempts and backoffs until success or give-up; fires the logical event."""
+        session = self.idle_sessions.pop() if self.idle_sessions else self.new_session()
+        try:
+            self.retry_loop(session, _Request(slept_s))
+        finally:
+            self.idle_sessions.append(session)
+
+    def new_session(self) -> RetrySession:
+        """Retry state for one logical request at a time (reused by the user's next ones)."""
+        return RetrySession(self.options.policy, budget=self.budget, rng=self.rng)
+
+    def retry_loop(self, session: RetrySession, request: _Request) -> None:
+        session.start_request(request.started, slept_s=request.slept_s)
+        while True:
+            now = time.monotonic()
+            if not session.allow_attempt(now):
+                self.metrics.budget_refusals.inc()
+                decision = session.on_failure(now, sent=False)
+            else:
+                request.attempts += 1
+                outcome, retry_after_s = self.attempt(request, session.remaining_s(now))
+                now = time.monotonic()
+                if not outcome.retryable:
+                    session.on_success(now)  # the server answered: budgets count it as accepted
+                    self.finish(request, None if outcome is AttemptOutcome.OK else NOT_RETRYABLE)
+                    return
+                decision = session.on_failure(
+                    now, timed_out=outcome is AttemptOutcome.TIMEOUT, retry_after_s=retry_after_s
+                )
+            if not decision.retry:
+                if decision.give_up is GiveUp.BUDGET:
+                    self.metrics.budget_refusals.inc()
+                self.finish(request, str(decision.give_up))
+                return
+            self.backoff(decision.delay_s or 0.0)
+
+    def backoff(self, delay_s: float) -> None:
+        """Wait out a backoff delay, counted in ``users_in_backoff`` while it lasts."""
+        self.metrics.retry(delay_s)
+        gauge = self.metrics.users_in_backoff
+        gauge.inc()
+        try:
+            gevent.sleep(delay_s)
+        finally:
+            gauge.dec()
+
+    def finish(self, request: _Request, reason: str | None) -> None:
+        """Record the logical request: metrics, then one Locust event."""
+        latency_s = time.monotonic() - request.started
+        outcome = RequestOutcome.OK if reason is None else RequestOutcome.GAVE_UP
+        self.metrics.request(outcome, latency_s)
+        context = {
+            **self.context(),
+            "attempts": request.attempts,
+            "outcome": outcome.value,
+            "strategy": self.metrics.strategy,
+        }
+        if reason is not None:
+            context["reason"] = reason
+        self.fire(
+            request_type="GET",
+            name=self.logical_name,
+            response_time=latency_s * 1000,
+            response_length=request.length,
+            response=None,
+            context=context,
+            exception=None if reason is None else GaveUpError(f"gave up: {reason}"),
+            start_time=request.started_epoch,
+            url=self.url,
+        )
+
+    def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, float | None]:
+        """Send attempt number ``request.attempts``; its outcome and the ``Retry-After`` it asked for."""
+        number = request.attempts
+        headers = {ATTEMPT_HEADER: str(number)} if number > 1 else None
+        limit_s = min(self.attempt_limit_s, max(remaining_s, 0.0))
+        started_epoch = time.time()
+        started = time.perf_counter()
+        status = 0
+        retry_after_s = None
+        body = b""
+        response = None
+        error: BaseException | None = None
+        timer = gevent.Timeout.start_new(limit_s)
+        try:
+            response = self.http.request("GET", self.path, headers=headers)
+            body = response.read()
+            status = response.status_code
+        except gevent.Timeout as expired:
+            if expired is not timer:
+                raise
+            error = expired
+        except (OSError, HTTPConnectionClosed, HTTPParseError) as failure:
+            error = failure
+        finally:
+            timer.close()
+        latency_s = time.perf_counter() - started
+        if response is not None and error is None:
+            outcome = outcome_of_status(status)
+            if outcome.retryable:
+                header = response.get("retry-after")
+                retry_after_s = parse_retry_after(header, now_epoch_s=time.time()) if isinstance(header, str) else None
+        else:
+            timed_out = isinstance(error, gevent.Timeout | socket.timeout)
+            outcome = AttemptOutcome.TIMEOUT if timed_out else AttemptOutcome.CONNECTION_ERROR
+        self.metrics.attempt(outcome, latency_s)
+        self.fire(
+            request_type="GET",
+            name=self.options.request_path,
+            response_time=latency_s * 1000,
+            response_length=len(body),
+            response=response,
+            context={**self.context(), "attempt": number, "outcome": outcome.value, "strategy": self.metrics.strategy},
+            exception=None if outcome is AttemptOutcome.OK else _attempt_error(outcome, status, error),
+            start_time=started_epoch,
+            url=self.url,
+        )
+        request.length = len(body)
+        return outcome, retry_after_s
+
+
+def _attempt_error(outcome: AttemptOutcome, status: int, error: BaseException | None) -> AttemptError:
+    if outcome is AttemptOutcome.TIMEOUT:
+        return AttemptError("timeout")
+    if error is not None:
+        return AttemptError(f"connection error: {type(error).__name__}")
+    return AttemptError(f"HTTP {status} ({outcome.value})")

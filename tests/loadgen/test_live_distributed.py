@@ -1,0 +1,78 @@
+"""Distributed mode: a master and two worker processes; the master's metrics are their sum.
+
+Each worker also serves its own ``/metrics`` (``--metrics-port``), so the test compares
+the master's series with the sum of the workers' series, sample by sample, and both
+with what the target received and with Locust's own aggregated statistics. The target
+runs the queue model with two workers, so some attempts are rejected with 503 and
+retried: every kind of series has something to sum.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.live
+
+COUNTED = ("_total", "_bucket", "_count", "_sum")
+
+
+def summed_series(metrics_list) -> dict:
+    totals: dict = {}
+    for metrics in metrics_list:
+        for name, labels, value in metrics.samples:
+            key = (name, tuple(sorted(labels.items())))
+            totals[key] = totals.get(key, 0.0) + value
+    return totals
+
+
+def counted(totals: dict) -> dict:
+    return {key: value for key, value in totals.items() if key[0].endswith(COUNTED)}
+
+
+def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wait):
+    target = target_server("--model", "queue", "--workers", "2", "--service-time", "100ms")
+    cluster = locust_cluster(target.url)
+    master = cluster.master
+
+    refused = master.swarm(user_count="4", spawn_rate="20", retry_strategy="fixed:lots")
+    assert refused["success"] is False
+    assert "--retry-strategy" in refused["message"]
+
+    form = {"user_count": "4", "spawn_rate": "20", "run_time": "6s"}
+    started = master.swarm(**form, retry_strategy="fixed:50ms", think_time="constant:100ms")
+    assert started["success"] is True, started
+    active = "retrystorm_client_active_users"
+    wait(lambda: master.metrics().get(active, strategy="fixed") == 4, 30, "4 active users on the master")
+    per_worker = [m.get(active, strategy="fixed") for m in cluster.worker_metrics()]
+    assert per_worker == [2, 2]
+    wait(lambda: master.stats()["state"] == "stopped", 60, "the run to end")
+
+    def master_equals_workers():
+        workers = cluster.worker_metrics()
+        return counted(summed_series([master.metrics()])) == counted(summed_series(workers)) and workers
+
+    workers = wait(master_equals_workers, 30, "the master's sums to catch up with the workers (3 s reports)")
+    totals = summed_series([master.metrics()])
+    assert counted(totals)
+    attempts = master.metrics().get("retrystorm_client_attempts_total", strategy="fixed")
+    assert all(m.get("retrystorm_client_attempts_total", strategy="fixed") > 0 for m in workers)
+    assert master.metrics().get(active, strategy="fixed") == 0
+    # both agree with what the server saw and what Locust aggregated on its own
+    served = target.metrics()
+    received = served.get("retrystorm_target_requests_total") + served.get("retrystorm_target_in_flight_requests")
+    assert attempts <= received <= attempts + 4  # attempts cut short by the stop
+    assert served.get("retrystorm_target_requests_total", outcome="rejected") > 0
+    ok = master.metrics().get("retrystorm_client_requests_total", strategy="fixed", outcome="ok")
+    failed = master.metrics().get("retrystorm_client_attempts_total", strategy="fixed", outcome="server_error")
+    assert master.metrics().get("retrystorm_client_retries_total", strategy="fixed") == failed
+    assert ok > 0
+    assert failed > 0
+
+    def locust_stats():  # Locust caches /stats/requests for a few seconds
+        stats = {entry["name"]: entry["num_requests"] for entry in master.stats()["stats"]}
+        return stats if stats.get("/api") == attempts else None
+
+    stats = wait(locust_stats, 15, "Locust's own statistics to show the same attempts")
+    assert stats["/api (logical)"] == ok
+    for log in [master.log, *cluster.worker_logs]:
+        assert "Traceback" not in log.read_text(), log.read_text()

@@ -1,0 +1,61 @@
+"""The web UI: the options in its start form, refusals of bad specs, /metrics after a run."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.live
+
+GOOD = {
+    "user_count": "2",
+    "spawn_rate": "10",
+    "retry_strategy": "fixed:50ms",
+    "think_time": "constant:100ms",
+}
+
+#: (field, bad value, words the refusal must contain)
+BAD_FIELDS = [
+    ("retry_strategy", "bogus", ["--retry-strategy", "unknown strategy 'bogus'", "exponential", "smira"]),
+    ("retry_strategy", "exponential:factor=0.5", ["--retry-strategy", "factor", ">= 1"]),
+    ("retry_budget", "tokens:max=-1", ["--retry-budget", "max"]),
+    ("think_time", "sometimes", ["--think-time", "exponential:10s"]),
+    ("attempt_timeout", "2", ["--attempt-timeout", "unit"]),
+    ("max_attempts", "0", ["--max-attempts", ">= 1"]),
+    ("request_deadline", "soon", ["--request-deadline"]),
+    ("arrival", "sideways", ["--arrival", "closed, open"]),
+]
+
+
+def test_start_form_refuses_bad_specs_then_runs_a_good_one(target_server, web_locust, wait):
+    target = target_server("--model", "fixed", "--base-delay", "10ms")
+    web = web_locust(target.url)
+    page = web.get_index()
+    for field in ("retry_strategy", "retry_budget", "think_time", "attempt_timeout", "arrival", "keep_backoff"):
+        assert field in page, f"{field} missing from the start form"
+    assert "metrics_port" not in page
+
+    for field, value, words in BAD_FIELDS:
+        answer = web.swarm(**{**GOOD, field: value})
+        assert answer["success"] is False, (field, answer)
+        for word in words:
+            assert word in answer["message"], (field, answer["message"])
+        assert web.stats()["state"] == "ready", "a refused swarm must not start"
+    assert web.metrics().get("retrystorm_client_attempts_total") == 0
+
+    answer = web.swarm(**GOOD)
+    assert answer["success"] is True, answer
+    ok = "retrystorm_client_requests_total"
+    wait(lambda: web.metrics().get(ok, strategy="fixed", outcome="ok") >= 5, 30, "requests with the form's strategy")
+    assert web.stop()["success"] is True
+    wait(lambda: web.stats()["state"] == "stopped", 30, "the run to stop")
+    after_stop = web.metrics()
+    served = after_stop.get("retrystorm_client_attempts_total", strategy="fixed", outcome="ok")
+    assert served >= 5
+    # the endpoint keeps serving the last values after the run
+    assert web.metrics().get("retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == served
+    assert web.metrics().get("retrystorm_client_active_users", strategy="fixed") == 0
+    assert web.metrics().get("retrystorm_client_users_in_backoff", strategy="fixed") == 0
+    received = target.metrics().get("retrystorm_target_requests_total")
+    received += target.metrics().get("retrystorm_target_in_flight_requests")
+    assert served <= received <= served + 2  # an attempt cut short by the stop
+    assert "Traceback" not in web.log.read_text()

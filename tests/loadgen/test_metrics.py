@@ -1,0 +1,78 @@
+"""Client metrics: names, types, units, labels and buckets."""
+
+from prometheus_client import CollectorRegistry
+
+from loadgen.metrics import LATENCY_BUCKETS_S, build_metrics
+from loadgen.outcomes import AttemptOutcome, RequestOutcome
+
+
+def test_names_types_and_labels():
+    registry = CollectorRegistry()
+    build_metrics(registry).for_strategy("fixed")
+    kinds = {metric.name: metric.type for metric in registry.collect()}
+    assert kinds == {
+        "retrystorm_client_attempts": "counter",
+        "retrystorm_client_requests": "counter",
+        "retrystorm_client_attempt_latency_seconds": "histogram",
+        "retrystorm_client_request_latency_seconds": "histogram",
+        "retrystorm_client_retries": "counter",
+        "retrystorm_client_budget_refusals": "counter",
+        "retrystorm_client_users_in_backoff": "gauge",
+        "retrystorm_client_backoff_delay_seconds": "histogram",
+        "retrystorm_client_active_users": "gauge",
+    }
+    for metric in registry.collect():
+        for sample in metric.samples:
+            assert sample.labels["strategy"] == "fixed"
+
+
+def test_every_outcome_series_exists_from_the_start():
+    registry = CollectorRegistry()
+    build_metrics(registry).for_strategy("smira")
+    for outcome in AttemptOutcome:
+        labels = {"strategy": "smira", "outcome": outcome.value}
+        assert registry.get_sample_value("retrystorm_client_attempts_total", labels) == 0
+    for outcome in RequestOutcome:
+        labels = {"strategy": "smira", "outcome": outcome.value}
+        assert registry.get_sample_value("retrystorm_client_requests_total", labels) == 0
+
+
+def test_buckets_span_ten_milliseconds_to_ten_minutes():
+    assert LATENCY_BUCKETS_S[0] == 0.01
+    assert LATENCY_BUCKETS_S[-1] == 600.0
+    assert list(LATENCY_BUCKETS_S) == sorted(LATENCY_BUCKETS_S)
+    assert 2.0 in LATENCY_BUCKETS_S  # the seed's attempt timeout
+
+
+def test_updates():
+    registry = CollectorRegistry()
+    bound = build_metrics(registry).for_strategy("exponential")
+    bound.attempt(AttemptOutcome.TIMEOUT, 2.0)
+    bound.attempt(AttemptOutcome.OK, 0.1)
+    bound.request(RequestOutcome.OK, 2.2)
+    bound.retry(0.1)
+    get = registry.get_sample_value
+    assert get("retrystorm_client_attempts_total", {"strategy": "exponential", "outcome": "timeout"}) == 1
+    assert (
+        get(
+            "retrystorm_client_attempt_latency_seconds_bucket",
+            {"strategy": "exponential", "outcome": "timeout", "le": "2.0"},
+        )
+        == 1
+    )
+    assert (
+        get(
+            "retrystorm_client_request_latency_seconds_bucket",
+            {"strategy": "exponential", "outcome": "ok", "le": "2.0"},
+        )
+        == 0
+    )
+    assert get("retrystorm_client_retries_total", {"strategy": "exponential"}) == 1
+    assert get("retrystorm_client_backoff_delay_seconds_sum", {"strategy": "exponential"}) == 0.1
+
+
+def test_two_registries_never_collide():
+    first, second = CollectorRegistry(), CollectorRegistry()
+    build_metrics(first).for_strategy("fixed").retry(1.0)
+    build_metrics(second)
+    assert second.get_sample_value("retrystorm_client_retries_total", {"strategy": "fixed"}) is None

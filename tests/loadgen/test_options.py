@@ -1,0 +1,135 @@
+"""Options: defaults, one-line errors naming the flag, web-form overlay, argparse wiring."""
+
+import argparse
+
+import pytest
+
+from loadgen.options import DEFAULT_STRATEGY, Arrival, add_arguments, load_options, overlay_form
+from loadgen.strategies import FixedBackoff, GrpcBackoff, parse_strategy
+from loadgen.strategies.budgets import QuotaBudget
+from loadgen.think import ConstantThink, ExponentialThink
+from retrystorm.errors import UserError
+
+
+class LocustLikeParser(argparse.ArgumentParser):
+    """argparse plus the keyword Locust's parser adds (without importing Locust here)."""
+
+    def __init__(self) -> None:
+        self.web_ui: dict[str, bool] = {}
+        super().__init__(prog="locust", exit_on_error=False)
+
+    def add_argument(self, *args, include_in_web_ui=True, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.web_ui[action.dest] = include_in_web_ui
+        return action
+
+
+def parse(*argv: str) -> dict:
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    return vars(parser.parse_args(list(argv)))
+
+
+def test_defaults_are_the_seed_client():
+    options = load_options(parse())
+    assert options.policy.strategy == parse_strategy(DEFAULT_STRATEGY)
+    assert options.think == ExponentialThink(average_s=10.0)
+    assert options.attempt_timeout_s == 2.0
+    assert options.policy.max_attempts is None
+    assert options.policy.deadline_s is None
+    assert options.policy.reset_after_success
+    assert options.policy.honour_retry_after
+    assert options.budget is None
+    assert options.arrival is Arrival.CLOSED
+    assert options.request_path == "/api"
+    assert options.seed is None
+    assert options.strategy_name == "exponential"
+
+
+def test_every_option_read():
+    argv = (
+        "--retry-strategy=fixed:250ms --retry-budget=quota:capacity=20 --think-time=constant:1s "
+        "--attempt-timeout=500ms --max-attempts=4 --request-deadline=30s --arrival=open "
+        "--request-path=/slow --random-seed=42 --keep-backoff --ignore-retry-after"
+    )
+    options = load_options(parse(*argv.split()))
+    assert options.policy.strategy == FixedBackoff(delay_s=0.25)
+    assert options.budget == QuotaBudget(capacity=20.0)
+    assert options.think == ConstantThink(wait_s=1.0)
+    assert options.attempt_timeout_s == 0.5
+    assert options.policy.max_attempts == 4
+    assert options.policy.deadline_s == 30.0
+    assert options.arrival is Arrival.OPEN
+    assert options.request_path == "/slow"
+    assert options.seed == 42
+    assert not options.policy.reset_after_success
+    assert not options.policy.honour_retry_after
+    assert options.strategy_name == "fixed"
+
+
+def test_grpc_raises_the_connect_timeout_to_its_floor():
+    assert load_options({"retry_strategy": "grpc"}).connect_timeout_s == GrpcBackoff().min_connect_timeout_s
+    assert load_options({"retry_strategy": "grpc:min_connect_timeout=1s"}).connect_timeout_s == 2.0
+    assert load_options({"retry_strategy": "fixed"}).connect_timeout_s == 2.0
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ({"retry_strategy": "bogus"}, ["--retry-strategy", "unknown strategy 'bogus'", "exponential", "smira"]),
+        ({"retry_strategy": "fixed:soon"}, ["--retry-strategy", "delay", "100ms"]),
+        ({"retry_budget": "piggybank"}, ["--retry-budget", "unknown budget", "quota"]),
+        ({"think_time": "often"}, ["--think-time", "exponential:10s"]),
+        ({"attempt_timeout": "0s"}, ["--attempt-timeout", "> 0"]),
+        ({"attempt_timeout": "2"}, ["--attempt-timeout", "unit"]),
+        ({"max_attempts": "0"}, ["--max-attempts", ">= 1", "none"]),
+        ({"max_attempts": "three"}, ["--max-attempts", "whole number"]),
+        ({"request_deadline": "-1s"}, ["--request-deadline"]),
+        ({"arrival": "sometimes"}, ["--arrival", "closed, open"]),
+        ({"request_path": "api"}, ["--request-path", "starting with /"]),
+        ({"random_seed": "x"}, ["--random-seed", "whole number"]),
+    ],
+)
+def test_errors_name_the_flag_and_what_is_accepted(values, words):
+    with pytest.raises(UserError) as caught:
+        load_options(values)
+    message = str(caught.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message
+
+
+def test_bad_flag_is_refused_by_argparse_with_the_same_message():
+    with pytest.raises(argparse.ArgumentError) as caught:
+        parse("--retry-strategy", "exponential:factor=0.5")
+    assert "factor" in str(caught.value)
+    assert ">= 1" in str(caught.value)
+
+
+def test_values_stay_text_for_the_web_form_and_the_workers():
+    values = parse("--attempt-timeout", "750ms")
+    assert values["attempt_timeout"] == "750ms"
+    assert values["retry_strategy"] == DEFAULT_STRATEGY
+    assert values["keep_backoff"] is False
+
+
+def test_form_fields_and_metrics_flags_in_the_web_ui():
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    assert parser.web_ui["retry_strategy"]
+    assert parser.web_ui["keep_backoff"]
+    assert not parser.web_ui["metrics_port"]
+    assert not parser.web_ui["metrics_linger"]
+
+
+def test_overlay_form_reads_checkboxes_as_locust_does():
+    values = parse()
+    merged = overlay_form(
+        values,
+        {"retry_strategy": "fixed:1s", "keep_backoff": "true", "ignore_retry_after": "false", "user_count": "5"},
+    )
+    assert merged["retry_strategy"] == "fixed:1s"
+    assert merged["keep_backoff"] is True
+    assert merged["ignore_retry_after"] is False
+    assert "user_count" not in merged or merged["user_count"] == values.get("user_count")
+    assert values["retry_strategy"] == DEFAULT_STRATEGY  # the original is left alone
