@@ -24,6 +24,23 @@ JOURNAL_OPTION = click.option(
     help=f"Pause journal (default {default_journal_path()}, or $RETRYSTORM_CHAOS_JOURNAL).",
 )
 
+BACKENDS_OPTION = click.option(
+    "--backend",
+    "backend_names",
+    type=click.Choice(["process", "docker"]),
+    multiple=True,
+    default=("process",),
+    show_default=True,
+    help="Fault backends to use (repeatable).",
+)
+MAX_OUTAGE_OPTION = click.option(
+    "--max-outage",
+    type=DURATION,
+    default=format_duration(DEFAULT_MAX_OUTAGE_S),
+    show_default=True,
+    help="No outage lasts longer than this, whatever was asked.",
+)
+
 
 def make_backends(names: tuple[str, ...], project: str | None = None) -> dict[str, FaultBackend]:
     """The named backends; ``docker`` connects to the engine now and fails clearly if it cannot."""
@@ -44,15 +61,7 @@ def chaos() -> None:
 
 
 @chaos.command()
-@click.option(
-    "--backend",
-    "backend_names",
-    type=click.Choice(["process", "docker"]),
-    multiple=True,
-    default=("process",),
-    show_default=True,
-    help="Backends to recover (repeatable).",
-)
+@BACKENDS_OPTION
 @click.option("--project", default=None, help="Only this compose project (docker).")
 @JOURNAL_OPTION
 def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Path | None) -> None:
@@ -73,13 +82,7 @@ def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Pat
     "--backend", "backend_name", type=click.Choice(["process", "docker"]), default="process", show_default=True
 )
 @click.option("--project", default=None, help="Only this compose project (docker).")
-@click.option(
-    "--max-outage",
-    type=DURATION,
-    default=format_duration(DEFAULT_MAX_OUTAGE_S),
-    show_default=True,
-    help="No outage lasts longer than this, whatever --for says.",
-)
+@MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
 def pause(
     *, target: str, duration: float, backend_name: str, project: str | None, max_outage: float, journal: Path | None
@@ -122,15 +125,7 @@ def _is_loopback(host: str) -> bool:
 @chaos.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8071, show_default=True)
-@click.option(
-    "--backend",
-    "backend_names",
-    type=click.Choice(["process", "docker"]),
-    multiple=True,
-    default=("process",),
-    show_default=True,
-    help="Backends to offer (repeatable).",
-)
+@BACKENDS_OPTION
 @click.option(
     "--target",
     "process_targets",
@@ -150,13 +145,7 @@ def _is_loopback(host: str) -> bool:
     default="",
     help="Bearer token; required when bound to a non-loopback address [env RETRYSTORM_CHAOS_TOKEN].",
 )
-@click.option(
-    "--max-outage",
-    type=DURATION,
-    default=format_duration(DEFAULT_MAX_OUTAGE_S),
-    show_default=True,
-    help="No outage lasts longer than this.",
-)
+@MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
 def serve(
     *,
