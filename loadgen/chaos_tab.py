@@ -131,19 +131,20 @@ def add_chaos_tab(web_ui: Any, url: str | None, token: str) -> ChaosTab:
     def chaos_targets() -> Any:
         return answer(tab.targets)
 
-    @app.route("/chaos/pause", methods=["POST"])  # type: ignore[untyped-decorator]
-    @guard
-    def chaos_pause() -> Any:
-        if _cross_origin():
-            return _fail(403, "cross-origin request refused: use the Chaos tab of this web UI")
-        return answer(lambda: tab.pause(_json_body('{"target": "target", "duration": "30s"}')))
+    actions = {
+        "pause": (tab.pause, '{"target": "target", "duration": "30s"}'),
+        "resume": (tab.resume, '{"target": "target"}'),
+    }
 
-    @app.route("/chaos/resume", methods=["POST"])  # type: ignore[untyped-decorator]
+    @app.route("/chaos/<action>", methods=["POST"])  # type: ignore[untyped-decorator]
     @guard
-    def chaos_resume() -> Any:
+    def chaos_action(action: str) -> Any:
+        if action not in actions:
+            return _fail(404, f"no chaos action {action!r}; use pause or resume")
         if _cross_origin():
             return _fail(403, "cross-origin request refused: use the Chaos tab of this web UI")
-        return answer(lambda: tab.resume(_json_body('{"target": "target"}')))
+        run, example = actions[action]
+        return answer(lambda: run(_json_body(example)))
 
     @app.route("/chaos/tab.js")  # type: ignore[untyped-decorator]
     def chaos_script() -> Response:

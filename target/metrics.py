@@ -82,21 +82,23 @@ class Traffic(Collector):
             requests.add_metric([outcome], cumulative[-1], created=self.created)
             buckets = list(zip(_BUCKET_LABELS, cumulative, strict=True))
             response_time.add_metric([outcome], buckets, self.sums_s[outcome])
-        bad = CounterMetricFamily(
-            f"{PREFIX}_bad_requests",
+        yield from (requests, response_time)
+        yield self._by_status(
+            "bad_requests",
             "Requests answered with a 4xx status (malformed, unknown path or method, bad admin input), by status.",
-            labels=["status"],
+            self.bad_requests,
         )
-        for status, count in sorted(self.bad_requests.items()):
-            bad.add_metric([str(status)], count, created=self.created)
-        injected = CounterMetricFamily(
-            f"{PREFIX}_injected_failures",
+        yield self._by_status(
+            "injected_failures",
             "Requests to /api answered with an error on purpose by the fault rule (PUT /admin/faults), by status.",
-            labels=["status"],
+            self.injected,
         )
-        for status, count in sorted(self.injected.items()):
-            injected.add_metric([str(status)], count, created=self.created)
-        yield from (requests, response_time, bad, injected)
+
+    def _by_status(self, what: str, documentation: str, counts: dict[int, int]) -> CounterMetricFamily:
+        family = CounterMetricFamily(f"{PREFIX}_{what}", documentation, labels=["status"])
+        for status, count in sorted(counts.items()):
+            family.add_metric([str(status)], count, created=self.created)
+        return family
 
 
 @dataclasses.dataclass(slots=True)

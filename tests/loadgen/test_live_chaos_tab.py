@@ -159,6 +159,7 @@ ERRORS = [
     ("pause", b"target=target", 400, 'body: expected a JSON object like {"target": "target", "duration": "30s"}'),
     ("resume", {"target": "target"}, 409, "'target' has no active outage to end"),
     ("resume", {"target": ""}, 400, "target: expected a non-empty string, got ''"),
+    ("explode", {"target": "target"}, 404, "no chaos action 'explode'; use pause or resume"),
 ]
 
 
