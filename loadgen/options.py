@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from loadgen.chaos_client import check_chaos_url
 from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
 from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import parse_duration
@@ -211,6 +212,22 @@ def add_arguments(parser: Any) -> None:
         default="0s",
         include_in_web_ui=False,
         help="Keep serving /metrics this long after a headless run ends, so the last values are scraped.",
+    )
+    group.add_argument(
+        "--chaos-url",
+        type=_argparse_type(check_chaos_url),
+        default="none",
+        include_in_web_ui=False,
+        env_var="RETRYSTORM_CHAOS_URL",
+        help="The chaos API (retrystorm chaos serve) the web UI's Chaos tab pauses targets through, "
+        "like http://127.0.0.1:8071; none: the tab says how to turn it on.",
+    )
+    group.add_argument(
+        "--chaos-token",
+        default="",
+        include_in_web_ui=False,
+        env_var="RETRYSTORM_CHAOS_TOKEN",
+        help="Bearer token of the chaos API, when it is bound beyond loopback [env RETRYSTORM_CHAOS_TOKEN].",
     )
 
 

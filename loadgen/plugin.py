@@ -6,8 +6,8 @@ process's users, and on a master the workers' metric snapshots. :func:`install`
 attaches the listeners:
 
 * ``init_command_line_parser``: register the options (:mod:`loadgen.options`);
-* ``init``: build the runtime, add ``/metrics`` and the start-form check to the web
-  UI, start the ``--metrics-port`` server;
+* ``init``: build the runtime, add ``/metrics``, the start-form check and the Chaos
+  tab (:mod:`loadgen.chaos_tab`) to the web UI, start the ``--metrics-port`` server;
 * ``test_start``: read the run's options (after the web form or the master set them),
   start a fresh budget;
 * ``report_to_master`` / ``worker_report``: carry metric snapshots to the master
@@ -28,8 +28,9 @@ from typing import Any, ClassVar
 import gevent
 from prometheus_client import CollectorRegistry
 
-from loadgen import web
+from loadgen import chaos_tab, web
 from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
+from loadgen.chaos_client import check_chaos_url
 from loadgen.metrics import StrategyMetrics, build_metrics
 from loadgen.options import LoadOptions, add_arguments, load_options
 from loadgen.strategies import BudgetState
@@ -124,12 +125,21 @@ def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
     _RUNTIMES[environment] = runtime
     Runtime.latest = runtime
     options = environment.parsed_options
-    if web_ui is not None:
+    if web_ui is not None:  # a standalone or master process serving the web UI; never a worker
         web.add_routes(web_ui, runtime.exposition)
+        _add_chaos_tab(web_ui, options)
     port = getattr(options, "metrics_port", 0) if options is not None else 0
     forked_worker = getattr(options, "worker", False) and getattr(options, "processes", None)
     if port and not forked_worker:  # --processes workers share the flags; their master serves the sum
         web.serve_metrics(runtime.exposition, getattr(options, "web_host", ""), port)
+
+
+def _add_chaos_tab(web_ui: Any, options: Any) -> None:
+    url = check_chaos_url(str(getattr(options, "chaos_url", None) or "none"))
+    token = str(getattr(options, "chaos_token", None) or "")
+    chaos_tab.add_chaos_tab(web_ui, url, token)
+    if token:
+        options.chaos_token = ""  # a master sends its parsed options to every worker: the token stays here
 
 
 def _on_test_start(environment: Any, **_: Any) -> None:

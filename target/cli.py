@@ -123,7 +123,8 @@ def target(
     """Run the target service: GET /api answers after the modelled delay.
 
     Also serves /healthz, /metrics (Prometheus), /openapi.json and the admin API
-    (GET/PUT /admin/model, POST /admin/reset). SIGTERM or Ctrl-C stops it.
+    (GET/PUT /admin/model, POST /admin/reset, GET/PUT/DELETE /admin/faults to fail
+    chosen attempts on purpose). SIGTERM or Ctrl-C stops it.
     """
     options: dict[str, Any] = {"backlog": backlog} if backlog is not None else {}
     config = ServiceConfig(

@@ -33,7 +33,8 @@ OUTCOMES = ("ok", "rejected", "abandoned")
 
 
 class Traffic(Collector):
-    """Requests by outcome, response times and bad requests: what ``POST /admin/reset`` clears.
+    """Requests by outcome, response times, bad requests and injected failures: what
+    ``POST /admin/reset`` clears.
 
     Outcomes: ``ok`` (200), ``rejected`` (503 from the model), ``abandoned`` (the
     client went away first). Kept as plain numbers and exposed when Prometheus
@@ -50,6 +51,7 @@ class Traffic(Collector):
         self.sums_s = dict.fromkeys(OUTCOMES, 0.0)
         self.buckets = {outcome: [0] * (len(RESPONSE_TIME_BUCKETS_S) + 1) for outcome in OUTCOMES}
         self.bad_requests: dict[int, int] = {}
+        self.injected: dict[int, int] = {}
 
     def observe(self, outcome: str, elapsed_s: float) -> None:
         """A request to /api ended with ``outcome`` after ``elapsed_s`` in the service."""
@@ -59,6 +61,10 @@ class Traffic(Collector):
     def bad_request(self, status: int) -> None:
         """A request was answered with 4xx ``status``."""
         self.bad_requests[status] = self.bad_requests.get(status, 0) + 1
+
+    def injected_failure(self, status: int) -> None:
+        """A request to /api was failed on purpose with ``status`` (see :mod:`target.faults`)."""
+        self.injected[status] = self.injected.get(status, 0) + 1
 
     def collect(self) -> Iterator[Metric]:
         requests = CounterMetricFamily(
@@ -76,14 +82,23 @@ class Traffic(Collector):
             requests.add_metric([outcome], cumulative[-1], created=self.created)
             buckets = list(zip(_BUCKET_LABELS, cumulative, strict=True))
             response_time.add_metric([outcome], buckets, self.sums_s[outcome])
-        bad = CounterMetricFamily(
-            f"{PREFIX}_bad_requests",
+        yield from (requests, response_time)
+        yield self._by_status(
+            "bad_requests",
             "Requests answered with a 4xx status (malformed, unknown path or method, bad admin input), by status.",
-            labels=["status"],
+            self.bad_requests,
         )
-        for status, count in sorted(self.bad_requests.items()):
-            bad.add_metric([str(status)], count, created=self.created)
-        yield from (requests, response_time, bad)
+        yield self._by_status(
+            "injected_failures",
+            "Requests to /api answered with an error on purpose by the fault rule (PUT /admin/faults), by status.",
+            self.injected,
+        )
+
+    def _by_status(self, what: str, documentation: str, counts: dict[int, int]) -> CounterMetricFamily:
+        family = CounterMetricFamily(f"{PREFIX}_{what}", documentation, labels=["status"])
+        for status, count in sorted(counts.items()):
+            family.add_metric([str(status)], count, created=self.created)
+        return family
 
 
 @dataclasses.dataclass(slots=True)

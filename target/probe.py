@@ -69,11 +69,12 @@ async def fetch(
     *,
     host: str = "127.0.0.1",
     timeout_s: float = 30.0,
+    headers: dict[str, str] | None = None,
 ) -> Reply:
     """One request on a fresh connection, closed afterwards."""
     reader, writer = await asyncio.open_connection(host, port)
     try:
-        writer.write(encode_request(method, path, body, close=True))
+        writer.write(encode_request(method, path, body, close=True, headers=headers))
         return await asyncio.wait_for(read_reply(reader), timeout_s)
     finally:
         writer.close()

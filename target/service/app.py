@@ -4,6 +4,8 @@
 it: 200 ``OK``, or 503 when the model rejects it. A request whose client went away
 keeps its place in the model until released, as in the seed server (that is what
 sustains a retry storm); with ``cancel_on_disconnect`` it leaves the model at once.
+While a fault rule is armed (``PUT /admin/faults``, :mod:`target.faults`), the
+attempts it picks are answered with its error at once instead.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, gener
 
 from retrystorm.console import out
 from retrystorm.errors import UserError
+from target.faults import FaultInjector, FaultRule, parse_attempt, parse_rule
 from target.metrics import build_metrics
 from target.models import Completion, Outcome
-from target.service.admin import model_document, parse_model_body, parse_reset_body
+from target.service.admin import model_document, parse_model_body, parse_reset_body, read_json_object
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
 from target.service.http import HttpServer, Request
@@ -61,6 +64,8 @@ class TargetApp:
         self.driver: ModelDriver[Request] = ModelDriver(
             config.model, clock=clock, rng=random.Random(config.seed), release=self._release
         )
+        self.faults = FaultInjector(random.Random(f"{config.seed}:faults" if config.seed is not None else None))
+        self._fault_response = REJECTED
         self.http = HttpServer(self)
         self.abandoned_in_flight = 0
         self.metrics.bind_state(
@@ -78,6 +83,7 @@ class TargetApp:
             "/openapi.json": {b"GET": lambda _: self._openapi},
             "/admin/model": {b"GET": self._get_model, b"PUT": self._put_model},
             "/admin/reset": {b"POST": self._reset},
+            "/admin/faults": {b"GET": self._get_faults, b"PUT": self._put_faults, b"DELETE": self._delete_faults},
         }
         self._listener: asyncio.Server | None = None
         self._reporter: asyncio.Task[None] | None = None
@@ -134,6 +140,8 @@ class TargetApp:
     def handle(self, request: Request) -> Response | None:
         """Route a request; ``None`` means the model will answer it later."""
         if request.path == "/api" and request.method == b"GET" and not self.http.closing:  # the hot path first
+            if self.faults.rule is not None:
+                return self._api(request)
             request.arrived_s = self.driver.admit(request)
             return None
         if self.http.closing:
@@ -163,8 +171,18 @@ class TargetApp:
         self.bad_request(status)
         return Response.text(status, message, headers)
 
-    def _api(self, request: Request) -> None:
+    def _api(self, request: Request) -> Response | None:
+        if self.faults.rule is not None:
+            try:
+                attempt = parse_attempt(request.attempt)
+            except UserError as error:
+                return self._bad(400, str(error))
+            status = self.faults.judge(attempt, self.clock())
+            if status is not None:
+                self.metrics.traffic.injected_failure(status)
+                return self._fault_response
         request.arrived_s = self.driver.admit(request)
+        return None
 
     def _release(self, completions: list[Completion[Request]], now: float) -> None:
         observe = self.metrics.traffic.observe
@@ -216,6 +234,34 @@ class TargetApp:
         released = self._answer_all(RESET) if release else 0
         self.metrics.traffic.reset()
         return _json(200, {"reset": True, "released": released})
+
+    def _faults_document(self) -> Response:
+        return _json(200, self.faults.to_json())
+
+    def _get_faults(self, request: Request) -> Response:
+        return self._faults_document()
+
+    def _put_faults(self, request: Request) -> Response:
+        try:
+            rule = parse_rule(read_json_object(request.body))
+        except UserError as error:
+            return self._bad(400, str(error))
+        self._fault_response = _fault_response(rule)
+        self.faults.arm(rule)
+        logger.info("fault rule armed: %s", rule)
+        return self._faults_document()
+
+    def _delete_faults(self, request: Request) -> Response:
+        self.faults.disarm()
+        logger.info("fault rule disarmed")
+        return self._faults_document()
+
+
+def _fault_response(rule: FaultRule) -> Response:
+    """The answer to every attempt ``rule`` fails (shared: encoded once per second)."""
+    headers = "" if rule.retry_after_s is None else f"Retry-After: {rule.retry_after_s}\r\n"
+    message = f"failed on purpose: fault rule of PUT /admin/faults ({rule.status})"
+    return Response.text(rule.status, message, headers, shared=True)
 
 
 def _format_delay(delay_s: float) -> str:

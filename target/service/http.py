@@ -32,19 +32,33 @@ MAX_HEADER_BYTES = 16 * 1024
 MAX_BODY_BYTES = 64 * 1024
 #: Pipelined requests buffered per connection before it stops reading.
 MAX_QUEUED = 16
+#: The one request header the application reads (fault injection counts attempts with it).
+ATTEMPT_HEADER = b"retrystorm-attempt"
+_ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
 
 
 class Request:
-    """One parsed request. ``arrived_s`` is stamped by the application when it admits it."""
+    """One parsed request. ``arrived_s`` is stamped by the application when it admits it;
+    ``attempt`` is the raw value of the ``Retrystorm-Attempt`` header (``None`` without one)."""
 
-    __slots__ = ("arrived_s", "body", "connection", "keep_alive", "method", "path")
+    __slots__ = ("arrived_s", "attempt", "body", "connection", "keep_alive", "method", "path")
 
-    def __init__(self, connection: HttpConnection, method: bytes, path: str, body: bytes, keep_alive: bool) -> None:
+    def __init__(
+        self,
+        connection: HttpConnection,
+        method: bytes,
+        path: str,
+        body: bytes,
+        keep_alive: bool,
+        *,
+        attempt: bytes | None = None,
+    ) -> None:
         self.connection = connection
         self.method = method
         self.path = path
         self.body = body
         self.keep_alive = keep_alive
+        self.attempt = attempt
         self.arrived_s = 0.0
 
     @property
@@ -113,6 +127,7 @@ class HttpConnection(asyncio.Protocol):
     """One client connection: parse, dispatch in order, write responses."""
 
     __slots__ = (
+        "_attempt",
         "_body",
         "_body_bytes",
         "_broken",
@@ -134,6 +149,7 @@ class HttpConnection(asyncio.Protocol):
         self._header_bytes = 0
         self._body: list[bytes] = []
         self._body_bytes = 0
+        self._attempt: bytes | None = None
         self._queue: deque[Request | Response] = deque()
         self._paused = False
         self._broken = False
@@ -192,6 +208,8 @@ class HttpConnection(asyncio.Protocol):
         self._header_bytes += len(name) + len(value) + 4
         if self._header_bytes > MAX_HEADER_BYTES:
             raise _TooLargeError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
+        if len(name) == _ATTEMPT_HEADER_LENGTH and name.lower() == ATTEMPT_HEADER:  # the length test is cheaper
+            self._attempt = value
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
@@ -208,9 +226,12 @@ class HttpConnection(asyncio.Protocol):
         if parser is None:  # only reachable from parser.feed_data, so never in practice
             return
         body = b"".join(self._body) if self._body else b""
-        request = Request(self, parser.get_method(), path.decode("latin-1"), body, parser.should_keep_alive())
+        request = Request(
+            self, parser.get_method(), path.decode("latin-1"), body, parser.should_keep_alive(), attempt=self._attempt
+        )
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
+        self._attempt = None
         if body:
             self._body = []
             self._body_bytes = 0

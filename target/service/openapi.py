@@ -15,6 +15,7 @@ from typing import Any
 
 from retrystorm import __version__
 from retrystorm.spec import DURATION, INTEGER, NUMBER, ParamInfo, params_of
+from target.faults import MAX_RETRY_AFTER_S, RECENT_CAPACITY
 from target.models import MODELS
 from target.service.http import MAX_BODY_BYTES
 
@@ -70,10 +71,72 @@ def _model_schemas() -> dict[str, Any]:
     return schemas
 
 
+def _nullable_count(description: str, minimum: int = 1) -> dict[str, Any]:
+    return {"type": "integer", "minimum": minimum, "nullable": True, "default": None, "description": description}
+
+
+def _fault_schemas() -> dict[str, Any]:
+    rule = {
+        "type": "object",
+        "description": "Which attempts of /api fail at once, and how; an attempt fails when every condition holds.",
+        "properties": {
+            "status": {
+                "description": "the status sent",
+                "default": 503,
+                "anyOf": [{"type": "integer", "enum": [429]}, {"type": "integer", "minimum": 500, "maximum": 599}],
+            },
+            "retry_after": {
+                **_nullable_count("send Retry-After with this many seconds; null: no header", minimum=0),
+                "maximum": MAX_RETRY_AFTER_S,
+            },
+            "first_attempts": _nullable_count(
+                "fail only attempts 1..N of each logical request (Retrystorm-Attempt header, absent: 1); null: all"
+            ),
+            "probability": {
+                "type": "number",
+                "minimum": 0,
+                "exclusiveMinimum": True,
+                "maximum": 1,
+                "default": 1,
+                "description": "a qualifying attempt fails with this probability",
+            },
+            "count": _nullable_count("at most this many failures in all, then everything passes; null: no limit"),
+        },
+        "additionalProperties": False,
+    }
+    judged = {
+        "type": "object",
+        "required": ["at_seconds", "attempt", "status"],
+        "properties": {
+            "at_seconds": {"type": "number", "description": "arrival on the service's monotonic clock"},
+            "attempt": {"type": "integer", "minimum": 1},
+            "status": {"type": "integer", "nullable": True, "description": "the status sent; null: passed on"},
+        },
+    }
+    document = {
+        "type": "object",
+        "required": ["rule", "injected", "passed", "remaining", "recent"],
+        "properties": {
+            "rule": {"allOf": [{"$ref": "#/components/schemas/FaultRule"}], "nullable": True},
+            "injected": {"type": "integer", "minimum": 0, "description": "attempts failed by the last rule armed"},
+            "passed": {"type": "integer", "minimum": 0, "description": "attempts it let through to the model"},
+            "remaining": {"type": "integer", "minimum": 0, "nullable": True, "description": "failures left"},
+            "recent": {
+                "type": "array",
+                "maxItems": RECENT_CAPACITY,
+                "description": "the last attempts the rule judged, oldest first",
+                "items": judged,
+            },
+        },
+    }
+    return {"FaultRule": rule, "FaultDocument": document}
+
+
 def _schemas() -> dict[str, Any]:
     models = _model_schemas()
     return {
         **models,
+        **_fault_schemas(),
         "SpecString": {
             "type": "object",
             "required": ["spec"],
@@ -127,15 +190,32 @@ def _json_response(description: str, ref: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": {"$ref": ref}}}}
 
 
+def _api_path() -> dict[str, Any]:
+    attempt = {
+        "name": "Retrystorm-Attempt",
+        "in": "header",
+        "required": False,
+        "description": "the attempt number of a retry (2, 3, ...; absent: 1); only the fault rule reads it",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+    return {
+        "get": {
+            "summary": "The modelled endpoint: answers after the model's delay (the seed's endpoint)",
+            "parameters": [attempt],
+            "responses": {
+                "200": _text("OK"),
+                "400": _text("a fault rule is armed and Retrystorm-Attempt is not a whole number >= 1"),
+                "503": _text("the model rejected the request, or the fault rule failed it"),
+                "default": _text("the fault rule's status (429 or 5xx), with Retry-After when the rule sets one"),
+            },
+        }
+    }
+
+
 def _paths() -> dict[str, Any]:
     model_doc = "#/components/schemas/ModelDocument"
     return {
-        "/api": {
-            "get": {
-                "summary": "The modelled endpoint: answers after the model's delay (the seed's endpoint)",
-                "responses": {"200": _text("OK"), "503": _text("the model rejected the request")},
-            }
-        },
+        "/api": _api_path(),
         "/healthz": {"get": {"summary": "Liveness", "responses": {"200": _text("OK")}}},
         "/metrics": {"get": {"summary": "Prometheus metrics, text format", "responses": {"200": _text("exposition")}}},
         "/openapi.json": {
@@ -152,6 +232,7 @@ def _paths() -> dict[str, Any]:
                 "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
             },
         },
+        "/admin/faults": _faults_path(),
         "/admin/reset": {
             "post": {
                 "summary": "Zero the counters and histograms between scenario runs",
@@ -161,6 +242,25 @@ def _paths() -> dict[str, Any]:
                     **_bad_input("bad body"),
                 },
             }
+        },
+    }
+
+
+def _faults_path() -> dict[str, Any]:
+    document = "#/components/schemas/FaultDocument"
+    return {
+        "get": {
+            "summary": "The fault rule (null: off, the default), what it did, and the attempts it judged lately",
+            "responses": {"200": _json_response("the fault rule", document)},
+        },
+        "put": {
+            "summary": "Arm a fault rule: fail chosen attempts of /api at once; its counters start at zero",
+            "requestBody": _json_body("#/components/schemas/FaultRule"),
+            "responses": {"200": _json_response("the rule armed", document), **_bad_input("bad rule")},
+        },
+        "delete": {
+            "summary": "Disarm the fault rule; its counters stay readable",
+            "responses": {"200": _json_response("no rule armed", document)},
         },
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from email.utils import formatdate
+from http import HTTPStatus
 
 _REASONS = {
     200: "OK",
@@ -16,6 +17,17 @@ _REASONS = {
     500: "Internal Server Error",
     503: "Service Unavailable",
 }
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of ``status`` (``Unknown`` for a code without one)."""
+    reason = _REASONS.get(status)
+    if reason is None:
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Unknown"
+    return reason
 
 
 class Response:
@@ -51,7 +63,7 @@ class Response:
         """The bytes on the wire; ``Connection: close`` unless ``keep_alive``."""
         connection = "" if keep_alive else "Connection: close\r\n"
         head = (
-            f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Unknown')}\r\n"
+            f"HTTP/1.1 {self.status} {reason_phrase(self.status)}\r\n"
             f"Content-Type: {self.content_type}\r\nContent-Length: {len(self.body)}\r\n"
             f"{self.headers}{connection}"
         ).encode("latin-1")

@@ -28,7 +28,6 @@ from prometheus_client.parser import text_string_to_metric_families
 ROOT = Path(__file__).resolve().parents[2]
 LOCUSTFILE = ROOT / "loadgen" / "locustfile.py"
 RECORDING_LOCUSTFILE = Path(__file__).with_name("recording_locustfile.py")
-FLAKY_SERVER = Path(__file__).with_name("flaky_server.py")
 LOCUST = str(Path(sys.executable).with_name("locust"))
 LINGER_MARK = "keeping /metrics up"
 
@@ -149,45 +148,6 @@ def module_processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proce
 
 
 @dataclasses.dataclass
-class FlakyServer:
-    """The test server of ``flaky_server.py``: fails attempts 1..N of each request."""
-
-    url: str
-
-    def log(self) -> list[dict[str, float]]:
-        return list(json.loads(get_text(self.url + "/log")))
-
-    def requests(self) -> list[list[float]]:
-        """Arrival times of the attempts of each logical request, in order (one user)."""
-        grouped: list[list[float]] = []
-        for entry in self.log():
-            if entry["attempt"] == 1:
-                grouped.append([])
-            if grouped:
-                grouped[-1].append(entry["t"])
-        return grouped
-
-
-def flaky_server_starter(processes: Processes) -> Callable[..., FlakyServer]:
-    """A function that starts ``flaky_server.py`` and returns once it listens."""
-
-    def start(*, fail_first: int, status: int = 503, retry_after: str | None = None) -> FlakyServer:
-        argv = [sys.executable, str(FLAKY_SERVER), "--fail-first", str(fail_first), "--status", str(status)]
-        if retry_after is not None:
-            argv += ["--retry-after", retry_after]
-        _, log = processes.start("flaky-server", argv)
-        line = wait_until(lambda: log.read_text().strip(), 30, "the flaky server's port")
-        return FlakyServer(f"http://127.0.0.1:{int(line.split()[1])}")
-
-    return start
-
-
-@pytest.fixture
-def flaky_server(processes: Processes) -> Callable[..., FlakyServer]:
-    return flaky_server_starter(processes)
-
-
-@dataclasses.dataclass
 class Target:
     """A real ``retrystorm target`` process on loopback."""
 
@@ -203,6 +163,26 @@ class Target:
 
     def resume(self) -> None:
         os.kill(self.process.pid, signal.SIGCONT)
+
+    def fail(self, **rule: Any) -> dict[str, Any]:
+        """Arm the target's fault rule (``PUT /admin/faults``), e.g. ``fail(first_attempts=2)``."""
+        request = urllib.request.Request(self.url + "/admin/faults", data=json.dumps(rule).encode(), method="PUT")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return dict(json.loads(response.read()))
+
+    def judged(self) -> list[dict[str, Any]]:
+        """The attempts the fault rule judged: ``at_seconds``, ``attempt``, ``status`` (``None``: passed)."""
+        return list(json.loads(get_text(self.url + "/admin/faults"))["recent"])
+
+    def requests(self) -> list[list[float]]:
+        """Arrival times of the attempts of each logical request, in order (one user)."""
+        grouped: list[list[float]] = []
+        for entry in self.judged():
+            if entry["attempt"] == 1:
+                grouped.append([])
+            if grouped:
+                grouped[-1].append(entry["at_seconds"])
+        return grouped
 
 
 def target_starter(processes: Processes) -> Callable[..., Target]:
@@ -222,6 +202,23 @@ def target_starter(processes: Processes) -> Callable[..., Target]:
 @pytest.fixture
 def target_server(processes: Processes) -> Callable[..., Target]:
     return target_starter(processes)
+
+
+def failing_target_starter(processes: Processes) -> Callable[..., Target]:
+    """A function that starts a target answering at once, whose fault rule fails attempts 1..N."""
+    start_target = target_starter(processes)
+
+    def start(*, fail_first: int, status: int = 503, retry_after: int | None = None) -> Target:
+        target = start_target("--model", "fixed", "--base-delay", "0")
+        target.fail(first_attempts=fail_first, status=status, retry_after=retry_after)
+        return target
+
+    return start
+
+
+@pytest.fixture
+def failing_target(processes: Processes) -> Callable[..., Target]:
+    return failing_target_starter(processes)
 
 
 @dataclasses.dataclass
@@ -318,8 +315,8 @@ def module_start_locust(module_processes: Processes) -> Callable[..., PendingRun
 
 
 @pytest.fixture(scope="module")
-def module_flaky_server(module_processes: Processes) -> Callable[..., FlakyServer]:
-    return flaky_server_starter(module_processes)
+def module_failing_target(module_processes: Processes) -> Callable[..., Target]:
+    return failing_target_starter(module_processes)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
-"""Retry sequences on the wire: a real Locust user against a server that fails on purpose.
+"""Retry sequences on the wire: a real Locust user against a target that fails on purpose.
 
-The server (``flaky_server.py``) fails attempts 1..N of every logical request and
-records when each attempt arrives. With ``--random-seed`` the user's delays are
+The target (``retrystorm target --model fixed --base-delay 0``) has a fault rule that
+fails attempts 1..N of every logical request, and records when each attempt arrives
+(``GET /admin/faults``). With ``--random-seed`` the user's delays are
 known in advance: replaying :class:`RetrySession` with the same seed gives them.
 Each gap between attempts must be at least the delay the strategy chose (a retry
 never comes early), and gaps must be ordered as the delays are when they differ
@@ -65,8 +66,8 @@ SEQUENCES = [
 
 
 @pytest.fixture(scope="module")
-def sequence_runs(module_flaky_server, module_start_locust):
-    start_server, start = module_flaky_server, module_start_locust
+def sequence_runs(module_failing_target, module_start_locust):
+    start_server, start = module_failing_target, module_start_locust
     pending = {}
     for strategy, fail_first in SEQUENCES:
         server = start_server(fail_first=fail_first)
@@ -79,7 +80,7 @@ def sequence_runs(module_flaky_server, module_start_locust):
 def test_retry_sequence(sequence_runs, strategy, fail_first):
     server, run = sequence_runs[strategy]
     complete = [arrivals for arrivals in server.requests() if len(arrivals) == fail_first + 1]
-    assert len(complete) >= 2, server.log()
+    assert len(complete) >= 2, server.judged()
     assert all(len(arrivals) <= fail_first + 1 for arrivals in server.requests())
     assert_sequence([gaps(a) for a in complete], expected_delays(strategy, fail_first, len(complete)))
     family = strategy.split(":")[0]
@@ -93,11 +94,11 @@ def test_retry_sequence(sequence_runs, strategy, fail_first):
     assert run.stat("/api")["num_failures"] == failed
 
 
-def test_backoff_resets_after_a_success_unless_kept(flaky_server, start_locust):
+def test_backoff_resets_after_a_success_unless_kept(failing_target, start_locust):
     strategy = "exponential:base=100ms,factor=6,max=1m,jitter=none"  # 0.1 s, then 0.6 s, 3.6 s, ...
     pending = {}
     for keep in (False, True):
-        server = flaky_server(fail_first=2)
+        server = failing_target(fail_first=2)
         flags = ["--keep-backoff"] if keep else []
         options = (f"--retry-strategy={strategy}", "--think-time=constant:100ms", *flags)
         pending[keep] = (server, start_locust(server.url, *options, run_time="5s"))
@@ -118,10 +119,10 @@ def test_backoff_resets_after_a_success_unless_kept(flaky_server, start_locust):
 
 
 @pytest.mark.parametrize("status", [429, 503])
-def test_retry_after_is_honoured_or_ignored(flaky_server, start_locust, status):
+def test_retry_after_is_honoured_or_ignored(failing_target, start_locust, status):
     pending = {}
     for ignore in (False, True):
-        server = flaky_server(fail_first=1, status=status, retry_after="1")
+        server = failing_target(fail_first=1, status=status, retry_after=1)
         flags = ["--ignore-retry-after"] if ignore else []
         pending[ignore] = (
             server,
@@ -152,9 +153,9 @@ EVENT_CASES = {
 
 
 @pytest.mark.parametrize("case", EVENT_CASES)
-def test_every_attempt_and_every_logical_request_fires_an_event(flaky_server, run_locust, recording_locustfile, case):
+def test_every_attempt_and_every_logical_request_fires_an_event(failing_target, run_locust, recording_locustfile, case):
     max_attempts, logical_context, exception = EVENT_CASES[case]
-    server = flaky_server(fail_first=2)
+    server = failing_target(fail_first=2)
     run = run_locust(
         server.url,
         "--retry-strategy=fixed:200ms",

@@ -16,11 +16,13 @@ class LocustLikeParser(argparse.ArgumentParser):
 
     def __init__(self) -> None:
         self.web_ui: dict[str, bool] = {}
+        self.env_vars: dict[str, str | None] = {}
         super().__init__(prog="locust", exit_on_error=False)
 
-    def add_argument(self, *args, include_in_web_ui=True, **kwargs):
+    def add_argument(self, *args, include_in_web_ui=True, env_var=None, **kwargs):
         action = super().add_argument(*args, **kwargs)
         self.web_ui[action.dest] = include_in_web_ui
+        self.env_vars[action.dest] = env_var
         return action
 
 
@@ -120,6 +122,23 @@ def test_form_fields_and_metrics_flags_in_the_web_ui():
     assert parser.web_ui["keep_backoff"]
     assert not parser.web_ui["metrics_port"]
     assert not parser.web_ui["metrics_linger"]
+    assert not parser.web_ui["chaos_url"]
+    assert not parser.web_ui["chaos_token"]  # a secret never goes into the page
+
+
+def test_chaos_flags_default_to_off_and_read_the_environment():
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    assert (parser.env_vars["chaos_url"], parser.env_vars["chaos_token"]) == (
+        "RETRYSTORM_CHAOS_URL",
+        "RETRYSTORM_CHAOS_TOKEN",
+    )
+    values = parse()
+    assert (values["chaos_url"], values["chaos_token"]) == ("none", "")
+    assert parse("--chaos-url", "http://127.0.0.1:8071/")["chaos_url"] == "http://127.0.0.1:8071/"
+    for bad in ("127.0.0.1:8071", "ftp://host", "http://host:99999", "http://host/?x=1"):
+        with pytest.raises(argparse.ArgumentError, match="chaos API"):
+            parse("--chaos-url", bad)
 
 
 def test_overlay_form_reads_checkboxes_as_locust_does():

@@ -17,6 +17,7 @@ EXPECTED_TYPES = {
     "retrystorm_target_requests": "counter",
     "retrystorm_target_response_time_seconds": "histogram",
     "retrystorm_target_bad_requests": "counter",
+    "retrystorm_target_injected_failures": "counter",
     "process_cpu_seconds": "counter",
     "process_resident_memory_bytes": "gauge",
     "python_gc_collections": "counter",

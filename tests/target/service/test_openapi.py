@@ -15,6 +15,8 @@ from target.service.openapi import build_openapi, render
 
 OPENAPI = Path(target.__file__).parent / "openapi.json"
 schema = schemathesis.openapi.from_path(OPENAPI).exclude(path="/api")  # /api waits for the model
+#: The fault rule's constraints are all in its schema: every schema-valid rule must be accepted.
+fault_schema = schemathesis.openapi.from_path(OPENAPI).include(path="/admin/faults")
 
 
 def test_the_file_is_the_generated_document():
@@ -64,3 +66,10 @@ def test_fuzz_the_api_from_its_document(case, fuzzed):
     case.call_and_validate(
         base_url=f"http://127.0.0.1:{fuzzed.port}", timeout=10, excluded_checks=[positive_data_acceptance]
     )
+
+
+@pytest.mark.live
+@fault_schema.parametrize()
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+def test_fuzz_the_fault_rule_every_valid_rule_is_accepted(case, fuzzed):
+    case.call_and_validate(base_url=f"http://127.0.0.1:{fuzzed.port}", timeout=10)
