@@ -173,4 +173,3 @@ class LocustDriver:
             await process.stop()
             raise
         return load
-

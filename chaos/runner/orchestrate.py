@@ -62,6 +62,7 @@ class StrategyRun:
         controller: OutageController,
         display: Display,
         position: tuple[int, int, float],
+        *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.plan = plan

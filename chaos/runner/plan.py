@@ -71,7 +71,9 @@ def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
     known = scenario.labels()
     for label in labels:
         if label not in known:
-            raise UserError(f"--strategy: no strategy labelled {label!r} in {scenario.name}; labels: {', '.join(known)}")
+            raise UserError(
+                f"--strategy: no strategy labelled {label!r} in {scenario.name}; labels: {', '.join(known)}"
+            )
     return [entry for entry in scenario.strategies if not labels or entry.label in labels]
 
 

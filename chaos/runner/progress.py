@@ -62,10 +62,11 @@ def status_table(status: Status) -> Table:
     table.add_column(style="bold")
     table.add_column()
     in_flight = _number(status.in_flight) if status.in_flight is not None else "no answer (paused?)"
+    remaining = f"about {_clock(status.remaining_total_s)} left in all"
     rows = [
         ("strategy", f"{status.label}  ({status.index} of {status.total})"),
         ("phase", status.phase),
-        ("time", f"{_clock(status.elapsed_s)} of {_clock(status.duration_s)}; about {_clock(status.remaining_total_s)} left in all"),
+        ("time", f"{_clock(status.elapsed_s)} of {_clock(status.duration_s)}; {remaining}"),
         ("outage", status.outage),
         ("goodput", f"{_number(status.goodput, ' requests/s')}   attempts {_number(status.attempts, '/s')}"),
         ("in flight", f"{in_flight}   users in backoff {_number(status.in_backoff)}"),
@@ -82,7 +83,7 @@ class Display:
         self.console = console
         self.live: Live | None = None
         self._last_phase: tuple[str, str] | None = None
-        self._last_line_s = -PLAIN_EVERY_S
+        self._last_line_s: float = -PLAIN_EVERY_S
 
     def __enter__(self) -> Display:
         if self.console.is_terminal:

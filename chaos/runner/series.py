@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -85,8 +86,8 @@ class LiveSeries:
 def interpolate(points: Sequence[tuple[float, float]], at: float) -> float | None:
     """The piecewise-linear function through ``points`` (ascending times) at ``at``; ``None`` outside them.
 
-    Beyond the last point within half a second (a final reading taken a little early),
-    the last value.
+    Within half a second beyond the ends (the first reading taken a little after time 0,
+    the last a little early), the value at that end.
     """
     if not points:
         return None
@@ -95,7 +96,7 @@ def interpolate(points: Sequence[tuple[float, float]], at: float) -> float | Non
     if index < len(points) and math.isclose(times[index], at, abs_tol=1e-9):
         return points[index][1]
     if index == 0:
-        return None
+        return points[0][1] if times[0] - at <= 0.5 else None
     if index == len(points):
         return points[-1][1] if at - times[-1] <= 0.5 else None
     (t0, v0), (t1, v1) = points[index - 1], points[index]
@@ -111,7 +112,7 @@ def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
         points = [(time, read(client)) for time, client in clients]
         grid = [interpolate(points, float(k)) for k in range(length + 1)]
         rates[name] = [
-            None if start is None or end is None else max(0.0, end - start) for start, end in zip(grid, grid[1:])
+            None if start is None or end is None else max(0.0, end - start) for start, end in itertools.pairwise(grid)
         ]
     gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
     for reading in readings:

@@ -64,7 +64,7 @@ class LoadSettings:
 
     def options(self) -> dict[str, str]:
         """The load generator's options (``loadgen.options`` names) with their values as text."""
-        found = {
+        return {
             "retry_strategy": self.strategy,
             "retry_budget": self.budget or "none",
             "think_time": self.think_time,
@@ -74,7 +74,6 @@ class LoadSettings:
             "arrival": self.arrival,
             "random_seed": str(self.seed),
         }
-        return found
 
     def describe(self) -> str:
         """``300 users (spawn 300/s), think exponential:3s, closed loop, timeout 2s, fixed:100ms``."""
