@@ -74,7 +74,7 @@ def _run_live(plan: Plan, stack: Stack, journal: Path | None) -> list[StrategyRe
 
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
     """Run ``plan`` live, write the run folder, print the verdicts; the exit status."""
-    from chaos.runner.outputs import live_curves, run_document, write_run  # noqa: PLC0415 - after the run
+    from chaos.runner.outputs import Curves, live_curves, run_document, write_run
 
     scenario = plan.scenario
     try:
@@ -86,9 +86,10 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         err.print(f"retrystorm run: {error}", markup=False)
         return RunFailedError.exit_code
     results = [analyse(record, scenario.assertions.get(record.label)) for record in records]
-    simulated_doc, simulated_curves = None, []
+    simulated_doc: dict[str, object] | None = None
+    simulated_curves: list[Curves] = []
     if options.simulate:
-        from chaos.runner.compare import comparison, simulate  # noqa: PLC0415 - only with --simulate
+        from chaos.runner.compare import comparison, simulate
 
         only = scenario.model_copy(update={"strategies": [strategy.entry for strategy in plan.strategies]})
         sim_rows, simulated_curves = simulate(only)

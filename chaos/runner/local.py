@@ -20,6 +20,7 @@ import re
 import socket
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import aiohttp
@@ -61,7 +62,7 @@ class LocalTarget:
         self.process = process
         self.base_url = base_url
         self.metrics_url = base_url + "/metrics"
-        self.fault_targets = {FAULT_TARGET: ProcessBackend.name}
+        self.fault_targets: Mapping[str, str] = {FAULT_TARGET: ProcessBackend.name}
 
     def describe(self) -> str:
         return f"retrystorm target on {self.base_url} (pid {self.process.pid})"
@@ -80,7 +81,7 @@ class LocalTargets:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
         self.process_backend = ProcessBackend()
-        self.backends: dict[str, FaultBackend] = {ProcessBackend.name: self.process_backend}
+        self.backends: Mapping[str, FaultBackend] = {ProcessBackend.name: self.process_backend}
 
     def fault_target_names(self) -> list[str]:
         return [FAULT_TARGET]

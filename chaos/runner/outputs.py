@@ -28,8 +28,10 @@ from sim.report import csv_text
 REPORT_PACKAGE = "chaos.report"
 
 CHOICES = [
-    "Live figures: counters and gauges read from the target's and the load generator's /metrics once a second; "
-    "a paused target does not answer, so its gauges are missing while it is paused.",
+    (
+        "Live figures: counters and gauges read from the target's and the load generator's /metrics once a second; "
+        "a paused target does not answer, so its gauges are missing while it is paused."
+    ),
     "Rates per second are counter differences on a 1-s grid, interpolated linearly across missed readings.",
     "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",
     f"Latency: {LATENCY_SOURCE}.",

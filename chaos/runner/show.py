@@ -24,8 +24,10 @@ def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> lis
     lines = [
         f"scenario {scenario.name} (seed {scenario.seed}), {stack}",
         f"target: {target}",
-        f"{len(plan.strategies)} strategies in turn, each against a fresh target; "
-        f"about {format_duration(round(plan.estimated_s))} in all",
+        (
+            f"{len(plan.strategies)} strategies in turn, each against a fresh target; "
+            f"about {format_duration(round(plan.estimated_s))} in all"
+        ),
     ]
     for index, (strategy, load) in enumerate(zip(plan.strategies, loads, strict=True), start=1):
         lines.append(f"[{index}/{len(plan.strategies)}] {strategy.settings.label}")
