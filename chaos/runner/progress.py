@@ -42,7 +42,9 @@ def _number(value: float | None, unit: str = "") -> str:
 
 
 def _clock(seconds: float) -> str:
-    return format_duration(round(max(0.0, seconds)))
+    """Whole seconds up to ten minutes (``65s``, not ``1m5s``), beyond that ``12m30s``."""
+    whole = round(max(0.0, seconds))
+    return f"{whole}s" if whole < 600 else format_duration(whole)
 
 
 def status_line(status: Status) -> str:
