@@ -117,3 +117,31 @@ def test_a_signal_mid_outage_resumes_the_target_and_stops_everything(tmp_path, s
     assert not journal.pending()  # the resume was journaled
     assert [process_state_letter(pid) for pid in children] == [None, None]
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+BUSY = textwrap.dedent(
+    """\
+    name: busy
+    model: exponential
+    load: {users: 20, think_time: constant:0s, attempt_timeout: 2s, duration: 6s}
+    strategies: [fixed:100ms]
+    assertions:
+      fixed:100ms: {max_peak_in_flight: 0, max_amplification: 1.5}
+    """
+)
+
+
+def test_a_failed_assertion_exits_1_and_names_the_measured_value_and_bound(tmp_path):
+    (tmp_path / "busy.yaml").write_text(BUSY)
+    done = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "run", tmp_path / "busy.yaml", "--out", tmp_path / "run"],
+        capture_output=True, text=True, env=env_with(tmp_path / "journal.jsonl"), timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = [line for line in done.stderr.splitlines() if line.startswith("assertion failed:")]
+    assert len(failed) == 1
+    assert failed[0].startswith("assertion failed: fixed:100ms: max_peak_in_flight 0: measured ")
+    assert failed[0].endswith("(FAIL)")
+    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert document["ok"] is False
+    assert [v["passed"] for v in document["results"][0]["assertions"]] == [True, False]
