@@ -34,6 +34,7 @@ class ClientMetrics:
     registry: CollectorRegistry
     attempts: Counter
     requests: Counter
+    requests_started: Counter
     attempt_latency: Histogram
     request_latency: Histogram
     retries: Counter
@@ -64,6 +65,12 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             PREFIX + "requests",
             "Logical requests by outcome: ok, or gave_up (attempts, deadline or budget exhausted).",
             by_outcome,
+            registry=registry,
+        ),
+        requests_started=Counter(
+            PREFIX + "requests_started",
+            "Logical requests started; started minus finished (ok, gave_up) is the number still retrying.",
+            label,
             registry=registry,
         ),
         attempt_latency=Histogram(
@@ -121,6 +128,7 @@ class StrategyMetrics:
         "budget_refusals",
         "request_latency",
         "requests",
+        "requests_started",
         "retries",
         "strategy",
         "users_in_backoff",
@@ -131,6 +139,7 @@ class StrategyMetrics:
         self.attempts = {o: metrics.attempts.labels(strategy, o.value) for o in AttemptOutcome}
         self.attempt_latency = {o: metrics.attempt_latency.labels(strategy, o.value) for o in AttemptOutcome}
         self.requests = {o: metrics.requests.labels(strategy, o.value) for o in RequestOutcome}
+        self.requests_started = metrics.requests_started.labels(strategy)
         self.request_latency = {o: metrics.request_latency.labels(strategy, o.value) for o in RequestOutcome}
         self.retries = metrics.retries.labels(strategy)
         self.budget_refusals = metrics.budget_refusals.labels(strategy)

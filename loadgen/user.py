@@ -136,6 +136,7 @@ class RetryingUser(FastHttpUser):
 
     def retry_loop(self, session: RetrySession, request: _Request) -> None:
         session.start_request(request.started, slept_s=request.slept_s)
+        self.metrics.requests_started.inc()
         while True:
             now = time.monotonic()
             if not session.allow_attempt(now):

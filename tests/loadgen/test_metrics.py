@@ -13,6 +13,7 @@ def test_names_types_and_labels():
     assert kinds == {
         "retrystorm_client_attempts": "counter",
         "retrystorm_client_requests": "counter",
+        "retrystorm_client_requests_started": "counter",
         "retrystorm_client_attempt_latency_seconds": "histogram",
         "retrystorm_client_request_latency_seconds": "histogram",
         "retrystorm_client_retries": "counter",

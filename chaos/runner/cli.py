@@ -1,0 +1,176 @@
+"""``retrystorm run SCENARIO`` and ``retrystorm demo``: a scenario live, with local processes.
+
+Exit status: 0 when every assertion holds, 1 when one fails (each failure printed with
+the measured value and the bound), 2 on bad input (one line), 3 when the run could
+not go on (a process died; its log's tail is printed), 130 when SIGINT or SIGTERM
+stopped it (every target resumed and every process stopped first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from chaos.cli import JOURNAL_OPTION
+from chaos.journal import Journal
+from chaos.runner.local import LocalTargets, LocustDriver, slug
+from chaos.runner.orchestrate import RunInterruptedError, Stack, execute
+from chaos.runner.plan import Plan, check_fault_targets, make_plan, select
+from chaos.runner.processes import RunFailedError
+from chaos.runner.progress import Display
+from chaos.runner.record import StrategyRecord, analyse
+from chaos.runner.scrape import HttpMetricsSource
+from chaos.runner.show import failures, plan_lines, print_verdicts
+from chaos.scenario import Scenario, load_scenario, shipped_scenario
+from retrystorm.console import err, out
+
+log = logging.getLogger(__name__)
+
+#: The stack ``retrystorm run`` uses here: no Docker.
+LOCAL_STACK = "local processes (retrystorm target + headless Locust, SIGSTOP/SIGCONT)"
+DEMO_SCENARIO = "smira-laptop"
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """What the command line asked for beyond the scenario."""
+
+    folder: Path | None = None
+    simulate: bool = False
+    journal: Path | None = None
+
+
+def default_folder(scenario: Scenario, now: datetime.datetime | None = None) -> Path:
+    """``runs/<scenario>-<UTC timestamp>`` under the current directory."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    return Path("runs") / f"{slug(scenario.name)}-{now.strftime('%Y%m%dT%H%M%SZ')}"
+
+
+def local_stack(log_dir: Path) -> Stack:
+    """Local processes: a fresh ``retrystorm target`` and a headless Locust per strategy."""
+    return Stack(LOCAL_STACK, LocalTargets(log_dir), LocustDriver(log_dir), HttpMetricsSource())
+
+
+def prepare(scenario: Scenario, labels: Sequence[str], stack: Stack) -> tuple[Plan, list[str]]:
+    """The plan and each strategy's load description; every check that needs no process (``UserError``)."""
+    plan = make_plan(scenario, select(scenario, labels))
+    check_fault_targets(plan.outages, stack.targets.fault_target_names(), stack.name)
+    loads = [stack.load.describe(strategy.settings) for strategy in plan.strategies]
+    return plan, loads
+
+
+def _run_live(plan: Plan, stack: Stack, journal: Path | None) -> list[StrategyRecord]:
+    with Display(err) as display:
+        return asyncio.run(execute(plan, stack, display, Journal(journal)))
+
+
+def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
+    """Run ``plan`` live, write the run folder, print the verdicts; the exit status."""
+    from chaos.runner.outputs import Curves, live_curves, run_document, write_run
+
+    scenario = plan.scenario
+    try:
+        records = _run_live(plan, stack, options.journal)
+    except RunInterruptedError as error:
+        err.print(f"retrystorm run: {error}", markup=False)
+        return EXIT_INTERRUPTED
+    except RunFailedError as error:
+        err.print(f"retrystorm run: {error}", markup=False)
+        return RunFailedError.exit_code
+    results = [analyse(record, scenario.assertions.get(record.label)) for record in records]
+    simulated_doc: dict[str, object] | None = None
+    simulated_curves: list[Curves] = []
+    if options.simulate:
+        from chaos.runner.compare import comparison, simulate
+
+        only = scenario.model_copy(update={"strategies": [strategy.entry for strategy in plan.strategies]})
+        sim_rows, simulated_curves = simulate(only)
+        live_rows = [result.to_json() for result in results]
+        curves = [live_curves(record) for record in records]
+        simulated_doc = {"results": sim_rows, "compared": comparison(live_rows, sim_rows, curves, simulated_curves)}
+    run_info = {"scenario": scenario.name, "seed": scenario.seed, "stack": stack.name, "folder": str(folder)}
+    document = run_document(scenario.name, results, records, run_info, simulated_doc)
+    written = write_run(folder, document, records, simulated_curves)
+    report = next((path for path in written if path.name == "report.html"), None)
+    print_verdicts(out, f"{scenario.name}: live, one run per strategy (times in seconds)", results, report)
+    out.print(f"run folder: {folder}" + ("" if report else " (report.html: not available, chaos.report missing)"))
+    failed = failures(results)
+    for line in failed:
+        err.print(f"assertion failed: {line}", markup=False)
+    return EXIT_FAILED if failed else 0
+
+
+def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: bool, options: RunOptions) -> int:
+    """Validate, show the plan, and (unless ``dry_run``) run it; the exit status."""
+    folder = options.folder or default_folder(scenario)
+    stack = local_stack(folder / "logs")
+    plan, loads = prepare(scenario, labels, stack)
+    lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
+    if dry_run:
+        out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+        out.print("dry run: nothing was started", markup=False)
+        return 0
+    err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+    err.print(f"run folder: {folder}", markup=False)
+    return run_plan(plan, stack, folder, options)
+
+
+@click.command("run")
+@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the plan (what runs when, against what) and start nothing.")
+@click.option(
+    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Run folder (default: runs/<scenario>-<UTC time>).",
+)  # fmt: skip
+@click.option(
+    "--strategy", "labels", multiple=True, metavar="LABEL", help="Only the strategy with this label (repeatable)."
+)
+@click.option("--simulate", is_flag=True, help="Also simulate the scenario; draw and compare its curves.")
+@click.option("--seed", type=int, default=None, help="Random seed (default: the scenario's).")
+@JOURNAL_OPTION
+def run(
+    *,
+    scenario_file: Path,
+    dry_run: bool,
+    folder: Path | None,
+    labels: tuple[str, ...],
+    simulate: bool,
+    seed: int | None,
+    journal: Path | None,
+) -> None:
+    """Run SCENARIO live: each strategy against a fresh target, the outages, the verdicts.
+
+    Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
+    when every assertion holds, 1 when one fails, 2 on bad input, 130 when interrupted.
+    """
+    scenario = load_scenario(scenario_file, overrides={"seed": seed} if seed is not None else None)
+    options = RunOptions(folder=folder, simulate=simulate, journal=journal)
+    status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
+    click.get_current_context().exit(status)
+
+
+@click.command("demo")
+@click.option(
+    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Run folder (default: runs/smira-laptop-<UTC time>).",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Print the plan and start nothing.")
+@JOURNAL_OPTION
+def demo(*, folder: Path | None, dry_run: bool, journal: Path | None) -> None:
+    """The seed outage, laptop-sized, live: fixed 100 ms retries against the seed's exponential backoff.
+
+    No Docker: a local target process frozen with SIGSTOP, headless Locust users; about
+    3 minutes. Prints the verdicts and the path of report.html.
+    """
+    scenario = load_scenario(shipped_scenario(DEMO_SCENARIO))
+    options = RunOptions(folder=folder, journal=journal)
+    status = run_scenario_file(scenario, (), dry_run=dry_run, options=options)
+    click.get_current_context().exit(status)

@@ -1,0 +1,134 @@
+"""A run folder: ``results.json``, ``timeseries.csv``, and the report (PNGs, ``report.html``).
+
+``results.json`` has the shape ``retrystorm sim --json`` prints
+(:func:`chaos.analysis.results_document`), with the run's own keys beside ``results``:
+``ok``, ``choices`` (how the live figures were measured), ``run`` (scenario, stack,
+seed, times, what ran for each strategy) and, with ``--simulate``, ``simulated``.
+``timeseries.csv`` has one row per strategy per second: ``strategy``, ``t_s`` (the end
+of the interval, seconds after the load started), the rates per second and the gauges
+of :class:`~chaos.runner.series.LiveSeries`.
+
+The PNGs and ``report.html`` come from :mod:`chaos.report` when it is installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chaos.analysis import RunResult, results_document
+from chaos.runner.record import LATENCY_SOURCE, StrategyRecord
+from chaos.runner.series import LiveSeries
+from sim.report import csv_text
+
+REPORT_PACKAGE = "chaos.report"
+
+CHOICES = [
+    (
+        "Live figures: counters and gauges read from the target's and the load generator's /metrics once a second; "
+        "a paused target does not answer, so its gauges are missing while it is paused."
+    ),
+    "Rates per second are counter differences on a 1-s grid, interpolated linearly across missed readings.",
+    "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",
+    f"Latency: {LATENCY_SOURCE}.",
+    "Recoveries are measured from the outages as they happened (pause and resume times taken by the controller).",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Curves:
+    """One strategy's per-second series for the report (the fields of ``chaos.report.StrategyCurves``)."""
+
+    label: str
+    times_s: list[float]
+    goodput: list[float | None]
+    attempts: list[float | None]
+    in_flight: list[float | None]
+    delay_s: list[float | None]
+    outages: list[tuple[float, float]]
+
+
+def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Curves:
+    """The curves of a live strategy run (outages as they happened)."""
+    series = series or record.series()
+    return Curves(
+        label=record.label,
+        times_s=series.times(),
+        goodput=list(series.rates["goodput"]),
+        attempts=list(series.rates["attempts"]),
+        in_flight=list(series.gauges["in_flight"]),
+        delay_s=list(series.gauges["delay_s"]),
+        outages=[(outage.start_s, outage.end_s) for outage in record.outages],
+    )
+
+
+def timeseries_rows(records: Sequence[StrategyRecord]) -> list[dict[str, Any]]:
+    """Every strategy's series, one row per strategy and second."""
+    return [{"strategy": record.label, **row} for record in records for row in record.series().rows()]
+
+
+def run_document(
+    scenario_name: str,
+    results: Sequence[RunResult],
+    records: Sequence[StrategyRecord],
+    run: Mapping[str, Any],
+    simulated: Mapping[str, Any] | None = None,
+) -> dict[str, object]:
+    """The ``results.json`` document (see the module docstring)."""
+    details = {
+        record.label: {
+            "target": record.target,
+            "load": record.load,
+            "started_utc": record.started_utc,
+            "ended_utc": record.ended_utc,
+        }
+        for record in records
+    }
+    extra: dict[str, object] = {
+        "choices": list(CHOICES),
+        "ok": all(result.passed is not False for result in results),
+        "run": {**run, "strategies": details},
+    }
+    if simulated is not None:
+        extra["simulated"] = dict(simulated)
+    return results_document(scenario_name, results, **extra)
+
+
+def report_available() -> bool:
+    """Whether :mod:`chaos.report` (PNGs and ``report.html``) is installed."""
+    return importlib.util.find_spec(REPORT_PACKAGE) is not None
+
+
+def write_report(
+    folder: Path, document: Mapping[str, Any], live: Sequence[Curves], simulated: Sequence[Curves] = ()
+) -> list[Path]:
+    """The PNGs and ``report.html`` through :func:`chaos.report.write_report`; ``[]`` without that package."""
+    if not report_available():
+        return []
+    report = importlib.import_module(REPORT_PACKAGE)
+
+    def convert(curves: Sequence[Curves]) -> list[Any]:
+        return [report.StrategyCurves(**dataclasses.asdict(item)) for item in curves]
+
+    written: list[Path] = report.write_report(folder, document, convert(live), convert(simulated))
+    return written
+
+
+def write_run(
+    folder: Path,
+    document: Mapping[str, Any],
+    records: Sequence[StrategyRecord],
+    simulated: Sequence[Curves] = (),
+) -> list[Path]:
+    """Write ``results.json``, ``timeseries.csv`` and the report into ``folder``; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    results = folder / "results.json"
+    results.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    series = folder / "timeseries.csv"
+    series.write_text(csv_text(timeseries_rows(records)), encoding="utf-8")
+    live = [live_curves(record) for record in records]
+    return [results, series, *write_report(folder, document, live, simulated)]
