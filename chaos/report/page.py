@@ -53,7 +53,7 @@ def _table(header: Sequence[str], rows: Sequence[str]) -> str:
 
 def _headline(document: Mapping[str, Any]) -> str:
     top = headline(document)
-    lines = "".join(f"<li><b>{escape(label)}</b>: {escape(text)}</li>" for label, text in top.lines)
+    lines = "".join(f"<li><strong>{escape(label)}</strong>: {escape(text)}</li>" for label, text in top.lines)
     tally = ""
     if top.assertions:
         css = "pass" if top.assertions.startswith("All") else "fail"
