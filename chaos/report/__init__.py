@@ -1,34 +1,28 @@
 """The run report: a PNG per strategy, a comparison PNG and one self-contained ``report.html``.
 
-Importing this package is light (no matplotlib): the plotting modules load when
-:func:`write_report` runs, so the shared text helpers can serve terminal output too.
+``write_report(folder, document, live, simulated=())`` (:mod:`chaos.report.write`)
+writes them; :class:`StrategyCurves` are what it draws; :mod:`chaos.report.ranking`
+says who wins and why. Importing this package is light (no matplotlib): the
+plotting modules load on first use of ``write_report``, so the shared text helpers
+(:mod:`chaos.report.text`) serve terminal output too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chaos.report.curves import StrategyCurves
 
+if TYPE_CHECKING:
+    from chaos.report.write import write_report
 
-def write_report(
-    folder: Path,
-    document: Mapping[str, Any],
-    live: Sequence[StrategyCurves],
-    simulated: Sequence[StrategyCurves] = (),
-) -> list[Path]:
-    """Writes one PNG per strategy, comparison.png and report.html into folder; returns their paths.
 
-    ``document`` is :func:`chaos.analysis.results_document`'s output; ``live`` the
-    measured curves, one per strategy; ``simulated`` (optional) the simulator's curves
-    of the same strategies, matched by label and drawn dashed beside the live ones.
-    See :mod:`chaos.report.write` and :mod:`chaos.report.ranking` (who wins, and why).
-    """
-    from chaos.report.write import write_report as write  # noqa: PLC0415 - matplotlib only when writing
+def __getattr__(name: str) -> Any:
+    if name == "write_report":
+        from chaos.report.write import write_report  # noqa: PLC0415 - matplotlib only when writing
 
-    return write(folder, document, live, simulated)
+        return write_report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["StrategyCurves", "write_report"]

@@ -25,6 +25,7 @@ h1{margin-bottom:.2em} h2{margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.6em 0 1.2em} th,td{padding:.25em .7em;border-bottom:1px solid #e3e3e3}
 th{text-align:left;background:#fafafa} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:#126b2b;font-weight:600} .fail{color:#b3141b;font-weight:700} tr.failed{background:#fdecec}
+.wide{overflow-x:auto} .wide table{font-size:13px}
 img{max-width:100%;border:1px solid #eee} figure{margin:1em 0} code{font-size:90%}
 """
 
@@ -127,7 +128,7 @@ def _figures(document: Mapping[str, Any]) -> str:
         '<p class="muted">Recovery times are seconds after each resume, one per outage; "never": not seen '
         "before the data ended or the next outage began. Latencies are of successful logical requests.</p>"
     )
-    return "<h2>Figures</h2>" + _table(FIGURE_COLUMNS, rows) + note
+    return f'<h2>Figures</h2><div class="wide">{_table(FIGURE_COLUMNS, rows)}</div>{note}'
 
 
 def _model_fit(fits: Mapping[str, Sequence[FitRow]]) -> str:
