@@ -6,30 +6,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from chaos.report.panels import PANELS, shade_outages, style_panel
 from sim.experiments.base import Report
 from sim.result import RunOutput
 
-_SERIES = (
-    ("goodput (successful requests/s)", "successes", "linear"),
-    ("attempts/s", "attempts", "linear"),
-    ("in flight (dashed: + accept queue)", "in_flight", "symlog"),
-    ("modelled delay (s)", "delay_s", "log"),
-)
+#: The simulator's series under each shared panel, and the labels it draws differently.
+_SERIES = {"goodput": "successes", "attempts": "attempts", "in_flight": "in_flight", "delay_s": "delay_s"}
+_LABELS = {"in_flight": "in flight (dashed: + accept queue)"}
 
 
-def _shade_outages(axis: Axes, run: RunOutput) -> None:
-    for outage in run.config.outages:
-        axis.axvspan(outage.start_s, outage.end_s, color="grey", alpha=0.2, lw=0)
+def _outages(run: RunOutput) -> list[tuple[float, float]]:
+    return [(outage.start_s, outage.end_s) for outage in run.config.outages]
 
 
 def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
     """Goodput, attempts, in-flight and delay over time, one line per strategy, outages shaded."""
     figure = Figure(figsize=(12, 11), layout="constrained")
-    axes = figure.subplots(len(_SERIES), 1, sharex=True)
-    for axis, (label, name, scale) in zip(axes, _SERIES, strict=True):
+    axes = figure.subplots(len(PANELS), 1, sharex=True)
+    for axis, panel in zip(axes, PANELS, strict=True):
+        name = _SERIES[panel.series]
         for run in runs:
             series = run.series
             values = series.rate(name) if name in ("successes", "attempts") else getattr(series, name)
@@ -38,13 +35,8 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
                 waiting = [a + b for a, b in zip(series.in_flight, series.accept_queue, strict=True)]
                 axis.plot(series.times(), waiting, lw=1, ls="--", color=line.get_color())
         if runs:
-            _shade_outages(axis, runs[0])
-        axis.set_ylabel(label)
-        if scale == "symlog":
-            axis.set_yscale("symlog", linthresh=10)
-        elif scale == "log":
-            axis.set_yscale("log")
-        axis.grid(True, alpha=0.3)
+            shade_outages(axis, _outages(runs[0]))
+        style_panel(axis, _LABELS.get(panel.series, panel.label), panel.scale)
     axes[0].legend(fontsize=8, loc="upper right")
     axes[-1].set_xlabel("time (s); outages shaded")
     figure.suptitle(title, fontsize=10)

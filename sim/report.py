@@ -16,22 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from chaos.analysis import RunResult
+from chaos.report.text import recovery_text, seconds
 from sim.experiments.base import Report
-
-
-def seconds(value: float | None, *, none: str = "-") -> str:
-    """``0.124s``, ``6s``, ``2,853s``; ``none`` for ``None``."""
-    if value is None:
-        return none
-    if abs(value) >= 100:
-        return f"{value:,.0f}s"
-    return f"{value:.3g}s"
-
-
-def _recovery(values: Sequence[float | None], has_outage: bool) -> str:
-    if not has_outage:
-        return "-"
-    return ", ".join(seconds(value, none="never") for value in values)
 
 
 def runs_table(results: Sequence[RunResult], title: str) -> Table:
@@ -58,8 +44,8 @@ def runs_table(results: Sequence[RunResult], title: str) -> Table:
             seconds(latency.p99),
             seconds(latency.max),
             f"{result.peak_in_flight:,}" if result.peak_in_flight is not None else "-",
-            _recovery([r.server_s for r in result.recoveries], has_outage),
-            _recovery([r.client_s for r in result.recoveries], has_outage),
+            recovery_text([r.server_s for r in result.recoveries], has_outage),
+            recovery_text([r.client_s for r in result.recoveries], has_outage),
         )
     return table
 
