@@ -74,7 +74,8 @@ def _run_live(plan: Plan, stack: Stack, journal: Path | None) -> list[StrategyRe
 
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
     """Run ``plan`` live, write the run folder, print the verdicts; the exit status."""
-    from chaos.runner.outputs import Curves, live_curves, run_document, write_run
+    from chaos.report import StrategyCurves
+    from chaos.runner.outputs import live_curves, run_document, write_run
 
     scenario = plan.scenario
     try:
@@ -87,7 +88,7 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         return RunFailedError.exit_code
     results = [analyse(record, scenario.assertions.get(record.label)) for record in records]
     simulated_doc: dict[str, object] | None = None
-    simulated_curves: list[Curves] = []
+    simulated_curves: list[StrategyCurves] = []
     if options.simulate:
         from chaos.runner.compare import comparison, simulate
 
@@ -99,9 +100,9 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
     run_info = {"scenario": scenario.name, "seed": scenario.seed, "stack": stack.name, "folder": str(folder)}
     document = run_document(scenario.name, results, records, run_info, simulated_doc)
     written = write_run(folder, document, records, simulated_curves)
-    report = next((path for path in written if path.name == "report.html"), None)
+    report = next(path for path in written if path.name == "report.html")
     print_verdicts(out, f"{scenario.name}: live, one run per strategy (times in seconds)", results, report)
-    out.print(f"run folder: {folder}" + ("" if report else " (report.html: not available, chaos.report missing)"))
+    out.print(f"run folder: {folder}")
     failed = failures(results)
     for line in failed:
         err.print(f"assertion failed: {line}", markup=False)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chaos.runner.outputs import Curves
+from chaos.report import StrategyCurves
 from chaos.scenario import Scenario
 
 FIGURES = (
@@ -32,7 +32,7 @@ FIGURES = (
 CURVES = ("goodput", "attempts", "in_flight", "delay_s")
 
 
-def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[Curves]]:
+def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCurves]]:
     """Each strategy of ``scenario`` in the simulator: its results rows and its curves."""
     from sim.experiments.scenario_runs import run_scenario  # noqa: PLC0415 - only with --simulate
 
@@ -41,7 +41,7 @@ def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[Curves]]:
     for run in report.runs:
         series = run.series
         curves.append(
-            Curves(
+            StrategyCurves(
                 label=run.config.label,
                 times_s=series.times(),
                 goodput=list(series.rate("successes")),
@@ -86,8 +86,8 @@ def curve_difference(live: Sequence[float | None], simulated: Sequence[float | N
 def comparison(
     live_rows: Sequence[Mapping[str, Any]],
     sim_rows: Sequence[Mapping[str, Any]],
-    live_curves: Sequence[Curves],
-    sim_curves: Sequence[Curves],
+    live_curves: Sequence[StrategyCurves],
+    sim_curves: Sequence[StrategyCurves],
 ) -> dict[str, Any]:
     """Per strategy label: each figure's and each curve's difference, simulated against live."""
     sims = {row["strategy"]: row for row in sim_rows}

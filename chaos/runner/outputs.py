@@ -8,24 +8,21 @@ seed, times, what ran for each strategy) and, with ``--simulate``, ``simulated``
 of the interval, seconds after the load started), the rates per second and the gauges
 of :class:`~chaos.runner.series.LiveSeries`.
 
-The PNGs and ``report.html`` come from :mod:`chaos.report` when it is installed.
+The PNGs and ``report.html`` come from :mod:`chaos.report`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chaos.analysis import RunResult, results_document
+from chaos.report import StrategyCurves, write_report
 from chaos.runner.record import LATENCY_SOURCE, StrategyRecord
 from chaos.runner.series import LiveSeries
 from sim.report import csv_text
-
-REPORT_PACKAGE = "chaos.report"
 
 CHOICES = [
     (
@@ -39,23 +36,10 @@ CHOICES = [
 ]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Curves:
-    """One strategy's per-second series for the report (the fields of ``chaos.report.StrategyCurves``)."""
-
-    label: str
-    times_s: list[float]
-    goodput: list[float | None]
-    attempts: list[float | None]
-    in_flight: list[float | None]
-    delay_s: list[float | None]
-    outages: list[tuple[float, float]]
-
-
-def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Curves:
+def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> StrategyCurves:
     """The curves of a live strategy run (outages as they happened)."""
     series = series or record.series()
-    return Curves(
+    return StrategyCurves(
         label=record.label,
         times_s=series.times(),
         goodput=list(series.rates["goodput"]),
@@ -98,31 +82,11 @@ def run_document(
     return results_document(scenario_name, results, **extra)
 
 
-def report_available() -> bool:
-    """Whether :mod:`chaos.report` (PNGs and ``report.html``) is installed."""
-    return importlib.util.find_spec(REPORT_PACKAGE) is not None
-
-
-def write_report(
-    folder: Path, document: Mapping[str, Any], live: Sequence[Curves], simulated: Sequence[Curves] = ()
-) -> list[Path]:
-    """The PNGs and ``report.html`` through :func:`chaos.report.write_report`; ``[]`` without that package."""
-    if not report_available():
-        return []
-    report = importlib.import_module(REPORT_PACKAGE)
-
-    def convert(curves: Sequence[Curves]) -> list[Any]:
-        return [report.StrategyCurves(**dataclasses.asdict(item)) for item in curves]
-
-    written: list[Path] = report.write_report(folder, document, convert(live), convert(simulated))
-    return written
-
-
 def write_run(
     folder: Path,
     document: Mapping[str, Any],
     records: Sequence[StrategyRecord],
-    simulated: Sequence[Curves] = (),
+    simulated: Sequence[StrategyCurves] = (),
 ) -> list[Path]:
     """Write ``results.json``, ``timeseries.csv`` and the report into ``folder``; the paths written."""
     folder.mkdir(parents=True, exist_ok=True)

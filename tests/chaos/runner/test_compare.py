@@ -2,8 +2,8 @@
 
 import pytest
 
+from chaos.report import StrategyCurves
 from chaos.runner.compare import comparison, curve_difference, figure_difference, simulate
-from chaos.runner.outputs import Curves
 
 
 def test_figure_difference_and_ratio():
@@ -24,7 +24,7 @@ def test_simulated_curves_and_comparison(small):
     assert [row["strategy"] for row in rows] == ["fixed:100ms", "smira"]
     assert len(curves[0].times_s) == 40
     assert curves[0].outages == [(20.0, 25.0)]
-    live = Curves("smira", [1.0], [90.0], [90.0], [10.0], [0.1], [(20.0, 25.0)])
+    live = StrategyCurves("smira", [1.0], [90.0], [90.0], [10.0], [0.1], [(20.0, 25.0)])
     found = comparison([{"strategy": "smira", "attempts": 100}, {"strategy": "other"}], rows, [live], curves)
     assert set(found) == {"smira"}
     assert found["smira"]["attempts"]["live"] == 100.0

@@ -1,7 +1,6 @@
 """The run folder: results.json in the simulator's shape, timeseries.csv, the report when installed."""
 
 import csv
-import importlib.util
 import json
 
 from chaos.runner.outputs import live_curves, run_document, write_run
@@ -25,10 +24,11 @@ def test_results_json_and_timeseries_csv(tmp_path, small, record_of, storm_run, 
     assert len(rows) == 2 * 40
     assert rows[0]["strategy"] == "fixed:100ms" and rows[0]["t_s"] == "1.0"
     assert rows[40 + 27]["in_flight"] == "10.0"
-    if importlib.util.find_spec("chaos.report") is None:
-        assert [path.name for path in written] == ["results.json", "timeseries.csv"]
-    else:
-        assert (tmp_path / "report.html").is_file()
+    names = [path.name for path in written]
+    assert names[:2] == ["results.json", "timeseries.csv"]
+    assert {"report.html", "comparison.png"} <= set(names)
+    assert sum(name.startswith("strategy-") and name.endswith(".png") for name in names) == 2
+    assert all(path.is_file() for path in written)
 
 
 def test_a_failed_assertion_makes_the_document_not_ok(small, record_of, storm_run):
