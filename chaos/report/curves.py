@@ -17,7 +17,9 @@ class StrategyCurves:
     ``goodput`` and ``attempts`` are rates over that interval, ``in_flight`` and
     ``delay_s`` the target's gauges read at its end; ``None`` where nothing was read
     (a paused target does not answer). ``outages`` are ``(pause, resume)`` as they
-    happened, in the same seconds.
+    happened, in the same seconds. ``peak_in_flight`` is the exact peak when the source
+    knows it (the simulator sees every event; once-a-second readings can miss a flood
+    that drains within the second); without it the peak is the largest reading.
     """
 
     label: str
@@ -27,6 +29,7 @@ class StrategyCurves:
     in_flight: list[float | None]
     delay_s: list[float | None]
     outages: list[tuple[float, float]]
+    peak_in_flight: float | None = None
 
     def __post_init__(self) -> None:
         lengths = {len(self.times_s), len(self.goodput), len(self.attempts), len(self.in_flight), len(self.delay_s)}

@@ -88,10 +88,17 @@ def fit_rows(live: StrategyCurves, simulated: StrategyCurves) -> list[FitRow]:
         ("mean goodput (req/s)", "goodput", lambda v: DASH if v is None else f"{v:.1f}"),
         ("mean attempts/s", "attempts", lambda v: DASH if v is None else f"{v:.1f}"),
     ):
-        pick = _peak if name == "in_flight" else _mean
-        live_value, sim_value = pick(getattr(live, name)), pick(getattr(simulated, name))
+        if name == "in_flight":
+            live_value, sim_value = _peak_of(live), _peak_of(simulated)
+        else:
+            live_value, sim_value = _mean(getattr(live, name)), _mean(getattr(simulated, name))
         rows.append(FitRow(figure, show(live_value), show(sim_value), _ratio(live_value, sim_value)))
     return rows
+
+
+def _peak_of(curves: StrategyCurves) -> float | None:
+    """The exact peak when the curves carry one, else the largest reading."""
+    return curves.peak_in_flight if curves.peak_in_flight is not None else _peak(curves.in_flight)
 
 
 def simulated_by_label(simulated: Sequence[StrategyCurves]) -> dict[str, StrategyCurves]:

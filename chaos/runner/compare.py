@@ -49,6 +49,7 @@ def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCur
                 in_flight=[float(value) for value in series.in_flight],
                 delay_s=list(series.delay_s),
                 outages=[(outage.start_s, outage.end_s) for outage in run.config.outages],
+                peak_in_flight=float(max(series.peak_in_flight, default=0)),
             )
         )
     return report.rows, curves

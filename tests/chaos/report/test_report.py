@@ -337,3 +337,13 @@ def test_curves_round_trip_through_samples():
     assert again.outages == entry.outages
     with pytest.raises(ValueError, match="differ in length"):
         StrategyCurves("b", [1.0], [], [], [], [], [])
+
+
+def test_fit_uses_the_exact_simulated_peak_when_the_curves_carry_one():
+    from chaos.report.model_fit import fit_rows
+
+    live = curves("a", server_back_s=3.0)
+    sim = dataclasses.replace(curves("a", server_back_s=3.0), peak_in_flight=410.0)
+    rows = {row.figure: row for row in fit_rows(live, sim)}
+    assert (rows["peak in flight"].live, rows["peak in flight"].simulated) == ("5,000", "410")
+    assert rows["peak in flight"].off == "×0.08"
