@@ -11,7 +11,8 @@ attaches the listeners:
 * ``test_start``: read the run's options (after the web form or the master set them),
   start a fresh budget;
 * ``report_to_master`` / ``worker_report``: carry metric snapshots to the master
-  (:mod:`loadgen.aggregate`);
+  (:mod:`loadgen.aggregate`); a worker also touches ``$RETRYSTORM_HEARTBEAT_FILE``
+  when set, so a container health check can see it alive and reporting;
 * ``quitting``: keep ``/metrics`` up for ``--metrics-linger``.
 """
 
@@ -20,9 +21,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import os
 import random
 import weakref
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any, ClassVar
 
 import gevent
@@ -38,6 +41,9 @@ from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import UserError
 
 logger = logging.getLogger(__name__)
+
+#: A file a worker touches with every report to its master (``retrystorm-healthcheck --fresh``).
+HEARTBEAT_ENV = "RETRYSTORM_HEARTBEAT_FILE"
 
 _RUNTIMES: weakref.WeakKeyDictionary[Any, Runtime] = weakref.WeakKeyDictionary()
 
@@ -155,6 +161,9 @@ def _on_test_start(environment: Any, **_: Any) -> None:
 def _on_report_to_master(data: dict[str, Any], **_: Any) -> None:
     if Runtime.latest is not None:
         data[REPORT_KEY] = snapshot(Runtime.latest.registry)
+    heartbeat = os.environ.get(HEARTBEAT_ENV)
+    if heartbeat:  # a worker's liveness for container health checks: it reports, so it runs
+        Path(heartbeat).touch()
 
 
 def _on_worker_report(client_id: str, data: dict[str, Any], **_: Any) -> None:
