@@ -31,7 +31,7 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from loadgen.chaos_client import ChaosApiError, ChaosClient
+from chaos.client import ChaosApiError, ChaosClient
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadgen.chaos_client import check_chaos_url
+from chaos.client import check_chaos_url
 from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
 from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import parse_duration

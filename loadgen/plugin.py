@@ -31,9 +31,9 @@ from typing import Any, ClassVar
 import gevent
 from prometheus_client import CollectorRegistry
 
+from chaos.client import check_chaos_url
 from loadgen import chaos_tab, web
 from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
-from loadgen.chaos_client import check_chaos_url
 from loadgen.metrics import StrategyMetrics, build_metrics
 from loadgen.options import LoadOptions, add_arguments, load_options
 from loadgen.strategies import BudgetState

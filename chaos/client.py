@@ -1,4 +1,4 @@
-"""A client of the chaos API (``retrystorm chaos serve``) for the web UI's Chaos tab.
+"""A client of the chaos API (``retrystorm chaos serve``): the web UI's Chaos tab and the runner use it.
 
 Three calls, each answering what the tab needs in one round trip from the browser:
 
