@@ -2,74 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 
 import pytest
 
-from .conftest import is_stopped, wait_for
+from .conftest import call, is_stopped
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def call(base: str, method: str, path: str, body: object = None, headers: dict | None = None):
-    data = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(base + path, data=data, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            kind = response.headers.get("Content-Type", "")
-            return response.status, json.loads(raw) if "json" in kind else raw.decode()
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
-
-
-@pytest.fixture
-def chaos_api(victim, journal_path):
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "retrystorm",
-            "chaos",
-            "serve",
-            "--port",
-            str(port),
-            "--target",
-            f"target={victim.pid}",
-            "--max-outage",
-            "2m",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-
-    def healthy() -> bool:
-        try:
-            return call(base, "GET", "/healthz")[0] == 200
-        except OSError:
-            return False
-
-    wait_for(healthy, what="the chaos API to answer")
-    yield base, process
-    if process.poll() is None:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def test_outage_lifecycle_over_http(chaos_api, victim):
