@@ -1,0 +1,41 @@
+# The image of retrystorm's Python services: target, Locust master and workers, chaos API.
+#
+#   docker compose build                       # FROM python:3.12-slim, from a registry
+#   docker build --build-arg PYTHON_IMAGE=retrystorm-base:bookworm --network host -t retrystorm:local .
+#                                              # FROM a base made locally (scripts/offline-images)
+#
+# PYTHON_IMAGE must provide python3 with venv. The source stays in /app (scenarios and
+# the locustfile are read from there) and is installed into /opt/venv in editable mode.
+ARG PYTHON_IMAGE=python:3.12-slim
+FROM ${PYTHON_IMAGE}
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:$PATH
+
+# pip trusts the image's system CA bundle (an offline base carries the host's, which may
+# include a proxy's CA), not only its own.
+RUN python3 -m venv /opt/venv \
+    && if [ -f /etc/ssl/certs/ca-certificates.crt ]; then \
+         printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' > /opt/venv/pip.conf; fi
+
+WORKDIR /app
+
+# Dependencies first, from pyproject.toml alone, so code changes rebuild in seconds.
+COPY pyproject.toml README.md ./
+RUN for package in retrystorm loadgen target chaos sim dashboards; do \
+        mkdir -p "$package" && touch "$package/__init__.py"; done \
+    && pip install . \
+    && pip uninstall -y retrystorm \
+    && rm -rf build retrystorm.egg-info
+
+COPY . .
+RUN pip install --no-deps -e . && retrystorm --version
+
+RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin retrystorm
+USER retrystorm
+EXPOSE 8070 8071 8089 5557
+CMD ["retrystorm", "--help"]
