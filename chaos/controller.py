@@ -252,6 +252,10 @@ class OutageController:
 
     async def resume_all(self, reason: str) -> None:
         """End every active outage (used on shutdown and on signals)."""
+        active = self.active()
+        if active:
+            targets = ", ".join(sorted({outage.target for outage in active}))
+            log.warning("%s: resuming %d paused target(s): %s", reason, len(active), targets)
         for outage_id, outage in list(self._outages.items()):
             if outage.status is OutageStatus.ACTIVE:
                 with contextlib.suppress(BackendError):
