@@ -1,6 +1,8 @@
 """One reading of a run's metrics: the target's gauges and counters, the client's counters.
 
-Parsed from Prometheus text with ``prometheus_client``'s parser. Series are summed over
+Built from a list of samples ``(name, labels, value)``: parsed from Prometheus text with
+``prometheus_client``'s parser (:func:`parse_target`, :func:`parse_client`), or
+rebuilt from Prometheus' HTTP API (:mod:`chaos.runner.prometheus`). Series are summed over
 labels the runner does not split by (the client's ``strategy``); counters are
 cumulative, and the analysis takes differences, so a load generator whose counters
 started before the run (a long-lived Locust master) reads the same.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -69,6 +71,7 @@ class Reading:
     client: ClientReading | None
 
 
+#: One sample: metric name (``_total``, ``_bucket`` suffixes included), labels, value.
 Sample = tuple[str, dict[str, str], float]
 
 
@@ -97,9 +100,8 @@ def _by_label(samples: Iterable[Sample], name: str, label: str) -> dict[str, flo
     return found
 
 
-def parse_target(text: str) -> TargetReading:
-    """A :class:`TargetReading` from the target's ``/metrics``."""
-    samples = samples_of(text)
+def target_from_samples(samples: Sequence[Sample]) -> TargetReading:
+    """A :class:`TargetReading` from the target's samples (scraped, or queried from Prometheus)."""
     return TargetReading(
         in_flight=_total(samples, TARGET + "in_flight_requests"),
         delay_s=_total(samples, TARGET + "delay_seconds"),
@@ -109,9 +111,8 @@ def parse_target(text: str) -> TargetReading:
     )
 
 
-def parse_client(text: str) -> ClientReading:
-    """A :class:`ClientReading` from the load generator's ``/metrics``."""
-    samples = samples_of(text)
+def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
+    """A :class:`ClientReading` from the load generator's samples (scraped, or queried from Prometheus)."""
     buckets = _by_label(
         (s for s in samples if s[1].get("outcome") == "ok"), CLIENT + "request_latency_seconds_bucket", "le"
     )
@@ -126,3 +127,13 @@ def parse_client(text: str) -> ClientReading:
         budget_refusals=_total(samples, CLIENT + "budget_refusals_total"),
         latency_buckets=tuple(sorted((float(bound), count) for bound, count in buckets.items())),
     )
+
+
+def parse_target(text: str) -> TargetReading:
+    """A :class:`TargetReading` from the target's ``/metrics``."""
+    return target_from_samples(samples_of(text))
+
+
+def parse_client(text: str) -> ClientReading:
+    """A :class:`ClientReading` from the load generator's ``/metrics``."""
+    return client_from_samples(samples_of(text))

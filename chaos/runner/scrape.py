@@ -3,7 +3,8 @@
 Both endpoints are fetched at once, each on a fresh connection and within the
 deadline: a paused target accepts the connection in the kernel but never answers,
 so its part of the reading is ``None`` and the one-second cadence holds. (A compose
-stack would read the same series from Prometheus' HTTP API instead.)
+stack reads the same series from Prometheus' HTTP API instead:
+:mod:`chaos.runner.prometheus`.)
 """
 
 from __future__ import annotations
@@ -48,9 +49,17 @@ class HttpMetricsSource:
         self, target: TargetHandle, load: LoadHandle, *, timeout_s: float
     ) -> tuple[TargetReading | None, ClientReading | None]:
         """Both parts, scraped concurrently."""
+        return await self.read_urls((target.metrics_url, parse_target), (load.metrics_url, parse_client), timeout_s)
+
+    async def read_urls(
+        self,
+        target: tuple[str, Callable[[str], TargetReading | None]],
+        client: tuple[str, Callable[[str], ClientReading | None]],
+        timeout_s: float,
+    ) -> tuple[TargetReading | None, ClientReading | None]:
+        """GET both ``(url, parse)`` at once; a part whose answer is late, not 200 or unreadable is ``None``."""
         target_part, client_part = await asyncio.gather(
-            self._scrape(target.metrics_url, parse_target, timeout_s),
-            self._scrape(load.metrics_url, parse_client, timeout_s),
+            self._scrape(target[0], target[1], timeout_s), self._scrape(client[0], client[1], timeout_s)
         )
         return target_part, client_part
 
