@@ -51,7 +51,7 @@ def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wai
         workers = cluster.worker_metrics()
         return counted(summed_series([master.metrics()])) == counted(summed_series(workers)) and workers
 
-    workers = wait(master_equals_workers, 30, "the master's sums to catch up with the workers (3 s reports)")
+    workers = wait(master_equals_workers, 30, "the master's sums to catch up with the workers (reports every second)")
     totals = summed_series([master.metrics()])
     assert counted(totals)
     attempts = master.metrics().get("retrystorm_client_attempts_total", strategy="fixed")
