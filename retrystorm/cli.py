@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
     "run": ("chaos.runner.cli:run", "Run a scenario live: each strategy against a fresh target, outages, verdicts."),
     "demo": ("chaos.runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),
+    "dashboards": ("dashboards.cli:dashboards", "Grafana dashboards from code: write them; push them to a Grafana."),
 }
 
 

@@ -1,0 +1,16 @@
+"""Grafana dashboards generated from code, their provisioning, and Prometheus' configuration.
+
+* :mod:`dashboards.promql` -- the experiment's PromQL expressions (pure strings).
+* :mod:`dashboards.experiment` -- the experiment's dashboard, built with Grafana's
+  foundation SDK.
+* :mod:`dashboards.files` -- the generated JSON and where it is committed
+  (``dashboards/grafana/dashboards/``); ``retrystorm dashboards build`` rewrites it.
+* :mod:`dashboards.queries` -- every panel's PromQL with the template variables
+  substituted, to run the dashboard's queries against a real Prometheus.
+* :mod:`dashboards.grafana_api` and :mod:`dashboards.push` -- upload to an existing
+  Grafana through ``grafana-client`` (``retrystorm dashboards push``).
+
+The files Grafana and Prometheus read live beside the code: ``grafana/provisioning/``
+(datasource uid ``prometheus``, a file provider for ``/var/lib/grafana/dashboards``)
+and ``prometheus/`` (compose DNS names, and the loopback ports of the test stack).
+"""

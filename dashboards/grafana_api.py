@@ -1,0 +1,94 @@
+"""How to reach a Grafana: URL and credentials, from flags or the environment.
+
+One of: a service-account token (``Authorization: Bearer``), or a user and password
+(basic auth), or nothing (a Grafana that lets anonymous users write, or a URL with
+``user:password@``). The environment uses the names ``grafana-client`` reads in
+``GrafanaApi.from_env``: ``GRAFANA_URL``, ``GRAFANA_TOKEN``; plus ``GRAFANA_USER``
+and ``GRAFANA_PASSWORD``. Errors in these settings are the user's: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import urllib.parse
+from collections.abc import Mapping
+
+from grafana_client.api import GrafanaApi
+
+from retrystorm.errors import UserError
+
+DEFAULT_TIMEOUT_S = 5.0
+
+
+class GrafanaSettingsError(UserError):
+    """The Grafana URL or credentials are malformed or contradict each other."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GrafanaSettings:
+    """A Grafana's base URL and the credentials to use there."""
+
+    url: str
+    token: str | None = None
+    user: str | None = None
+    password: str | None = dataclasses.field(default=None, repr=False)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise GrafanaSettingsError(f"grafana url: got {self.url!r}, expected http(s)://HOST[:PORT][/PATH]")
+        if self.token and (self.user or self.password):
+            raise GrafanaSettingsError(
+                "grafana credentials: got a token and a user/password, expected one of them "
+                "(--token / GRAFANA_TOKEN, or --user and --password / GRAFANA_USER and GRAFANA_PASSWORD)"
+            )
+        if bool(self.user) != bool(self.password):
+            raise GrafanaSettingsError(
+                "grafana credentials: a user needs a password and a password a user "
+                "(--user and --password, or GRAFANA_USER and GRAFANA_PASSWORD)"
+            )
+        if not self.timeout_s > 0:
+            raise GrafanaSettingsError(f"grafana timeout: got {self.timeout_s}, expected seconds > 0")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GrafanaSettings | None:
+        """The settings in ``GRAFANA_URL``/``GRAFANA_TOKEN``/``GRAFANA_USER``/``GRAFANA_PASSWORD``.
+
+        ``None`` when ``GRAFANA_URL`` is unset or empty: no Grafana to talk to.
+        """
+        env = os.environ if environ is None else environ
+        url = env.get("GRAFANA_URL", "").strip()
+        if not url:
+            return None
+        return cls(
+            url=url,
+            token=env.get("GRAFANA_TOKEN") or None,
+            user=env.get("GRAFANA_USER") or None,
+            password=env.get("GRAFANA_PASSWORD") or None,
+        )
+
+    def credential(self) -> str | tuple[str, str] | None:
+        """What ``GrafanaApi.from_url`` takes: a token, ``(user, password)``, or ``None``."""
+        if self.token:
+            return self.token
+        if self.user and self.password:
+            return (self.user, self.password)
+        return None
+
+    def where(self) -> str:
+        """The URL without any ``user:password@``, for messages and logs."""
+        parts = urllib.parse.urlsplit(self.url)
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc += f":{parts.port}"
+        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def connect(settings: GrafanaSettings) -> GrafanaApi:
+    """A ``grafana-client`` API object for ``settings`` (no request is made yet)."""
+    api: GrafanaApi = GrafanaApi.from_url(
+        url=settings.url, credential=settings.credential(), timeout=settings.timeout_s
+    )
+    return api

@@ -1,0 +1,120 @@
+"""The experiment's PromQL: one function per curve of the dashboard, pure strings.
+
+Client series carry a ``strategy`` label and every client query selects it with the
+dashboard's ``$strategy`` variable (a regex; "All" is ``.*``). Counters are read with
+``rate(...[$__rate_interval])``, Grafana's window of at least four scrape intervals
+(https://grafana.com/docs/grafana/latest/datasources/prometheus/template-variables/#use-__rate_interval).
+Latency quantiles sum the histogram buckets *before* ``histogram_quantile``, so
+several Locust workers (or instances) aggregate correctly: averaging per-worker
+quantiles is wrong (https://prometheus.io/docs/practices/histograms/#quantiles).
+Metric names: README.md's tables of the target, client and chaos metrics.
+"""
+
+from __future__ import annotations
+
+RATE_WINDOW = "$__rate_interval"
+STRATEGY_VARIABLE = "strategy"
+#: Every client series is selected through the strategy variable.
+CLIENT = f'strategy=~"${STRATEGY_VARIABLE}"'
+OK = 'outcome="ok"'
+#: The scrape jobs of dashboards/prometheus/*.yml.
+JOBS = ("target", "locust", "chaos")
+
+TARGET_IN_FLIGHT = "retrystorm_target_in_flight_requests"
+TARGET_ABANDONED_IN_FLIGHT = "retrystorm_target_abandoned_in_flight_requests"
+TARGET_DELAY = "retrystorm_target_delay_seconds"
+TARGET_REQUESTS = "retrystorm_target_requests_total"
+CLIENT_ATTEMPTS = "retrystorm_client_attempts_total"
+CLIENT_REQUESTS = "retrystorm_client_requests_total"
+CLIENT_REQUEST_LATENCY = "retrystorm_client_request_latency_seconds"
+CLIENT_USERS_IN_BACKOFF = "retrystorm_client_users_in_backoff"
+CLIENT_ACTIVE_USERS = "retrystorm_client_active_users"
+CLIENT_BUDGET_REFUSALS = "retrystorm_client_budget_refusals_total"
+CHAOS_OUTAGE_ACTIVE = "retrystorm_chaos_outage_active"
+
+
+def selector(metric: str, *matchers: str) -> str:
+    """``metric{m1, m2}``, or the bare name without matchers."""
+    return f"{metric}{{{', '.join(matchers)}}}" if matchers else metric
+
+
+def rate(metric: str, *matchers: str) -> str:
+    """Per-second rate over Grafana's rate interval."""
+    return f"rate({selector(metric, *matchers)}[{RATE_WINDOW}])"
+
+
+def target_in_flight() -> str:
+    """Requests in the target's model, abandoned ones included (the seed's in-flight count)."""
+    return f"sum({TARGET_IN_FLIGHT})"
+
+
+def target_abandoned_in_flight() -> str:
+    """Requests still in the model whose client has gone."""
+    return f"sum({TARGET_ABANDONED_IN_FLIGHT})"
+
+
+def target_delay() -> str:
+    """The model's delay at the current load, seconds."""
+    return f"max({TARGET_DELAY})"
+
+
+def target_outcomes() -> str:
+    """Requests the target ended per second, by outcome (ok, rejected, abandoned)."""
+    return f"sum by (outcome) ({rate(TARGET_REQUESTS)})"
+
+
+def client_attempts() -> str:
+    """Attempts on the wire per second, by strategy and outcome."""
+    return f"sum by (strategy, outcome) ({rate(CLIENT_ATTEMPTS, CLIENT)})"
+
+
+def goodput() -> str:
+    """Successful logical requests per second, by strategy."""
+    return f"sum by (strategy) ({rate(CLIENT_REQUESTS, CLIENT, OK)})"
+
+
+def request_latency_quantile(quantile: float) -> str:
+    """A quantile of logical latency (backoff included), from buckets summed over every instance."""
+    buckets = rate(f"{CLIENT_REQUEST_LATENCY}_bucket", CLIENT)
+    return f"histogram_quantile({quantile:g}, sum by (strategy, le) ({buckets}))"
+
+
+def users_in_backoff() -> str:
+    """Users waiting out a backoff, by strategy."""
+    return f"sum by (strategy) ({selector(CLIENT_USERS_IN_BACKOFF, CLIENT)})"
+
+
+def active_users() -> str:
+    """Users running, by strategy."""
+    return f"sum by (strategy) ({selector(CLIENT_ACTIVE_USERS, CLIENT)})"
+
+
+def amplification() -> str:
+    """Attempts per finished logical request, by strategy (design.md: attempts / requests)."""
+    attempts = f"sum by (strategy) ({rate(CLIENT_ATTEMPTS, CLIENT)})"
+    requests = f"sum by (strategy) ({rate(CLIENT_REQUESTS, CLIENT)})"
+    return f"{attempts} / {requests}"
+
+
+def budget_refusals() -> str:
+    """Retries or attempts refused by the retry budget per second, by strategy."""
+    return f"sum by (strategy) ({rate(CLIENT_BUDGET_REFUSALS, CLIENT)})"
+
+
+def outage_active() -> str:
+    """1 while a target is paused by the chaos controller, 0 otherwise, by target.
+
+    As an annotation query, Grafana keeps the samples above 0 and draws each run of
+    them no further apart than the step as one region (see dashboards/sdk_extras.py).
+    """
+    return f"max by (target) ({CHAOS_OUTAGE_ACTIVE})"
+
+
+def scrape_up() -> str:
+    """Prometheus' own health of each scrape job: a frozen target fails its scrapes."""
+    return selector("up", f'job=~"{"|".join(JOBS)}"')
+
+
+def strategy_values() -> str:
+    """The strategy variable's values: every strategy the load generator has reported."""
+    return f"label_values({CLIENT_ATTEMPTS}, {STRATEGY_VARIABLE})"
