@@ -13,10 +13,12 @@ import dataclasses
 import os
 import urllib.parse
 from collections.abc import Mapping
-
-from grafana_client.api import GrafanaApi
+from typing import TYPE_CHECKING
 
 from retrystorm.errors import UserError
+
+if TYPE_CHECKING:
+    from grafana_client.api import GrafanaApi
 
 DEFAULT_TIMEOUT_S = 5.0
 
@@ -87,7 +89,12 @@ class GrafanaSettings:
 
 
 def connect(settings: GrafanaSettings) -> GrafanaApi:
-    """A ``grafana-client`` API object for ``settings`` (no request is made yet)."""
+    """A ``grafana-client`` API object for ``settings`` (no request is made yet).
+
+    ``grafana-client`` is imported here, so reading settings costs no import of it.
+    """
+    from grafana_client.api import GrafanaApi  # noqa: PLC0415 - only when a Grafana is used
+
     api: GrafanaApi = GrafanaApi.from_url(
         url=settings.url, credential=settings.credential(), timeout=settings.timeout_s
     )
