@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from chaos.annotations import annotations_from_env
 from chaos.backends import FaultBackend, ProcessBackend
 from chaos.controller import DEFAULT_MAX_OUTAGE_S, OutageController
 from chaos.journal import Journal, default_journal_path
@@ -178,7 +179,8 @@ def serve(
     if isinstance(process_backend, ProcessBackend):
         for name, pid in targets.items():
             process_backend.register(name, pid)
-    controller = OutageController(backends, Journal(journal), max_outage_s=max_outage)
+    listener = annotations_from_env()  # GRAFANA_URL set: one Grafana annotation per outage
+    controller = OutageController(backends, Journal(journal), max_outage_s=max_outage, listener=listener)
     registry = CollectorRegistry()
     known = [name for backend in backends.values() for name in backend.targets()]
     register_chaos_metrics(registry, controller, known)

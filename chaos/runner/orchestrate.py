@@ -17,6 +17,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 
+from chaos.annotations import annotations_from_env
 from chaos.controller import Outage as ControllerOutage
 from chaos.controller import OutageController
 from chaos.journal import Journal, utc_now
@@ -189,7 +190,8 @@ async def execute(plan: Plan, stack: Stack, display: Display, journal: Journal) 
     one by more than 5 s.
     """
     longest = max((outage.duration_s for outage in plan.outages), default=1.0)
-    controller = OutageController(stack.targets.backends, journal, max_outage_s=longest + 5.0)
+    listener = annotations_from_env(plan.scenario.name)  # GRAFANA_URL set: a Grafana annotation per outage
+    controller = OutageController(stack.targets.backends, journal, max_outage_s=longest + 5.0, listener=listener)
     main = asyncio.current_task()
     interrupted: list[bool] = []
 
