@@ -6,7 +6,7 @@ and ``GRAFANA_PASSWORD``), :func:`annotations_from_env` returns an
 annotation through ``grafana-client``: ``POST /api/annotations`` with ``time`` (the
 pause) and ``timeEnd`` (the resume) in epoch milliseconds, ``tags``
 (``retrystorm``, ``outage``, the target, the scenario when known) and ``text``
-(https://grafana.com/docs/grafana/latest/developers/http_api/annotations/#create-annotation).
+(https://grafana.com/docs/grafana-cloud/developer-resources/api-reference/http-api/api-legacy/annotations/).
 It is an organization annotation (no dashboard): the dashboard shows it through its
 tag query on ``retrystorm`` and ``outage`` (:mod:`dashboards.experiment`).
 

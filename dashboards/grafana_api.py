@@ -27,14 +27,14 @@ class GrafanaSettingsError(UserError):
     """The Grafana URL or credentials are malformed or contradict each other."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class GrafanaSettings:
     """A Grafana's base URL and the credentials to use there."""
 
     url: str
     token: str | None = None
     user: str | None = None
-    password: str | None = dataclasses.field(default=None, repr=False)
+    password: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
 
     def __post_init__(self) -> None:
@@ -70,6 +70,10 @@ class GrafanaSettings:
             user=env.get("GRAFANA_USER") or None,
             password=env.get("GRAFANA_PASSWORD") or None,
         )
+
+    def __repr__(self) -> str:
+        token = "'***'" if self.token else "None"
+        return f"GrafanaSettings(url={self.where()!r}, token={token}, user={self.user!r})"
 
     def credential(self) -> str | tuple[str, str] | None:
         """What ``GrafanaApi.from_url`` takes: a token, ``(user, password)``, or ``None``."""

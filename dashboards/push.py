@@ -2,7 +2,7 @@
 
 Grafana's legacy HTTP API, as ``grafana-client`` calls it:
 ``GET /api/folders`` and ``POST /api/folders`` ``{"title"}`` to find or create the
-folder (https://grafana.com/docs/grafana/v11.0/developers/http_api/folder/), then
+folder (https://grafana.com/docs/grafana/v8.0/http_api/folder/), then
 ``POST /api/dashboards/db`` ``{"dashboard", "folderUid", "overwrite": true,
 "message"}`` per dashboard, with the dashboard's ``id`` null so its ``uid`` decides
 what is replaced (https://grafana.com/docs/grafana/v11.0/developers/http_api/dashboard/).
