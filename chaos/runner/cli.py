@@ -1,9 +1,14 @@
-"""``retrystorm run SCENARIO`` and ``retrystorm demo``: a scenario live, with local processes.
+"""``retrystorm run SCENARIO`` and ``retrystorm demo``: a scenario live.
+
+``--backend local`` (the default, and the demo's) starts local processes;
+``--backend compose`` drives a running compose stack (:mod:`chaos.runner.compose`),
+whose addresses come from options or their environment variables.
 
 Exit status: 0 when every assertion holds, 1 when one fails (each failure printed with
 the measured value and the bound), 2 on bad input (one line), 3 when the run could
-not go on (a process died; its log's tail is printed), 130 when SIGINT or SIGTERM
-stopped it (every target resumed and every process stopped first).
+not go on (a process died, its log's tail printed; a service of the stack failed or a
+fault backend could not act, one line), 130 when SIGINT or SIGTERM stopped it (every
+target resumed and every process stopped first).
 """
 
 from __future__ import annotations
@@ -12,13 +17,23 @@ import asyncio
 import dataclasses
 import datetime
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from chaos.backends.base import BackendError
 from chaos.cli import JOURNAL_OPTION
 from chaos.journal import Journal
+from chaos.runner.compose import (
+    DEFAULT_LOCUST_URL,
+    DEFAULT_PROMETHEUS_URL,
+    DEFAULT_TARGET_URL,
+    ComposeEndpoints,
+    compose_stack,
+)
 from chaos.runner.local import LocalTargets, LocustDriver, slug
 from chaos.runner.orchestrate import RunInterruptedError, Stack, execute
 from chaos.runner.plan import Plan, check_fault_targets, make_plan, select
@@ -29,6 +44,7 @@ from chaos.runner.scrape import HttpMetricsSource
 from chaos.runner.show import failures, plan_lines, print_verdicts
 from chaos.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.console import err, out
+from retrystorm.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +62,8 @@ class RunOptions:
     folder: Path | None = None
     simulate: bool = False
     journal: Path | None = None
+    #: The compose stack to run against; ``None``: local processes.
+    compose: ComposeEndpoints | None = None
 
 
 def default_folder(scenario: Scenario, now: datetime.datetime | None = None) -> Path:
@@ -84,7 +102,10 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         err.print(f"retrystorm run: {error}", markup=False)
         return EXIT_INTERRUPTED
     except RunFailedError as error:
-        err.print(f"retrystorm run: {error}", markup=False)
+        err.print(f"retrystorm run: {error}", markup=False, soft_wrap=True)
+        return RunFailedError.exit_code
+    except BackendError as error:  # e.g. no Docker engine: one line, the run could not go on
+        err.print(f"retrystorm run: {' '.join(str(error).split())}", markup=False, soft_wrap=True)
         return RunFailedError.exit_code
     results = [analyse(record, scenario.assertions.get(record.label)) for record in records]
     simulated_doc: dict[str, object] | None = None
@@ -112,7 +133,11 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
 def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: bool, options: RunOptions) -> int:
     """Validate, show the plan, and (unless ``dry_run``) run it; the exit status."""
     folder = options.folder or default_folder(scenario)
-    stack = local_stack(folder / "logs")
+    if options.compose is None:
+        stack = local_stack(folder / "logs")
+    else:
+        longest_s = max((outage.duration_s for outage in scenario.outages()), default=0.0)
+        stack = compose_stack(options.compose, longest_outage_s=longest_s)
     plan, loads = prepare(scenario, labels, stack)
     lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
     if dry_run:
@@ -122,6 +147,63 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
     return run_plan(plan, stack, folder, options)
+
+
+#: The compose backend's options: (flag, dest, environment variable, default, help).
+COMPOSE_OPTIONS = (
+    ("--target-url", "target_url", "RETRYSTORM_TARGET_URL", DEFAULT_TARGET_URL, "the target as the runner reaches it."),
+    (
+        "--load-target-url", "load_target_url", "RETRYSTORM_LOAD_TARGET_URL", None,
+        "the target as the Locust workers reach it (default: --target-url).",
+    ),
+    ("--locust-url", "locust_url", "RETRYSTORM_LOCUST_URL", DEFAULT_LOCUST_URL, "the Locust master's web API."),
+    ("--prometheus-url", "prometheus_url", "RETRYSTORM_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL, "Prometheus' API."),
+    (
+        "--chaos-url", "chaos_url", "RETRYSTORM_CHAOS_URL", None,
+        "pause through the stack's chaos API (its metric and annotations see the outages); none: the docker backend.",
+    ),
+    ("--chaos-token", "chaos_token", "RETRYSTORM_CHAOS_TOKEN", None, "the chaos API's bearer token."),
+    (
+        "--project", "project", "COMPOSE_PROJECT_NAME", None,
+        "the compose project whose target container the docker backend pauses (default: any project).",
+    ),
+)  # fmt: skip
+
+
+def compose_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--backend`` and the compose backend's options (each with its environment variable)."""
+    for flag, dest, envvar, default, help_text in reversed(COMPOSE_OPTIONS):
+        command = click.option(
+            flag, dest, envvar=envvar, default=default, show_envvar=True, show_default=default is not None,
+            metavar="URL" if dest.endswith("url") else "TEXT", help=f"compose: {help_text}",
+        )(command)  # fmt: skip
+    return click.option(
+        "--backend", type=click.Choice(["local", "compose"]), default="local", show_default=True,
+        help="local: fresh local processes per strategy; compose: the running compose stack's services.",
+    )(command)  # fmt: skip
+
+
+def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEndpoints | None:
+    """The compose stack's addresses for ``--backend compose``; ``None`` for local.
+
+    A compose option typed on the command line with ``--backend local`` is a :class:`UserError`
+    (one set by its environment variable is ignored: the stack's containers set them all).
+    """
+    if backend == "local":
+        context = click.get_current_context()
+        for flag, dest, *_ in COMPOSE_OPTIONS:
+            if context.get_parameter_source(dest) is ParameterSource.COMMANDLINE:
+                raise UserError(f"{flag}: applies to --backend compose only; add --backend compose")
+        return None
+    return ComposeEndpoints(
+        target_url=values["target_url"] or DEFAULT_TARGET_URL,
+        load_target_url=values["load_target_url"],
+        locust_url=values["locust_url"] or DEFAULT_LOCUST_URL,
+        prometheus_url=values["prometheus_url"] or DEFAULT_PROMETHEUS_URL,
+        project=values["project"],
+        chaos_url=values["chaos_url"],
+        chaos_token=values["chaos_token"] or "",
+    )
 
 
 @click.command("run")
@@ -137,6 +219,7 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
 @click.option("--simulate", is_flag=True, help="Also simulate the scenario; draw and compare its curves.")
 @click.option("--seed", type=int, default=None, help="Random seed (default: the scenario's).")
 @JOURNAL_OPTION
+@compose_options
 def run(
     *,
     scenario_file: Path,
@@ -146,14 +229,18 @@ def run(
     simulate: bool,
     seed: int | None,
     journal: Path | None,
+    backend: str,
+    **addresses: str | None,
 ) -> None:
-    """Run SCENARIO live: each strategy against a fresh target, the outages, the verdicts.
+    """Run SCENARIO live: each strategy against a fresh (or freshly reset) target, the outages, the verdicts.
 
     Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
-    when every assertion holds, 1 when one fails, 2 on bad input, 130 when interrupted.
+    when every assertion holds, 1 when one fails, 2 on bad input, 3 when the run could
+    not go on, 130 when interrupted.
     """
     scenario = load_scenario(scenario_file, overrides={"seed": seed} if seed is not None else None)
-    options = RunOptions(folder=folder, simulate=simulate, journal=journal)
+    compose = compose_endpoints(backend, addresses)
+    options = RunOptions(folder=folder, simulate=simulate, journal=journal, compose=compose)
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)
 

@@ -13,8 +13,8 @@ from chaos.scenario import SCENARIO_DIR
 SHIPPED = sorted(SCENARIO_DIR.glob("*.yaml"))
 
 
-def retrystorm(*args, cwd, journal):
-    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal), "COLUMNS": "200"}
+def retrystorm(*args, cwd, journal, env=None):
+    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal), "COLUMNS": "200", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "retrystorm", *map(str, args)],
         capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
@@ -104,3 +104,72 @@ def test_dry_run_of_selected_strategies_and_the_demo(workdir, tmp_path):
     assert "scenario smira-laptop" in demo.stdout
     assert "[1/2] fixed:100ms" in demo.stdout
     assert list(workdir.iterdir()) == []
+
+
+#: Where nothing answers, and no Docker engine: a compose run that touched either would fail.
+NOWHERE = {
+    "RETRYSTORM_TARGET_URL": "http://127.0.0.1:9",
+    "RETRYSTORM_LOCUST_URL": "http://127.0.0.1:9",
+    "RETRYSTORM_PROMETHEUS_URL": "http://127.0.0.1:9",
+    "RETRYSTORM_LOAD_TARGET_URL": "",
+    "RETRYSTORM_CHAOS_URL": "",
+    "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+}
+
+
+def test_compose_dry_run_names_every_address_and_touches_nothing(workdir, tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    args = ("run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run")
+    env = {**NOWHERE, "RETRYSTORM_LOCUST_URL": "http://127.0.0.1:18089", "COMPOSE_PROJECT_NAME": "ci"}
+    done = retrystorm(*args, "--target-url", "http://127.0.0.1:18070/", cwd=workdir, journal=journal, env=env)
+    assert done.returncode == 0, done.stderr
+    plan = done.stdout
+    assert "compose stack (target http://127.0.0.1:18070, Locust master http://127.0.0.1:18089, " in plan
+    assert "metrics from Prometheus http://127.0.0.1:9)" in plan
+    assert "load sent to http://127.0.0.1:18070)" in plan
+    assert "through the docker backend (compose project 'ci')" in plan
+    assert "POST http://127.0.0.1:18089/swarm" in plan
+    assert "dry run: nothing was started" in plan
+    assert list(workdir.iterdir()) == []
+    assert not journal.exists()
+    chaos = retrystorm(*args, cwd=workdir, journal=journal, env={**env, "RETRYSTORM_CHAOS_URL": "http://127.0.0.1:9"})
+    assert "through the chaos API at http://127.0.0.1:9" in chaos.stdout, chaos.stderr
+
+
+def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
+    env = {name: "" for name in NOWHERE if name.startswith("RETRYSTORM_")}
+    args = ("run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run")
+    done = retrystorm(*args, cwd=workdir, journal=tmp_path / "j.jsonl", env=env)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "compose stack (target http://target:8070, Locust master http://locust-master:8089, "
+        "metrics from Prometheus http://prometheus:9090)" in done.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--locust-url", "http://127.0.0.1:8089"], "--locust-url: applies to --backend compose only"),
+        (["--backend", "compose", "--prometheus-url", "prometheus:9090"], "--prometheus-url: got 'prometheus:9090'"),
+        (["--backend", "compose", "--target-url", "http://t:99999"], "--target-url: got"),
+        (["--backend", "docker"], "'docker' is not one of 'local', 'compose'"),
+    ],
+)
+def test_bad_compose_options_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
+    done = retrystorm("run", SCENARIO_DIR / "smira-laptop.yaml", *args, cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert expected in error_line(done)
+    assert list(workdir.iterdir()) == []
+
+
+def test_no_docker_engine_is_one_line_and_exit_3(workdir, tmp_path):
+    done = retrystorm(
+        "run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--out", "run",
+        cwd=workdir, journal=tmp_path / "j.jsonl", env=NOWHERE,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("retrystorm run: cannot reach a Docker engine ("), done.stderr
+    assert last.endswith("start dockerd or set DOCKER_HOST")
+    assert "Traceback" not in done.stderr
+    assert not (workdir / "run" / "results.json").exists()
