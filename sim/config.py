@@ -7,7 +7,8 @@ from typing import Literal
 
 from chaos.scenario import Outage, Scenario, SpikeUniform, StrategyEntry, ThinkTime
 from loadgen.strategies import RetryBudget, RetryPolicy
-from target.models import OverloadModel
+from retrystorm.errors import UserError
+from target.models import FixedModel, OverloadModel
 
 SEED_THINK_TIME = ThinkTime("exponential", 10.0)
 
@@ -34,6 +35,28 @@ class RunConfig:
     requests_per_user: int | None = None
     accept_backlog: int | None = None
     seed: int = 1
+
+    def __post_init__(self) -> None:
+        if self.never_advances:
+            raise UserError(
+                f"load.think_time {self.think.text()} with model {self.model.spec()}: each user would send request "
+                "after request at one instant of virtual time, forever; give a think time or a model delay above 0, "
+                "or sim.requests_per_user"
+            )
+
+    @property
+    def never_advances(self) -> bool:
+        """True when closed-loop users would loop without virtual time passing.
+
+        A zero think time against a model that answers at once (``fixed:base_delay=0``):
+        each answer comes at the instant of its attempt, and the next request starts at
+        that instant too. Live, such users just send as fast as they can; in virtual time
+        the run would never end.
+        """
+        answers_at_once = isinstance(self.model, FixedModel) and self.model.base_delay_s == 0
+        return (
+            self.arrival == "closed" and self.requests_per_user is None and self.think.mean_s == 0 and answers_at_once
+        )
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, entry: StrategyEntry, outages: tuple[Outage, ...]) -> RunConfig:

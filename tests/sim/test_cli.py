@@ -130,6 +130,10 @@ def test_contention_and_edge_json(small):
         (["run", "no-such-file.yaml"], "no-such-file.yaml: cannot read the scenario"),
         (["run", "--strategy", "fixed", "--think-time", "exp:1s"], "command line: load.think_time: got 'exp:1s'"),
         (["run", "--strategy", "fixed", "--model", "queue:workers=0"], "workers: got 0, expected a whole number >= 1"),
+        (
+            ["run", "--strategy", "fixed", "--model", "fixed:base_delay=0", "--think-time", "constant:0"],
+            "load.think_time constant:0s with model fixed:base_delay=0s: each user would send request after request",
+        ),
         (["smira", "--json", "--csv"], "--json and --csv print to the same stdout"),
         (["contention", "--clients", "ten"], "expected a list like 10,50,100"),
     ],

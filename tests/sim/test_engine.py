@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from chaos.scenario import Outage, ThinkTime
 from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
+from retrystorm.errors import UserError
 from sim.config import RunConfig
 from sim.engine import BACKOFF, WAITING, Simulation, simulate
 from target.models import parse_model
@@ -146,3 +147,26 @@ def test_local_rejections_advance_virtual_time():
     )
     output = check_conservation(run_config)
     assert output.counts["rejected_locally"] > 1000
+
+
+@pytest.mark.parametrize("think", [ThinkTime("constant", 0.0), ThinkTime("exponential", 0.0)])
+def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
+    """Zero think time against a model that answers at once: every request at one instant, forever."""
+    with pytest.raises(UserError, match=r"load.think_time .*:0s with model fixed:base_delay=0s: .*forever"):
+        config(model=parse_model("fixed:base_delay=0"), think=think, outages=())
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"think": ThinkTime("constant", 0.001)},
+        {"model": parse_model("fixed:base_delay=1ms")},
+        {"model": parse_model("exponential:base_delay=0")},  # released at the next tick
+        {"requests_per_user": 3},
+        {"arrival": "open", "rate": 50.0},
+    ],
+)
+def test_zero_time_is_fine_when_something_advances_the_clock(changes):
+    values = {"model": parse_model("fixed:base_delay=0"), "think": ThinkTime("constant", 0.0), "outages": ()}
+    output = check_conservation(config(**{**values, "users": 5, "duration_s": 2.0, **changes}))
+    assert output.counts["succeeded"] > 0
