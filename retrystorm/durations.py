@@ -38,7 +38,7 @@ def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
     if isinstance(text, int | float):
         value = float(text)
         if not math.isfinite(value) or value < 0:
-            raise DurationError(f"{what}: got {text!r}, expected a duration >= 0")
+            raise DurationError(f"{what}: got {text!r}, expected a finite number of seconds >= 0")
         return value
     raw = text.strip()
     if raw in ("0", "0.0"):

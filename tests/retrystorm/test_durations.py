@@ -60,3 +60,10 @@ def test_format_then_parse_is_exact(seconds):
 
 def test_infinity_round_trips():
     assert parse_duration(format_duration(math.inf)) == math.inf
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), -0.5])
+def test_bad_numbers_say_what_is_accepted_without_contradiction(value):
+    """A YAML ``.inf`` used to get "got inf, expected a duration >= 0"."""
+    with pytest.raises(DurationError, match=rf"^max: got {value!r}, expected a finite number of seconds >= 0$"):
+        parse_duration(value, what="max")
