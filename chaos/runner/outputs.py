@@ -26,8 +26,9 @@ from sim.report import csv_text
 
 CHOICES = [
     (
-        "Live figures: counters and gauges read from the target's and the load generator's /metrics once a second; "
-        "a paused target does not answer, so its gauges are missing while it is paused."
+        "Live figures: counters and gauges read once a second from the target's and the load generator's /metrics "
+        "(local stack), or from Prometheus' query API, as last scraped, at most a scrape interval earlier (compose "
+        "stack); a paused target does not answer, so its gauges are missing while it is paused."
     ),
     "Rates per second are counter differences on a 1-s grid, interpolated linearly across missed readings.",
     "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",

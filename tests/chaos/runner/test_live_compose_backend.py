@@ -175,6 +175,21 @@ def test_a_refused_swarm_fails_the_run_naming_the_masters_message(stack):
         asyncio.run(LocustMaster(stack.master_url).start(target, bad))
 
 
+def test_a_master_without_workers_fails_the_run_saying_how_to_start_some(stack, tmp_path):
+    processes = Processes(tmp_path)
+    try:
+        lonely = start_master(processes, stack.target.url, workers=0)
+        scenario = parse_scenario(TINY, source="tiny.yaml")
+        settings = LoadSettings.of(scenario, scenario.strategies[0])
+        target = types.SimpleNamespace(base_url=stack.target.url)
+        expected = f"no Locust worker connected to {lonely}; start some: docker compose up --scale locust-worker=2"
+        with pytest.raises(RunFailedError) as failed:
+            asyncio.run(LocustMaster(lonely).start(target, settings))
+        assert str(failed.value) == expected
+    finally:
+        processes.stop_all()
+
+
 def test_a_tiny_scenario_runs_through_the_compose_backend(stack, tmp_path):
     scenario = parse_scenario(TINY, source="tiny.yaml")
     pid = stack.target.process.pid

@@ -1,10 +1,12 @@
 """The Locust master driver's swarm form and how it reads the master's answers."""
 
+import asyncio
 import dataclasses
+import socket
 
 import pytest
 
-from chaos.runner.master import swarm_form, swarm_refusal
+from chaos.runner.master import MasterApi, MasterLoad, swarm_form, swarm_refusal
 from chaos.runner.settings import LoadSettings
 from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
 
@@ -67,3 +69,19 @@ def test_the_masters_answer_to_a_swarm(answer, refusal):
         assert found is None
     else:
         assert found is not None and refusal in found
+
+
+def test_an_unreachable_master_is_a_reason_for_the_watch():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: connections are refused
+        load = MasterLoad(MasterApi(f"http://127.0.0.1:{port}", "the Locust master"), "http://t", 2, 1.0)
+
+        async def probe():
+            try:
+                return await load.probe()
+            finally:
+                await load.api.close()
+
+        reason = asyncio.run(probe())
+    assert reason is not None and reason.startswith(f"cannot reach the Locust master at http://127.0.0.1:{port}")
