@@ -121,15 +121,17 @@ def annotations_from_env(
 ) -> GrafanaAnnotations | None:
     """A :class:`GrafanaAnnotations` when ``GRAFANA_URL`` is set, else ``None``.
 
-    Bad settings (a malformed URL, a token *and* a user) disable annotations with a
-    warning: annotations are a convenience and must never stop an outage or a run.
+    Bad settings (a malformed URL, a token *and* a user) or a missing ``grafana-client``
+    disable annotations with a warning: annotations are a convenience and must never
+    stop an outage or a run.
     """
     try:
         settings = GrafanaSettings.from_env(environ)
+        if settings is None:
+            return None
+        api = connect(settings)
     except UserError as error:
         log.warning("Grafana annotations are off: %s", error)
         return None
-    if settings is None:
-        return None
     log.info("outages will be annotated in Grafana at %s", settings.where())
-    return GrafanaAnnotations(GrafanaPoster(connect(settings), settings.where()), scenario=scenario)
+    return GrafanaAnnotations(GrafanaPoster(api, settings.where()), scenario=scenario)

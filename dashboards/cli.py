@@ -8,6 +8,18 @@ from pathlib import Path
 import click
 
 from retrystorm.console import out
+from retrystorm.errors import UserError
+
+GRAFANA_EXTRA = "pip install 'retrystorm[grafana]' (with URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future)"
+
+
+def _grafana_libraries(what: str) -> None:
+    """Fail with one line when the ``grafana`` extra is not installed."""
+    try:
+        import grafana_client  # noqa: F401
+        import grafana_foundation_sdk  # noqa: F401
+    except ImportError as error:
+        raise UserError(f"{what} needs the Grafana libraries ({error.name} is missing): {GRAFANA_EXTRA}") from None
 
 
 @click.group()
@@ -26,6 +38,7 @@ def dashboards() -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a dashboard file differs from the code.")
 def build(*, directory: Path | None, check: bool) -> None:
     """(Re)write the dashboard JSON from code, or check it is up to date."""
+    _grafana_libraries("retrystorm dashboards build")
     from dashboards.files import DASHBOARD_DIR, stale_dashboards, write_dashboards
 
     target = directory or DASHBOARD_DIR
@@ -49,6 +62,7 @@ def build(*, directory: Path | None, check: bool) -> None:
 @click.option("--folder", default=None, help="Folder to put the dashboards in (created if missing; default: none).")
 def push(*, grafana_url: str, token: str | None, user: str | None, password: str | None, folder: str | None) -> None:
     """Upload the dashboards to an existing Grafana, overwriting the ones with the same uid."""
+    _grafana_libraries("retrystorm dashboards push")
     from dashboards.files import GENERATORS
     from dashboards.grafana_api import GrafanaSettings
     from dashboards.push import push_dashboards

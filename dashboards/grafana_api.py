@@ -97,7 +97,13 @@ def connect(settings: GrafanaSettings) -> GrafanaApi:
 
     ``grafana-client`` is imported here, so reading settings costs no import of it.
     """
-    from grafana_client.api import GrafanaApi  # noqa: PLC0415 - only when a Grafana is used
+    try:
+        from grafana_client.api import GrafanaApi  # noqa: PLC0415 - only when a Grafana is used
+    except ImportError:
+        raise UserError(
+            "talking to Grafana needs grafana-client: pip install 'retrystorm[grafana]' "
+            "(with URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future to keep your urllib3)"
+        ) from None
 
     api: GrafanaApi = GrafanaApi.from_url(
         url=settings.url, credential=settings.credential(), timeout=settings.timeout_s
