@@ -98,21 +98,28 @@ def parse_think_time(spec: str | Mapping[str, object] | ThinkTime) -> ThinkTime:
     """Parse ``exponential:10s``, ``constant:1s``, ``between:1s,3s`` or a bare ``10s``.
 
     A bare duration (or a number, from YAML) is the mean of an exponential think time.
-    Errors name the accepted forms.
+    Every form must come out finite and ``>= 0`` (``inf`` and ``forever`` are
+    durations, but a user that never sends is no user). Errors name the accepted forms.
     """
     if isinstance(spec, int | float) and not isinstance(spec, bool):
-        return ExponentialThink(average_s=parse_duration(spec, what="think time"))
-    if isinstance(spec, str) and ":" not in spec and spec.strip() not in THINK_TIMES.names():
-        try:
-            mean = parse_duration(spec, what="think time")
-        except SpecError:
-            valid = ", ".join(THINK_TIMES.names())
-            raise SpecError(
-                f"think time: got {spec!r}, expected a duration (the mean of an exponential think time, "
-                f"like 10s) or one of {valid} (exponential:10s, constant:1s, between:1s,3s)"
-            ) from None
-        return ExponentialThink(average_s=mean)
-    think = THINK_TIMES.parse(spec)
-    if math.isinf(think.mean_s):
-        raise SpecError(f"think time: got {spec!r}, expected a finite duration")
+        think: ThinkTime = ExponentialThink(average_s=_bare_duration(spec))
+    elif isinstance(spec, str) and ":" not in spec and spec.strip() not in THINK_TIMES.names():
+        think = ExponentialThink(average_s=_bare_duration(spec))
+    else:
+        think = THINK_TIMES.parse(spec)
+    if not 0 <= think.mean_s < math.inf:
+        raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}")
     return think
+
+
+_ACCEPTED = (
+    "a duration (finite, >= 0: the mean of an exponential think time, like 10s) "
+    "or one of exponential:10s, constant:1s, between:1s,3s"
+)
+
+
+def _bare_duration(spec: str | float) -> float:
+    try:
+        return parse_duration(spec, what="think time")
+    except SpecError:
+        raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}") from None

@@ -19,6 +19,7 @@ BAD_FIELDS = [
     ("retry_strategy", "exponential:factor=0.5", ["--retry-strategy", "factor", ">= 1"]),
     ("retry_budget", "tokens:max=-1", ["--retry-budget", "max"]),
     ("think_time", "sometimes", ["--think-time", "exponential:10s"]),
+    ("think_time", "forever", ["--think-time", "finite", "exponential:10s"]),
     ("attempt_timeout", "2", ["--attempt-timeout", "unit"]),
     ("max_attempts", "0", ["--max-attempts", ">= 1"]),
     ("request_deadline", "soon", ["--request-deadline"]),

@@ -141,6 +141,17 @@ def test_chaos_flags_default_to_off_and_read_the_environment():
             parse("--chaos-url", bad)
 
 
+@pytest.mark.parametrize("text", ["inf", "forever", "exponential:forever"])
+def test_a_think_time_that_never_ends_is_refused_by_flag_and_start_form(text):
+    with pytest.raises(argparse.ArgumentError, match="finite"):
+        parse("--think-time", text)
+    # the web UI's start form: the check loadgen.web runs on POST /swarm
+    with pytest.raises(UserError) as caught:
+        load_options(overlay_form(parse(), {"think_time": text}))
+    assert str(caught.value).startswith("--think-time: ")
+    assert "finite" in str(caught.value)
+
+
 def test_overlay_form_reads_checkboxes_as_locust_does():
     values = parse()
     merged = overlay_form(

@@ -56,6 +56,33 @@ def test_errors_say_what_is_accepted(text, words):
         assert word in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "inf",
+        "forever",
+        " Forever ",
+        "1e400s",
+        "exponential:forever",
+        "exponential:mean=inf",
+        "constant:inf",
+        float("inf"),
+        float("nan"),
+        -1.0,
+        "-1s",
+        {"name": "constant", "wait": "inf"},
+    ],
+)
+def test_non_finite_or_negative_is_refused_on_every_path(spec):
+    """A think time that never ends crashed every user at its first wait; refuse it here."""
+    with pytest.raises(SpecError) as caught:
+        parse_think_time(spec)
+    message = str(caught.value)
+    assert "\n" not in message
+    for word in ("think time", "finite", ">= 0", "exponential:10s"):
+        assert word in message
+
+
 def test_exponential_mean_and_spread():
     rng = random.Random(7)
     draws = [ExponentialThink(average_s=10.0).sample(rng) for _ in range(20_000)]
