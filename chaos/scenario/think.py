@@ -7,6 +7,7 @@ Written ``exponential:MEAN``, ``constant:T`` or ``between:MIN,MAX`` (Locust's
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from typing import Literal
 
@@ -30,6 +31,11 @@ class ThinkTime:
     high_s: float = 0.0
 
     def __post_init__(self) -> None:
+        values = (self.low_s, self.high_s) if self.kind == "between" else (self.low_s,)
+        if not all(0 <= value < math.inf for value in values):
+            # a user that never sends again is no user: the sampler would divide by inf
+            shown = ",".join(format_duration(value) if value >= 0 else f"{value:g}s" for value in values)
+            raise SpecError(f"think time: got {self.kind}:{shown}, expected finite durations >= 0: {ACCEPTED}")
         if self.kind == "between" and self.high_s < self.low_s:
             raise SpecError(f"think time: got {self.text()}, expected MIN <= MAX")
 

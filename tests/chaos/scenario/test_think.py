@@ -32,3 +32,14 @@ def test_between_stays_in_bounds():
 def test_bad_think_times(text):
     with pytest.raises(SpecError, match="expected"):
         ThinkTime.parse(text)
+
+
+@pytest.mark.parametrize("text", ["exponential:inf", "constant:forever", "between:1s,inf", "exponential:1e400s"])
+def test_a_think_time_that_never_ends_is_refused(text):
+    with pytest.raises(SpecError, match="finite durations >= 0"):
+        ThinkTime.parse(text)
+
+
+def test_a_negative_think_time_is_refused_when_built_directly():
+    with pytest.raises(SpecError, match="finite durations >= 0"):
+        ThinkTime("constant", -1.0)
