@@ -1,0 +1,147 @@
+"""The compose stack end to end: real containers, real Locust, real Prometheus, real `docker pause`.
+
+In order, on one stack (two Locust workers): it comes up healthy; the laptop-sized seed
+scenario runs through ``docker compose run ... retrystorm run --backend compose`` and
+its verdicts hold; the outage shows in Prometheus; every dashboard panel's query returns
+data for that run; a SIGKILLed chaos container is restarted and resumes the target it
+had paused; stopping the stack mid-outage leaves no container paused.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import signal
+import subprocess
+import urllib.parse
+
+import pytest
+
+from dashboards.files import DASHBOARD_DIR
+
+from .conftest import TOKEN, Stack, http, prometheus_query, wait_until
+
+pytestmark = [pytest.mark.docker, pytest.mark.live, pytest.mark.signals]
+
+SCENARIO = "scenarios/smira-laptop.yaml"
+RUN_TIMEOUT_S = 600
+
+
+def test_every_service_comes_up_healthy_with_both_workers(stack: Stack):
+    states = {(row["Service"], row["State"], row.get("Health", "")) for row in stack.containers()}
+    services = {row[0] for row in states}
+    assert services == {"target", "chaos", "locust-master", "locust-worker", "prometheus"}
+    assert all(state == "running" and health == "healthy" for _, state, health in states), states
+    status, stats = http(stack.url("locust-master", "/stats/requests"))
+    assert status == 200
+    assert stats["worker_count"] == 2
+
+    def scraped() -> dict[str, str]:
+        return {row["metric"]["job"]: row["value"][1] for row in prometheus_query(stack, "up")}
+
+    wait_until(lambda: scraped() == {"target": "1", "locust": "1", "chaos": "1"}, 30, "Prometheus to scrape all three")
+
+
+@pytest.fixture(scope="module")
+def scenario_run(stack: Stack, tmp_path_factory):
+    """The laptop seed scenario run inside the chaos service's image, as CI would run it."""
+    out = tmp_path_factory.mktemp("scenario")
+    started = datetime.datetime.now(datetime.UTC)
+    done = stack.compose(
+        "run", "--rm", "--no-deps", "-v", f"{out}:/out", "chaos",
+        "retrystorm", "run", SCENARIO, "--backend", "compose", "--out", "/out/run",
+        timeout_s=RUN_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    ended = datetime.datetime.now(datetime.UTC)
+    (out / "runner.log").write_text(done.stdout + "\n" + done.stderr)
+    return done, out / "run", started.timestamp(), ended.timestamp()
+
+
+def test_the_laptop_seed_scenario_passes_through_compose(scenario_run):
+    done, folder, _, _ = scenario_run
+    assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    document = json.loads((folder / "results.json").read_text())
+    by_label = {row["strategy"]: row for row in document["results"]}
+    assert set(by_label) == {"fixed:100ms", "smira"}
+    assert by_label["fixed:100ms"]["server_recovery_s"] in (None, [None])  # the storm never ends
+    smira = by_label["smira"]["server_recovery_s"]
+    smira = smira[0] if isinstance(smira, list) else smira
+    assert smira is not None
+    fixed, backoff = by_label["fixed:100ms"], by_label["smira"]
+    assert fixed["amplification"] > 2 * backoff["amplification"]  # the storm: retries on retries
+    assert fixed["peak_in_flight"] > 5 * backoff["peak_in_flight"]
+    assert "compose" in document["run"]["stack"]
+    assert (folder / "report.html").is_file()
+
+
+def test_the_outage_shows_in_prometheus(stack: Stack, scenario_run):
+    """While the target was paused its scrape failed and the chaos metric was 1, at the same instants."""
+    _, _, started, ended = scenario_run
+    window = f"{int(ended - started) + 5}s"
+    paused_and_unscraped = '(up{job="target"} == 0) and on() (retrystorm_chaos_outage_active{target="target"} == 1)'
+    both = f"max_over_time(({paused_and_unscraped})[{window}:1s])"
+    assert prometheus_query(stack, both, at=ended), "no instant with the target's scrape failing while paused"
+    outages = prometheus_query(stack, 'retrystorm_chaos_outages_total{target="target"}', at=ended)
+    assert float(outages[0]["value"][1]) >= 2  # one outage per strategy
+    assert prometheus_query(stack, 'up{job="target"}', at=ended)[0]["value"][1] == "1"
+
+
+def test_every_dashboard_panel_returns_data_for_the_run(stack: Stack, scenario_run):
+    from dashboards.queries import annotation_queries, panel_queries
+
+    _, _, started, ended = scenario_run
+    empty = []
+    for path in sorted(DASHBOARD_DIR.glob("*.json")):
+        dashboard = json.loads(path.read_text())
+        for query in [*panel_queries(dashboard), *annotation_queries(dashboard)]:
+            params = {"query": query.expr, "start": f"{started:.0f}", "end": f"{ended:.0f}", "step": "5"}
+            status, body = http(stack.url("prometheus", "/api/v1/query_range?" + urllib.parse.urlencode(params)))
+            assert status == 200, f"{query.panel} {query.ref_id}: {body}"
+            if not body["data"]["result"]:
+                empty.append(f"{path.name}: {query.panel!r} {query.ref_id}: {query.expr}")
+    assert not empty, "panels without data:\n" + "\n".join(empty)
+
+
+def test_a_sigkilled_chaos_container_is_restarted_and_resumes_the_target(stack: Stack):
+    status, outage = http(
+        stack.url("chaos", "/outages"), method="POST", body={"target": "target", "duration": "2m"}, token=TOKEN
+    )
+    assert status == 201, outage
+    assert stack.status("target") == "paused"
+    before = stack.inspect("chaos")
+    os.kill(before["State"]["Pid"], signal.SIGKILL)  # the chaos service's main process, by its pid
+    wait_until(lambda: stack.inspect("chaos")["RestartCount"] > before["RestartCount"], 60, "the chaos restart")
+    wait_until(lambda: stack.status("target") == "running", 60, "the restarted chaos service to resume the target")
+    logs = stack.compose("logs", "--no-color", "chaos").stdout
+    assert "left paused by a controller that did not finish" in logs
+    wait_until(lambda: http(stack.url("chaos", "/healthz"))[0] == 200, 60, "the restarted chaos service to answer")
+
+
+def test_stopping_the_stack_mid_outage_leaves_nothing_paused(stack: Stack):
+    """The chaos service stops before the target (it depends on it) and unpauses it on its way out."""
+    status, _ = http(
+        stack.url("chaos", "/outages"), method="POST", body={"target": "target", "duration": "2m"}, token=TOKEN
+    )
+    assert status == 201
+    assert stack.status("target") == "paused"
+    target_id = stack.container_id("target")
+    since = datetime.datetime.now(datetime.UTC).isoformat()
+    stack.compose("stop", "--timeout", "20", timeout_s=180)
+    states = {row["Service"]: row["State"] for row in stack.containers()}
+    assert set(states.values()) == {"exited"}, states
+    paused = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={stack.project}",
+         "--filter", "status=paused"],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    assert paused == ""
+    until = datetime.datetime.now(datetime.UTC).isoformat()
+    events = subprocess.run(
+        ["docker", "events", "--since", since, "--until", until, "--filter", f"container={target_id}",
+         "--format", "{{.Action}}"],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout.split()  # fmt: skip
+    assert "unpause" in events, events
+    assert events.index("unpause") < events.index("kill" if "kill" in events else "die"), events
+    assert "shutdown: resuming 1 paused target(s): target" in stack.compose("logs", "--no-color", "chaos").stdout
