@@ -7,6 +7,12 @@ the cardinality stays small. Latencies are true histograms in seconds with bucke
 from 10 ms to 10 min, because the tail of a retry storm is minutes long; Grafana and
 the scenario runner take quantiles with ``histogram_quantile`` over summed buckets.
 
+Attempts are counted twice: ``attempts_started`` when an attempt is sent (the rate
+of attempts on the wire, as the simulator counts them; it does not lag by the attempt
+timeout when a frozen server answers nothing), ``attempts`` by outcome when it ends
+(the outcome is known only then). Their difference is the number of attempts
+awaiting an answer.
+
 Counters only ever grow for the life of a process (Prometheus counters must never go
 down); a new run is delimited by taking differences, not by resetting. See
 :mod:`loadgen.aggregate` for how a Locust master sums its workers' series.
@@ -33,6 +39,7 @@ class ClientMetrics:
 
     registry: CollectorRegistry
     attempts: Counter
+    attempts_started: Counter
     requests: Counter
     requests_started: Counter
     attempt_latency: Histogram
@@ -56,9 +63,16 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
         registry=registry,
         attempts=Counter(
             PREFIX + "attempts",
-            "Attempts (HTTP requests on the wire) by outcome: ok, timeout, connection_error, "
-            "server_error (5xx), throttled (429), client_error (other 4xx).",
+            "Attempts (HTTP requests on the wire) counted when they end, by outcome: ok, timeout, "
+            "connection_error, server_error (5xx), throttled (429), client_error (other 4xx).",
             by_outcome,
+            registry=registry,
+        ),
+        attempts_started=Counter(
+            PREFIX + "attempts_started",
+            "Attempts (HTTP requests on the wire) counted when they are sent; started minus ended "
+            "(attempts_total) is the number awaiting an answer.",
+            label,
             registry=registry,
         ),
         requests=Counter(
@@ -124,6 +138,7 @@ class StrategyMetrics:
         "active_users",
         "attempt_latency",
         "attempts",
+        "attempts_started",
         "backoff_delay",
         "budget_refusals",
         "request_latency",
@@ -137,6 +152,7 @@ class StrategyMetrics:
     def __init__(self, metrics: ClientMetrics, strategy: str) -> None:
         self.strategy = strategy
         self.attempts = {o: metrics.attempts.labels(strategy, o.value) for o in AttemptOutcome}
+        self.attempts_started = metrics.attempts_started.labels(strategy)
         self.attempt_latency = {o: metrics.attempt_latency.labels(strategy, o.value) for o in AttemptOutcome}
         self.requests = {o: metrics.requests.labels(strategy, o.value) for o in RequestOutcome}
         self.requests_started = metrics.requests_started.labels(strategy)
@@ -148,7 +164,7 @@ class StrategyMetrics:
         self.active_users = metrics.active_users.labels(strategy)
 
     def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
-        """Count one attempt and observe its latency."""
+        """Count one attempt that ended and observe its latency (its start: ``attempts_started``)."""
         self.attempts[outcome].inc()
         self.attempt_latency[outcome].observe(latency_s)
 

@@ -11,7 +11,8 @@ Every attempt fires a Locust request event named after the path (context: the us
 ``context()`` plus attempt number, outcome, strategy); every logical request fires one
 named ``PATH (logical)`` (context: attempts, outcome, strategy, and why it gave up)
 whose response time includes the backoff, with an exception when it gave up. The
-Prometheus metrics of :mod:`loadgen.metrics` are updated alongside.
+Prometheus metrics of :mod:`loadgen.metrics` are updated alongside (an attempt is
+counted in ``attempts_started`` as it is sent, by outcome when it ends).
 
 Attempts go through the connection pool of ``FastHttpUser``'s client (geventhttpclient)
 directly, without ``FastHttpSession.request``: that layer turns a timeout into a
@@ -207,6 +208,7 @@ class RetryingUser(FastHttpUser):
         body = b""
         response = None
         error: BaseException | None = None
+        self.metrics.attempts_started.inc()  # counted when sent; its outcome when it ends, below
         timer = gevent.Timeout.start_new(limit_s)
         try:
             response = self.http.request("GET", self.path, headers=headers)

@@ -16,7 +16,12 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(slots=True)
 class RunOutput:
-    """The raw output of one run: counters, per-request records, series."""
+    """The raw output of one run: counters, per-request records, series.
+
+    ``counts["attempts"]`` counts each attempt when it is sent (frozen server or not),
+    ``counts["requests"]`` each logical request when it starts: the live runner reads
+    its attempts the same way (see :class:`chaos.analysis.RunResult`).
+    """
 
     config: RunConfig
     counts: dict[str, int]

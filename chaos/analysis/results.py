@@ -39,7 +39,10 @@ class RunResult:
 
     ``requests`` are the logical requests started; each ended ``succeeded``, ``gave_up``
     or was still ``unfinished`` when the run ended. ``attempts`` are the attempts that
-    went on the wire (a budget's local rejections are counted in ``rejected_locally``).
+    went on the wire, counted when sent (those still awaiting an answer when the run
+    ended included), in the simulator and live alike; a budget's local rejections are
+    counted in ``rejected_locally``, not here. ``amplification`` is attempts sent per
+    logical request started.
     """
 
     strategy: str
@@ -58,7 +61,7 @@ class RunResult:
 
     @property
     def amplification(self) -> float | None:
-        """Attempts per logical request."""
+        """Attempts sent per logical request started."""
         return self.attempts / self.requests if self.requests else None
 
     @property

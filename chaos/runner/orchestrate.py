@@ -116,7 +116,7 @@ class StrategyRun:
         if before is not None and before.client is not None and last.client is not None:
             span = max(1e-3, last.time_s - before.time_s)
             goodput = (last.client.requests_ok - before.client.requests_ok) / span
-            attempts = (last.client.attempts_total - before.client.attempts_total) / span
+            attempts = (last.client.attempts_started - before.client.attempts_started) / span
         return Status(
             label=settings.label,
             index=self.index,

@@ -31,6 +31,11 @@ CHOICES = [
         "stack); a paused target does not answer, so its gauges are missing while it is paused."
     ),
     "Rates per second are counter differences on a 1-s grid, interpolated linearly across missed readings.",
+    (
+        "Attempts (the attempts/s curve, the attempts total and amplification) are counted when sent "
+        "(retrystorm_client_attempts_started_total), as the simulator counts them; timeouts are counted when "
+        "an attempt ends with that outcome (retrystorm_client_attempts_total)."
+    ),
     "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",
     f"Latency: {LATENCY_SOURCE}.",
     "Recoveries are measured from the outages as they happened (pause and resume times taken by the controller).",

@@ -35,12 +35,16 @@ class TargetReading:
 class ClientReading:
     """The load generator's cumulative counters and gauges at one moment.
 
+    ``attempts_started`` counts attempts when they are sent (the attempts per second
+    on the wire, and the simulator's count); ``attempts`` counts them by outcome when
+    they end, so it lags by up to the attempt timeout while a server answers nothing.
     ``latency_buckets`` is the cumulative histogram of successful logical requests'
     latency (backoff included): ``(upper bound in seconds, count)``, ascending, ending
     with ``inf``.
     """
 
     attempts: Mapping[str, float]
+    attempts_started: float
     requests_ok: float
     requests_gave_up: float
     requests_started: float
@@ -52,7 +56,7 @@ class ClientReading:
 
     @property
     def attempts_total(self) -> float:
-        """Attempts of every outcome."""
+        """Attempts that ended, of every outcome."""
         return math.fsum(self.attempts.values())
 
 
@@ -118,6 +122,7 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
     )
     return ClientReading(
         attempts=_by_label(samples, CLIENT + "attempts_total", "outcome"),
+        attempts_started=_total(samples, CLIENT + "attempts_started_total"),
         requests_ok=_total(samples, CLIENT + "requests_total", outcome="ok"),
         requests_gave_up=_total(samples, CLIENT + "requests_total", outcome="gave_up"),
         requests_started=_total(samples, CLIENT + "requests_started_total"),

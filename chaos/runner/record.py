@@ -4,6 +4,10 @@ Totals are differences between the first reading (time 0, when the load started)
 the last (the end of the run), so counters that did not start at zero read the same.
 
 * ``requests``: logical requests started; ``unfinished`` = started - ok - gave up.
+* ``attempts``: attempts sent (``retrystorm_client_attempts_started_total``), counted
+  when sent as the simulator counts them, so ``amplification`` is attempts sent per
+  logical request started, live and simulated alike; ``timeouts`` are counted when an
+  attempt ends with that outcome (``retrystorm_client_attempts_total``).
 * ``latency_*``: successful logical requests (backoff included, as the simulator's),
   from the client's histogram ``retrystorm_client_request_latency_seconds{outcome="ok"}``
   over the run, interpolated as Prometheus' ``histogram_quantile`` does (exact to the
@@ -102,7 +106,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     result = RunResult(
         strategy=record.label,
         spec=record.settings.strategy,
-        attempts=round(last.attempts_total - first.attempts_total),
+        attempts=round(last.attempts_started - first.attempts_started),
         requests=started,
         succeeded=succeeded,
         gave_up=gave_up,

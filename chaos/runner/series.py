@@ -25,10 +25,11 @@ from collections.abc import Callable, Sequence
 from chaos.analysis import Samples
 from chaos.runner.readings import ClientReading, Reading, TargetReading
 
-#: Client counters: series name -> how to read it.
+#: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
+#: as the simulator counts them; ``timeouts`` when they time out.
 COUNTERS: dict[str, Callable[[ClientReading], float]] = {
     "goodput": lambda c: c.requests_ok,
-    "attempts": lambda c: c.attempts_total,
+    "attempts": lambda c: c.attempts_started,
     "timeouts": lambda c: c.attempts.get("timeout", 0.0),
     "gave_up": lambda c: c.requests_gave_up,
     "started": lambda c: c.requests_started,

@@ -12,6 +12,7 @@ from loadgen.outcomes import AttemptOutcome, RequestOutcome
 def worker(attempts_ok: int, timeouts: int, users: int, strategy: str = "fixed") -> CollectorRegistry:
     registry = CollectorRegistry()
     bound = build_metrics(registry).for_strategy(strategy)
+    bound.attempts_started.inc(attempts_ok + timeouts + 1)  # one still awaits its answer
     for _ in range(attempts_ok):
         bound.attempt(AttemptOutcome.OK, 0.1)
         bound.request(RequestOutcome.OK, 0.15)
@@ -50,6 +51,7 @@ def test_master_serves_the_sum_of_its_workers():
     assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == 7
     assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="timeout") == 3
     assert value(merged, "retrystorm_client_retries_total", strategy="fixed") == 3
+    assert value(merged, "retrystorm_client_attempts_started_total", strategy="fixed") == 12
     assert value(merged, "retrystorm_client_active_users", strategy="fixed") == 12
     # every series of the workers, summed: buckets, sums and counts included
     parts = [scrape(a), scrape(b)]

@@ -61,6 +61,8 @@ def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wai
     served = target.metrics()
     received = served.get("retrystorm_target_requests_total") + served.get("retrystorm_target_in_flight_requests")
     assert attempts <= received <= attempts + 4  # attempts cut short by the stop
+    started = master.metrics().get("retrystorm_client_attempts_started_total", strategy="fixed")
+    assert attempts <= started <= attempts + 4  # counted when sent: the ones cut short too
     assert served.get("retrystorm_target_requests_total", outcome="rejected") > 0
     ok = master.metrics().get("retrystorm_client_requests_total", strategy="fixed", outcome="ok")
     failed = master.metrics().get("retrystorm_client_attempts_total", strategy="fixed", outcome="server_error")

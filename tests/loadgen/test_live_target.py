@@ -41,6 +41,19 @@ def test_a_timed_out_attempt_is_abandoned_and_the_server_keeps_working(target_se
     assert target.metrics().get(IN_FLIGHT) == 0
 
 
+def test_an_attempt_is_counted_as_started_when_sent_and_by_outcome_when_it_ends(target_server, run_locust):
+    """A frozen-like server answers nothing: the attempts on the wire show only in the started counter."""
+    target = target_server("--model", "fixed", "--base-delay", "60s")
+    users = 2
+    run = run_locust(
+        target.url, "--attempt-timeout=30s", "--think-time=constant:100ms", users=users, run_time="2s"
+    )  # the run ends long before any attempt could time out or be answered
+    started = run.metrics.get("retrystorm_client_attempts_started_total")
+    assert 1 <= started <= users  # one attempt per user that got to send before the stop
+    assert run.metrics.get("retrystorm_client_attempts_total") == 0
+    assert target.metrics().get(IN_FLIGHT) == started
+
+
 def test_budget_exhaustion_stops_retries_for_the_whole_process(target_server, run_locust):
     target = target_server("--model", "fixed", "--base-delay", "30s")
     users = 3

@@ -12,6 +12,7 @@ def test_names_types_and_labels():
     kinds = {metric.name: metric.type for metric in registry.collect()}
     assert kinds == {
         "retrystorm_client_attempts": "counter",
+        "retrystorm_client_attempts_started": "counter",
         "retrystorm_client_requests": "counter",
         "retrystorm_client_requests_started": "counter",
         "retrystorm_client_attempt_latency_seconds": "histogram",
@@ -52,7 +53,9 @@ def test_updates():
     bound.attempt(AttemptOutcome.OK, 0.1)
     bound.request(RequestOutcome.OK, 2.2)
     bound.retry(0.1)
+    bound.attempts_started.inc(3)  # the user counts each attempt as it sends it; one still awaits its answer
     get = registry.get_sample_value
+    assert get("retrystorm_client_attempts_started_total", {"strategy": "exponential"}) == 3
     assert get("retrystorm_client_attempts_total", {"strategy": "exponential", "outcome": "timeout"}) == 1
     assert (
         get(

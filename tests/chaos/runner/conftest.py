@@ -9,11 +9,17 @@ from chaos.runner.readings import ClientReading, Reading, TargetReading
 BOUNDS = (0.1, 0.25, 0.5, 1.0, float("inf"))
 
 
-def client(ok: float, attempts: float, *, started: float | None = None, latency=None) -> ClientReading:
-    """Cumulative client counters; ``latency`` maps bucket bound -> cumulative count."""
+def client(
+    ok: float, attempts: float, *, started: float | None = None, sent: float | None = None, latency=None
+) -> ClientReading:
+    """Cumulative client counters; ``latency`` maps bucket bound -> cumulative count.
+
+    ``attempts`` ended (``ok`` of them successfully); ``sent``, default ``attempts``, were sent.
+    """
     buckets = tuple((bound, (latency or {}).get(bound, ok)) for bound in BOUNDS)
     return ClientReading(
         attempts={"ok": ok, "timeout": attempts - ok},
+        attempts_started=attempts if sent is None else sent,
         requests_ok=ok,
         requests_gave_up=0.0,
         requests_started=ok if started is None else started,

@@ -45,3 +45,22 @@ def test_terminal_display_draws_a_panel():
     assert "no answer (paused?)" in buffer.getvalue()
     table = status_table(status(1.0))
     assert table.row_count == 6
+
+
+def test_the_displayed_attempts_per_second_are_attempts_sent(small):
+    """While the server answers nothing, attempts still go out: the display says so at once."""
+    from chaos.runner.orchestrate import StrategyRun
+    from chaos.runner.plan import make_plan
+    from chaos.runner.readings import Reading
+
+    from .conftest import client
+
+    plan = make_plan(small, small.strategies)
+    run = StrategyRun(plan.strategies[0], plan.outages, None, None, (1, 2, 40.0))
+    run.readings = [
+        Reading(20, 20.0, None, client(0.0, 100.0, sent=100.0)),
+        Reading(21, 21.0, None, client(0.0, 100.0, sent=160.0)),
+    ]
+    shown = run.status(21)
+    assert shown.attempts == 60.0
+    assert shown.goodput == 0.0

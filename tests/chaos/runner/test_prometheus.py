@@ -37,6 +37,7 @@ def client_text() -> str:
     metrics = build_metrics(CollectorRegistry())
     for strategy, ok in (("fixed", 3), ("smira", 2)):
         bound = metrics.for_strategy(strategy)
+        bound.attempts_started.inc(ok + 2)  # one attempt still awaits its answer
         for _ in range(ok):
             bound.attempt(AttemptOutcome.OK, 0.1)
             bound.request(RequestOutcome.OK, 0.3)
@@ -70,6 +71,7 @@ def test_the_client_part_is_what_a_scrape_reads_histogram_included():
     assert reading is not None
     assert reading.requests_ok == 5 and reading.active_users == 4
     assert {k: v for k, v in reading.attempts.items() if v} == {"ok": 5, "timeout": 2}
+    assert reading.attempts_started == 9  # summed over strategies, like every series
     assert reading.latency_buckets[-1] == (float("inf"), 5)
 
 

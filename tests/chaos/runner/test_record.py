@@ -85,3 +85,14 @@ def test_latency_summary_from_bucket_differences(storm_run):
     assert summary.p50 == pytest.approx(0.1)
     assert summary.p75 == pytest.approx(0.1 + 0.15 * (75 - 50) / 30)
     assert summary.max == 0.5
+
+
+def test_attempts_and_amplification_count_attempts_sent_as_the_simulator_does(record_of, storm_run):
+    """100 attempts still await an answer at the end: sent, so counted; not timed out, so not a timeout."""
+    last = storm_run[-1]
+    unanswered = type(last.client)(**{**_fields(last.client), "attempts_started": last.client.attempts_started + 100})
+    readings = [*storm_run[:-1], Reading(last.tick, last.time_s, last.target, unanswered)]
+    before, after = analyse(record_of("fixed:100ms", storm_run)), analyse(record_of("fixed:100ms", readings))
+    assert after.attempts == before.attempts + 100
+    assert after.amplification == pytest.approx((before.attempts + 100) / before.requests)
+    assert after.extra["timeouts"] == before.extra["timeouts"]

@@ -64,7 +64,18 @@ def test_counter_total_is_kept_whatever_the_reading_times(increments, lateness):
     from chaos.runner.readings import ClientReading
 
     def client(total):
-        return ClientReading({"ok": total}, total, 0.0, total, 0.0, 0.0, 0.0, 0.0, ())
+        return ClientReading(
+            attempts={"ok": total},
+            attempts_started=total,
+            requests_ok=total,
+            requests_gave_up=0.0,
+            requests_started=total,
+            users_in_backoff=0.0,
+            active_users=0.0,
+            retries=0.0,
+            budget_refusals=0.0,
+            latency_buckets=(),
+        )
 
     total, readings = 0.0, [Reading(0, lateness[0], None, client(0.0))]
     for tick, step in enumerate(increments, start=1):
@@ -75,3 +86,22 @@ def test_counter_total_is_kept_whatever_the_reading_times(increments, lateness):
     assert all(rate is not None and rate >= 0 for rate in rates)
     # the grid ends at the last tick; the last reading was taken up to 0.45 s after it
     assert math.fsum(rates) <= total + 1e-6
+
+
+def frozen_server_readings():
+    """50 attempts/s sent, none answered: each times out (ends) 2 s after it was sent."""
+    from .conftest import client
+
+    return [
+        Reading(tick, float(tick), None, client(0.0, max(0.0, 50.0 * (tick - 2)), sent=50.0 * tick))
+        for tick in range(7)
+    ]
+
+
+def test_attempts_are_counted_when_sent_and_timeouts_when_they_end():
+    """As the simulator counts them: no dip of the attempt timeout's length when a server stops answering."""
+    series = build_series(frozen_server_readings(), 6.0)
+    assert series.rates["attempts"] == pytest.approx([50.0] * 6)
+    assert series.rates["timeouts"] == pytest.approx([0.0, 0.0, 50.0, 50.0, 50.0, 50.0])
+    assert list(series.samples().attempts) == pytest.approx([50.0] * 6)
+    assert [row["attempts"] for row in series.rows()] == pytest.approx([50.0] * 6)
