@@ -77,10 +77,20 @@ def local_stack(log_dir: Path) -> Stack:
     return Stack(LOCAL_STACK, LocalTargets(log_dir), LocustDriver(log_dir), HttpMetricsSource())
 
 
-def prepare(scenario: Scenario, labels: Sequence[str], stack: Stack) -> tuple[Plan, list[str]]:
-    """The plan and each strategy's load description; every check that needs no process (``UserError``)."""
+def prepare(
+    scenario: Scenario, labels: Sequence[str], stack: Stack, *, simulate: bool = False
+) -> tuple[Plan, list[str]]:
+    """The plan and each strategy's load description; every check that needs no process (``UserError``).
+
+    With ``simulate``, also the simulator's own checks of each strategy's run, so that
+    a scenario it refuses fails now rather than after the live run.
+    """
     plan = make_plan(scenario, select(scenario, labels))
     check_fault_targets(plan.outages, stack.targets.fault_target_names(), stack.name)
+    if simulate:
+        from chaos.runner.compare import check_simulable  # only with --simulate
+
+        check_simulable(scenario, [strategy.entry for strategy in plan.strategies])
     loads = [stack.load.describe(strategy.settings) for strategy in plan.strategies]
     return plan, loads
 
@@ -138,7 +148,7 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     else:
         longest_s = max((outage.duration_s for outage in scenario.outages()), default=0.0)
         stack = compose_stack(options.compose, longest_outage_s=longest_s)
-    plan, loads = prepare(scenario, labels, stack)
+    plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
     lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
     if dry_run:
         out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)

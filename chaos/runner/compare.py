@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chaos.report import StrategyCurves
-from chaos.scenario import Scenario
+from chaos.scenario import Scenario, StrategyEntry
+from retrystorm.errors import UserError
 
 FIGURES = (
     "attempts",
@@ -30,6 +31,22 @@ FIGURES = (
     "client_recovery_s",
 )
 CURVES = ("goodput", "attempts", "in_flight", "delay_s")
+
+
+def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> None:
+    """Refuse, before anything runs live, what the simulator would refuse after the live run.
+
+    Builds each strategy's run configuration, which is where the simulator validates a
+    run (e.g. users that would loop at one instant of virtual time), without simulating.
+    """
+    from sim.config import RunConfig  # noqa: PLC0415 - only with --simulate
+
+    outages = tuple(scenario.outages())
+    for entry in entries:
+        try:
+            RunConfig.from_scenario(scenario, entry, outages)
+        except UserError as error:
+            raise UserError(f"--simulate: the simulator cannot run {entry.label}: {error}") from None
 
 
 def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCurves]]:

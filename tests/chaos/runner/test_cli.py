@@ -106,6 +106,31 @@ def test_dry_run_of_selected_strategies_and_the_demo(workdir, tmp_path):
     assert list(workdir.iterdir()) == []
 
 
+#: Live, users that never wait just send fast; the simulator refuses them (virtual time would stand still).
+STANDSTILL = textwrap.dedent(
+    """\
+    name: standstill
+    model: fixed:base_delay=0
+    load: {users: 1, think_time: constant:0s, duration: 3s}
+    strategies: [fixed:100ms]
+    """
+)
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry run"])
+def test_simulate_refuses_what_the_simulator_refuses_before_anything_starts(workdir, tmp_path, dry_run):
+    (workdir / "standstill.yaml").write_text(STANDSTILL)
+    journal = tmp_path / "journal.jsonl"
+    done = retrystorm("run", "standstill.yaml", "--simulate", "--out", "run", *dry_run, cwd=workdir, journal=journal)
+    line = error_line(done)
+    assert "--simulate: the simulator cannot run fixed:100ms" in line
+    assert "sim.requests_per_user" in line  # what would make it run
+    assert list(workdir.iterdir()) == [workdir / "standstill.yaml"]  # no run folder, no logs
+    assert not journal.exists()
+    without = retrystorm("run", "standstill.yaml", "--dry-run", cwd=workdir, journal=journal)
+    assert without.returncode == 0, without.stderr  # live alone, such users are fine
+
+
 #: Where nothing answers, and no Docker engine: a compose run that touched either would fail.
 NOWHERE = {
     "RETRYSTORM_TARGET_URL": "http://127.0.0.1:9",
