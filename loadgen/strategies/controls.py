@@ -47,8 +47,11 @@ class RetryPolicy:
     ``max_attempts`` counts attempts per logical request, the first included
     (``None``: retry forever, as the seed's client does). ``deadline_s`` bounds a
     request from its first attempt; a retry whose delay would end past it is not made.
-    ``reset_after_success``: the retry counter returns to zero after a success (the
-    seed's behaviour); otherwise it keeps growing for the life of the client.
+    ``reset_after_success``: the backoff returns to its start after a success (the
+    seed's behaviour); otherwise it carries on for the life of the client. The backoff
+    is the retry counter *and* the previous delay: a kept backoff continues where it
+    was, so strategies that grow from the previous delay (``decorrelated``, ``smira``)
+    carry on from the last backoff delay too, not from the think time.
     ``honour_retry_after``: a server's ``Retry-After`` lengthens the delay to at least
     what it asks.
     """
@@ -72,6 +75,12 @@ class RetrySession:
     Call :meth:`start_request` before a request's first attempt (with what the client
     slept before it), :meth:`allow_attempt` before each attempt, then
     :meth:`on_success` or :meth:`on_failure`, which says whether and when to retry.
+
+    The backoff state is ``retry_number`` and ``last_sleep_s`` (the delay the strategy
+    grows from). Only a success resets it (with ``reset_after_success``); a request that
+    gave up leaves it as it was, like a kept backoff. A fresh backoff (``retry_number``
+    0) grows from the think time before the request, as the seed's Go client does (its
+    ``lastDelay`` holds every sleep); a backoff carried over grows from its last delay.
     """
 
     __slots__ = (
@@ -96,10 +105,16 @@ class RetrySession:
         self._retry_cost: float | None = None
 
     def start_request(self, now_s: float, *, slept_s: float = 0.0) -> None:
-        """A logical request begins; ``slept_s`` is the think time that preceded it."""
+        """A logical request begins; ``slept_s`` is the think time that preceded it.
+
+        The previous delay becomes ``slept_s`` only when the backoff is fresh; a backoff
+        carried over (kept after a success, or left by a request that gave up) keeps
+        its last delay along with its retry counter.
+        """
         self.request_attempts = 0
         self.request_start_s = now_s
-        self.last_sleep_s = slept_s
+        if self.retry_number == 0:
+            self.last_sleep_s = slept_s
         self._retry_cost = None
         if self.budget is not None:
             self.budget.on_request(now_s)

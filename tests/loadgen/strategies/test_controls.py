@@ -1,5 +1,6 @@
 """Retry controls with a fake clock: attempts, deadline, reset, Retry-After, budgets."""
 
+import dataclasses
 import random
 
 import pytest
@@ -155,3 +156,65 @@ def test_previous_delay_passed_to_the_strategy():
 def test_bad_policy_values_are_user_errors(kwargs, message):
     with pytest.raises(SpecError, match=message):
         RetryPolicy(strategy=DOUBLING, **kwargs)
+
+
+def run_request(retries, clock, *, think_s, failures):
+    """One logical request on ``clock``: think, ``failures`` failed attempts, then a success; its delays."""
+    clock.sleep(think_s)
+    retries.start_request(clock.now, slept_s=think_s)
+    delays = []
+    for _ in range(failures):
+        decision = retries.on_failure(clock.now)
+        delays.append(decision.delay_s)
+        clock.sleep(decision.delay_s)
+    retries.on_success(clock.now)
+    return delays
+
+
+def test_kept_backoff_keeps_the_previous_delay_not_only_the_count():
+    """smira grows from the previous delay alone: kept, it continues from the last backoff, not the think time."""
+    clock = FakeClock()
+    kept = session(RetryPolicy(strategy=parse_strategy("smira:jitter=0"), reset_after_success=False))
+    e = 2.71828
+    assert run_request(kept, clock, think_s=1.0, failures=2) == pytest.approx([e, e**2])  # fresh: from the think
+    assert run_request(kept, clock, think_s=5.0, failures=2) == pytest.approx([e**3, e**4])
+    assert (kept.retry_number, kept.last_sleep_s) == (4, pytest.approx(e**4))
+
+
+def test_reset_backoff_grows_again_from_the_think_time():
+    clock = FakeClock()
+    reset = session(RetryPolicy(strategy=parse_strategy("smira:jitter=0")))
+    e = 2.71828
+    assert run_request(reset, clock, think_s=1.0, failures=2) == pytest.approx([e, e**2])
+    assert run_request(reset, clock, think_s=5.0, failures=1) == pytest.approx([5.0 * e])  # the seed's quirk
+
+
+class Highest(random.Random):
+    """A random source whose uniform draws are always the top of their range."""
+
+    def uniform(self, a, b):
+        return b
+
+
+def test_kept_decorrelated_backoff_draws_from_its_last_delay():
+    """U(base, 3 x previous): kept, the next failure's range grows from the last delay, not the think time."""
+    clock = FakeClock()
+    policy = RetryPolicy(strategy=parse_strategy("decorrelated:base=1s,max=1h"), reset_after_success=False)
+    kept = RetrySession(policy, rng=Highest())
+    assert run_request(kept, clock, think_s=0.5, failures=3) == [3, 9, 27]
+    assert run_request(kept, clock, think_s=0.5, failures=2) == [81, 243]
+    reset = RetrySession(dataclasses.replace(policy, reset_after_success=True), rng=Highest())
+    assert run_request(reset, clock, think_s=0.5, failures=3) == [3, 9, 27]
+    assert run_request(reset, clock, think_s=0.5, failures=2) == [3, 9]
+
+
+def test_a_request_that_gave_up_leaves_the_backoff_where_it_was():
+    """Only a success resets the backoff: the count and the previous delay carry over together."""
+    clock = FakeClock()
+    retries = session(RetryPolicy(strategy=parse_strategy("smira:jitter=0"), max_attempts=3))
+    retries.start_request(clock.now, slept_s=1.0)
+    e = 2.71828
+    assert [retries.on_failure(clock.now).delay_s for _ in range(2)] == pytest.approx([e, e**2])
+    assert retries.on_failure(clock.now).give_up is GiveUp.MAX_ATTEMPTS
+    retries.start_request(clock.now, slept_s=5.0)
+    assert retries.on_failure(clock.now).delay_s == pytest.approx(e**3)
