@@ -5,7 +5,8 @@ import textwrap
 import pytest
 
 from chaos.scenario import SCENARIO_DIR, ScenarioError, load_scenario, parse_scenario, scenario_from_data
-from loadgen.strategies import ExponentialBackoff, FixedBackoff, SmiraBackoff
+from loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
+from loadgen.strategies.jitter import MODES
 
 BASE = textwrap.dedent(
     """\
@@ -46,6 +47,15 @@ def test_every_shipped_scenario_loads(path):
     scenario = load_scenario(path)
     assert scenario.name == path.stem
     assert scenario.strategies
+
+
+def test_jitter_shootout_has_every_strategy_family_jitter_mode_and_budget():
+    """What its description promises: the same outage for everything `retrystorm strategies` lists."""
+    entries = load_scenario(SCENARIO_DIR / "jitter-shootout.yaml").strategies
+    assert {entry.strategy.name for entry in entries} == set(STRATEGIES.names())
+    jitters = {entry.strategy.jitter.mode for entry in entries if isinstance(entry.strategy, ExponentialBackoff)}
+    assert jitters == set(MODES)
+    assert {entry.budget.name for entry in entries if entry.budget is not None} == set(BUDGETS.names())
 
 
 def test_strategy_forms_and_their_labels():
