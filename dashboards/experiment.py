@@ -135,9 +135,11 @@ def client_panels() -> list[PanelBuilder]:
     return [
         graph(
             "Clients: attempts per second by outcome",
-            "HTTP requests on the wire: ok, timeout, connection_error, server_error, throttled, client_error.",
+            "HTTP requests on the wire: sent, and ended by outcome (ok, timeout, connection_error, server_error, "
+            "throttled, client_error; a timeout ends one attempt timeout after it was sent).",
             "reqps",
-            query(promql.client_attempts(), "{{strategy}} {{outcome}}"),
+            query(promql.client_attempts_sent(), "sent {{strategy}}", "A"),
+            query(promql.client_attempts(), "{{strategy}} {{outcome}}", "B"),
         ),
         graph(
             "Clients: goodput",
@@ -162,7 +164,7 @@ def client_panels() -> list[PanelBuilder]:
         ),
         graph(
             "Clients: amplification",
-            "Attempts per finished logical request: 1 when nothing is retried.",
+            "Attempts sent per logical request started: 1 when nothing is retried.",
             "short",
             query(promql.amplification(), "{{strategy}}"),
         ),

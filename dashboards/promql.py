@@ -25,6 +25,8 @@ TARGET_ABANDONED_IN_FLIGHT = "retrystorm_target_abandoned_in_flight_requests"
 TARGET_DELAY = "retrystorm_target_delay_seconds"
 TARGET_REQUESTS = "retrystorm_target_requests_total"
 CLIENT_ATTEMPTS = "retrystorm_client_attempts_total"
+CLIENT_ATTEMPTS_STARTED = "retrystorm_client_attempts_started_total"
+CLIENT_REQUESTS_STARTED = "retrystorm_client_requests_started_total"
 CLIENT_REQUESTS = "retrystorm_client_requests_total"
 CLIENT_REQUEST_LATENCY = "retrystorm_client_request_latency_seconds"
 CLIENT_USERS_IN_BACKOFF = "retrystorm_client_users_in_backoff"
@@ -64,8 +66,13 @@ def target_outcomes() -> str:
 
 
 def client_attempts() -> str:
-    """Attempts on the wire per second, by strategy and outcome."""
+    """Attempts ended per second, by strategy and outcome (counted when they end: a timeout 2 s after it was sent)."""
     return f"sum by (strategy, outcome) ({rate(CLIENT_ATTEMPTS, CLIENT)})"
+
+
+def client_attempts_sent() -> str:
+    """Attempts sent per second, by strategy (counted when sent, as the simulator and the runner count them)."""
+    return f"sum by (strategy) ({rate(CLIENT_ATTEMPTS_STARTED, CLIENT)})"
 
 
 def goodput() -> str:
@@ -90,9 +97,12 @@ def active_users() -> str:
 
 
 def amplification() -> str:
-    """Attempts per finished logical request, by strategy (design.md: attempts / requests)."""
-    attempts = f"sum by (strategy) ({rate(CLIENT_ATTEMPTS, CLIENT)})"
-    requests = f"sum by (strategy) ({rate(CLIENT_REQUESTS, CLIENT)})"
+    """Attempts sent per logical request started, by strategy (design.md: attempts / requests).
+
+    Both counted when they start, as the runner and the simulator define amplification.
+    """
+    attempts = f"sum by (strategy) ({rate(CLIENT_ATTEMPTS_STARTED, CLIENT)})"
+    requests = f"sum by (strategy) ({rate(CLIENT_REQUESTS_STARTED, CLIENT)})"
     return f"{attempts} / {requests}"
 
 

@@ -18,11 +18,11 @@ from retrystorm.cli import main
 REQUIRED_PANELS = {
     "in flight and modelled delay": "retrystorm_target_in_flight_requests",
     "requests ended per second": "retrystorm_target_requests_total",
-    "attempts per second by outcome": "retrystorm_client_attempts_total",
+    "attempts per second by outcome": "retrystorm_client_attempts_started_total",
     "goodput": 'retrystorm_client_requests_total{strategy=~"$strategy", outcome="ok"}',
     "latency p50 / p99": "histogram_quantile(0.99, sum by (strategy, le) (rate(",
     "users in backoff": "retrystorm_client_users_in_backoff",
-    "amplification": "retrystorm_client_attempts_total",
+    "amplification": "retrystorm_client_attempts_started_total",
     "budget refusals": "retrystorm_client_budget_refusals_total",
     "Outages": "retrystorm_chaos_outage_active",
 }
