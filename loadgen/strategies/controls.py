@@ -151,22 +151,41 @@ class RetrySession:
         sent: bool = True,
     ) -> RetryDecision:
         """The current attempt failed: retry after a delay, or give up, and why."""
+        delay = self.retry_delay(now_s, timed_out=timed_out, retry_after_s=retry_after_s, sent=sent)
+        if isinstance(delay, GiveUp):
+            return RetryDecision(None, delay)
+        return RetryDecision(delay)
+
+    def retry_delay(
+        self,
+        now_s: float,
+        *,
+        timed_out: bool = False,
+        retry_after_s: float | None = None,
+        sent: bool = True,
+    ) -> float | GiveUp:
+        """:meth:`on_failure` without the decision object: seconds before the retry, or why to give up.
+
+        The simulator calls this once per failed attempt, its hottest path: going through
+        :meth:`on_failure` there (one frozen :class:`RetryDecision` per failure) made
+        ``retrystorm sim wyegelwel`` take 1.17 s of CPU instead of 0.91 s.
+        """
         self.request_attempts += 1
-        if sent and self.budget is not None:
-            self.budget.on_result(now_s, success=False, retry_cost=self._retry_cost)
-        policy = self.policy
+        budget, policy = self.budget, self.policy
+        if sent and budget is not None:
+            budget.on_result(now_s, success=False, retry_cost=self._retry_cost)
         if policy.max_attempts is not None and self.request_attempts >= policy.max_attempts:
-            return RetryDecision(None, GiveUp.MAX_ATTEMPTS)
+            return GiveUp.MAX_ATTEMPTS
         delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
-        if policy.honour_retry_after and retry_after_s is not None:
+        if retry_after_s is not None and policy.honour_retry_after:
             delay = max(delay, retry_after_s)
-        if delay > self.remaining_s(now_s):
-            return RetryDecision(None, GiveUp.DEADLINE)
-        if self.budget is not None:
-            cost = self.budget.try_retry(now_s, after_timeout=timed_out)
+        if policy.deadline_s is not None and delay > self.remaining_s(now_s):
+            return GiveUp.DEADLINE
+        if budget is not None:
+            cost = budget.try_retry(now_s, after_timeout=timed_out)
             if cost is None:
-                return RetryDecision(None, GiveUp.BUDGET)
+                return GiveUp.BUDGET
             self._retry_cost = cost
         self.retry_number += 1
         self.last_sleep_s = delay
-        return RetryDecision(delay)
+        return delay
