@@ -14,7 +14,7 @@ import enum
 import math
 import random
 from abc import ABC, abstractmethod
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeAlias, TypeVar
 
 from retrystorm.errors import SpecError
 from retrystorm.spec import Registry, Spec
@@ -29,12 +29,11 @@ class Outcome(enum.StrEnum):
     REJECTED = "rejected"
 
 
-class Completion(NamedTuple, Generic[P]):
-    """A request the model released: its payload, how it ended, when it was admitted."""
-
-    payload: P
-    outcome: Outcome
-    admitted_s: float
+#: A request the model released: ``(payload, outcome, admitted_s)``, its payload, how it
+#: ended and when it was admitted. A plain tuple rather than a named one: the simulator
+#: and the service make one per request, and building a named tuple (a Python-level
+#: ``__new__``) cost 7 % of ``retrystorm sim wyegelwel``.
+Completion: TypeAlias = tuple[P, Outcome, float]
 
 
 class ModelServer(ABC, Generic[P]):

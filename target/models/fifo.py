@@ -35,7 +35,7 @@ class FifoServer(ModelServer[P]):
         queue = self._queue
         while queue and self._is_done(queue[0][0], now_s, len(queue)):
             admitted_s, payload = queue.popleft()
-            released.append(Completion(payload, Outcome.OK, admitted_s))
+            released.append((payload, Outcome.OK, admitted_s))
         return released
 
     def _is_done(self, admitted_s: float, now_s: float, in_flight: int) -> bool:

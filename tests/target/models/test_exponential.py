@@ -73,9 +73,9 @@ def run_ticks(server, arrivals, ticks):
         while i < len(pending) and pending[i][0] < tick:
             server.admit(*pending[i])
             i += 1
-        for completion in server.advance(tick, NO_RNG):
-            assert completion.outcome is Outcome.OK
-            released[completion.payload] = tick
+        for payload, outcome, _ in server.advance(tick, NO_RNG):
+            assert outcome is Outcome.OK
+            released[payload] = tick
     return released
 
 
@@ -94,7 +94,7 @@ class NaiveServer:
         for admitted, payload in list(self.requests):
             if now - admitted > self.model.delay_at(len(self.requests)):
                 self.requests.remove((admitted, payload))
-                released.append(type("C", (), {"payload": payload, "outcome": Outcome.OK}))
+                released.append((payload, Outcome.OK, admitted))
         return released
 
 
@@ -122,7 +122,7 @@ def test_releases_are_oldest_first_under_load():
     t = 0.0
     while server.in_flight:
         t = server.next_wakeup_s(t)
-        order += [c.payload for c in server.advance(t, NO_RNG)]
+        order += [payload for payload, _, _ in server.advance(t, NO_RNG)]
     assert order == list(range(500))
 
 
@@ -131,7 +131,7 @@ def test_after_a_freeze_one_evaluation_catches_up():
     for i in range(10):
         server.admit(0.001 * i, i)
     released = server.advance(30.0, NO_RNG)  # resumed after 30 s
-    assert [c.payload for c in released] == list(range(10))
+    assert [payload for payload, _, _ in released] == list(range(10))
 
 
 def test_reconfigure_keeps_what_is_in_flight():
@@ -140,4 +140,4 @@ def test_reconfigure_keeps_what_is_in_flight():
     server.reconfigure(ExponentialModel(base_delay_s=1.0))
     assert server.advance(0.5, NO_RNG) == []
     assert server.delay_s == 1.0
-    assert [c.payload for c in server.advance(1.05, NO_RNG)] == ["a"]
+    assert [payload for payload, _, _ in server.advance(1.05, NO_RNG)] == ["a"]

@@ -11,7 +11,7 @@ def test_fixed_releases_exactly_after_its_delay():
     server.admit(1.1, "b")
     assert server.next_wakeup_s(1.1) == 1.2
     assert server.advance(1.19, RNG) == []
-    assert [c.payload for c in server.advance(1.2, RNG)] == ["a"]
+    assert [payload for payload, _, _ in server.advance(1.2, RNG)] == ["a"]
     assert server.next_wakeup_s(1.2) == 1.1 + 0.2
 
 
@@ -19,7 +19,7 @@ def test_fixed_zero_delay_is_due_at_once():
     server = parse_model("fixed:base_delay=0").start(0.0)
     server.admit(5.0, "a")
     assert server.next_wakeup_s(5.0) == 5.0
-    assert [c.payload for c in server.advance(5.0, RNG)] == ["a"]
+    assert [payload for payload, _, _ in server.advance(5.0, RNG)] == ["a"]
 
 
 def test_switch_model_in_place_for_the_same_kind():
@@ -36,7 +36,7 @@ def test_switch_model_moves_in_flight_requests_to_a_new_kind():
     assert fixed is not server
     assert fixed.in_flight == 2
     assert server.in_flight == 0
-    assert [c.payload for c in fixed.advance(1.55, RNG)] == ["a"]
+    assert [payload for payload, _, _ in fixed.advance(1.55, RNG)] == ["a"]
     queue = switch_model(fixed, QueueModel(workers=1), 2.0)
     assert queue.in_flight == 1
 
@@ -49,7 +49,7 @@ def test_withdraw_removes_by_identity_from_fifo_models():
     assert server.withdraw(second)
     assert not server.withdraw(second)
     assert server.in_flight == 1
-    assert [c.payload for c in server.advance(0.15, RNG)] == [first]
+    assert [payload for payload, _, _ in server.advance(0.15, RNG)] == [first]
     assert not server.withdraw(first)
 
 
