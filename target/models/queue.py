@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import random
 from typing import Generic, TypeVar
 
@@ -68,11 +69,25 @@ class _Job(Generic[P]):
     remaining_s: float
     rejected: bool
     number: int  # admission order
+    index: int  # place in QueueServer._jobs
 
 
-def _release_order(job: _Job[P]) -> tuple[float, bool, int]:
-    """Oldest first; at equal age, served before rejected, then in admission order."""
-    return (job.admitted_s, job.rejected, job.number)
+#: Release order: oldest first; at equal age, served before rejected, then in admission order.
+_release_order = operator.attrgetter("admitted_s", "rejected", "number")
+
+
+def _random_subset(jobs: list[_Job[P]], k: int, rng: random.Random) -> list[_Job[P]]:
+    """``k`` distinct jobs (``k <= len(jobs)``) chosen uniformly at random, in no particular order.
+
+    What ``rng.sample`` returns, drawn with one C-level ``random()`` per pick rather
+    than ``sample``'s Python-level ``_randbelow``, which took a tenth of
+    ``retrystorm sim wyegelwel``. A pick already chosen is drawn again.
+    """
+    count = len(jobs)
+    chosen: set[int] = set()
+    while len(chosen) < k:
+        chosen.add(int(rng.random() * count))
+    return [jobs[index] for index in chosen]
 
 
 class QueueServer(ModelServer[P]):
@@ -82,91 +97,97 @@ class QueueServer(ModelServer[P]):
     however long ago the previous one was: a server frozen for a while makes no
     progress meanwhile.
 
-    Requests being rejected are kept in a dict in admission order, so a tick costs
-    O(moving + finished) Python steps rather than a scan of everything in flight;
-    only the list of candidates for the random subset is copied (in C).
+    Every request in flight is in one list, in no particular order, and knows its
+    place in it: an admission appends, a release moves the last request into the
+    freed place, and the random subset of an overwhelmed tick is drawn from the list
+    as it stands. A tick costs O(moving) Python steps, never a copy or a scan of
+    everything in flight.
     """
 
     def __init__(self, model: QueueModel, now_s: float) -> None:
         self.model = model
         self._epoch_s = now_s
         self._last_tick_s = now_s
-        self._serving: list[_Job[P]] = []
-        self._rejecting: dict[int, _Job[P]] = {}
+        self._jobs: list[_Job[P]] = []
+        self._in_service = 0
         self._admitted = 0
 
     @property
     def in_flight(self) -> int:
-        return len(self._serving) + len(self._rejecting)
+        return len(self._jobs)
 
     @property
     def in_service(self) -> int:
         """Requests holding a worker."""
-        return len(self._serving)
+        return self._in_service
 
     @property
     def overwhelmed(self) -> bool:
         """True while more than ``overwhelm_at`` requests are outstanding."""
-        return self.in_flight > self.model.overwhelm_at
+        return len(self._jobs) > self.model.overwhelm_at
 
     @property
     def delay_s(self) -> float:
         """Expected service time: stretched by the share that progresses when overwhelmed."""
-        slowdown = max(1.0, self.in_flight / self.model.progress_limit) if self.overwhelmed else 1.0
-        return self.model.service_time_s * slowdown
+        model, in_flight = self.model, len(self._jobs)
+        if in_flight <= model.overwhelm_at:
+            return model.service_time_s
+        return model.service_time_s * max(1.0, in_flight / model.progress_limit)
 
     def admit(self, now_s: float, payload: P) -> None:
         self._admitted += 1
-        if len(self._serving) < self.model.workers:
-            self._serving.append(_Job(payload, now_s, self.model.service_time_s, False, self._admitted))
+        model, jobs = self.model, self._jobs
+        if self._in_service < model.workers:
+            self._in_service += 1
+            jobs.append(_Job(payload, now_s, model.service_time_s, False, self._admitted, len(jobs)))
         else:
-            self._rejecting[self._admitted] = _Job(payload, now_s, self.model.reject_after_s, True, self._admitted)
+            jobs.append(_Job(payload, now_s, model.reject_after_s, True, self._admitted, len(jobs)))
 
     def advance(self, now_s: float, rng: random.Random) -> list[Completion[P]]:
-        if next_tick_s(self._last_tick_s, self.model.tick_s, self._last_tick_s) > now_s + _EPSILON:
+        model, jobs = self.model, self._jobs
+        if self._last_tick_s + model.tick_s > now_s + _EPSILON:  # the next tick is still to come
             return []
         self._last_tick_s = now_s
-        jobs = self._serving + list(self._rejecting.values())
-        if not jobs:
-            return []
-        limit = self.model.progress_limit
-        moving = rng.sample(jobs, limit) if len(jobs) > self.model.overwhelm_at and limit < len(jobs) else jobs
-        tick_s = self.model.tick_s
+        limit = model.progress_limit
+        moving = _random_subset(jobs, limit, rng) if len(jobs) > model.overwhelm_at and limit < len(jobs) else jobs
+        tick_s = model.tick_s
         done = []
         for job in moving:
             job.remaining_s -= tick_s
             if job.remaining_s <= _EPSILON:
                 done.append(job)
-        if not done:
-            return []
-        self._serving = [job for job in self._serving if job.remaining_s > _EPSILON]
-        for job in done:
-            self._rejecting.pop(job.number, None)
+        self._remove(done)
         done.sort(key=_release_order)
-        return [
-            Completion(job.payload, Outcome.REJECTED if job.rejected else Outcome.OK, job.admitted_s) for job in done
-        ]
+        ok, rejected = Outcome.OK, Outcome.REJECTED
+        return [(job.payload, rejected if job.rejected else ok, job.admitted_s) for job in done]
+
+    def _remove(self, leaving: list[_Job[P]]) -> None:
+        """Take ``leaving`` out of flight: into each one's place moves the last job of the list."""
+        jobs = self._jobs
+        for job in leaving:
+            last = jobs.pop()
+            if last is not job:
+                jobs[job.index] = last
+                last.index = job.index
+            if not job.rejected:
+                self._in_service -= 1
 
     def next_wakeup_s(self, now_s: float) -> float | None:
-        if not self.in_flight:
+        if not self._jobs:
             return None
         return max(next_tick_s(self._epoch_s, self.model.tick_s, now_s), self._last_tick_s + self.model.tick_s)
 
     def withdraw(self, payload: P) -> bool:
         """A withdrawn request frees its worker (or its rejection slot) at once."""
-        for index, job in enumerate(self._serving):
+        for job in self._jobs:
             if job.payload is payload:
-                del self._serving[index]
-                return True
-        for number, job in self._rejecting.items():
-            if job.payload is payload:
-                del self._rejecting[number]
+                self._remove([job])
                 return True
         return False
 
     def drain(self) -> list[tuple[float, P]]:
-        jobs = sorted(self._serving + list(self._rejecting.values()), key=_release_order)
-        self._serving, self._rejecting = [], {}
+        jobs = sorted(self._jobs, key=_release_order)
+        self._jobs, self._in_service = [], 0
         return [(job.admitted_s, job.payload) for job in jobs]
 
     def reconfigure(self, model: OverloadModel) -> None:

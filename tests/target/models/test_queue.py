@@ -2,6 +2,9 @@
 
 import random
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from target.models import Outcome, parse_model
 
 ARTICLE = parse_model("queue:workers=5,service_time=5s,reject_after=1s,overwhelm_at=25,tick=1s")
@@ -11,7 +14,7 @@ def step(server, until, rng=None):
     rng = rng or random.Random(0)
     done = []
     for tick in range(1, until + 1):
-        done += [(tick, c.payload, c.outcome) for c in server.advance(float(tick), rng)]
+        done += [(tick, payload, outcome) for payload, outcome, _ in server.advance(float(tick), rng)]
     return done
 
 
@@ -47,7 +50,7 @@ def test_overwhelmed_server_moves_only_a_random_subset():
     assert server.delay_s == 5.0 * (105 / 10)  # 10 of 105 progress per tick
     done = server.advance(1.0, random.Random(1))
     assert len(done) <= 10  # only 10 progressed, and only rejections finish after one tick
-    assert all(c.outcome is Outcome.REJECTED for c in done)
+    assert all(outcome is Outcome.REJECTED for _, outcome, _ in done)
 
 
 def test_progress_per_tick_defaults_to_overwhelm_at():
@@ -75,3 +78,34 @@ def test_nothing_progresses_between_ticks():
     server.admit(0.0, "a")
     assert server.advance(0.5, random.Random(0)) == []
     assert server.next_wakeup_s(0.5) == 1.0
+
+
+@given(
+    arrivals=st.lists(st.tuples(st.floats(0, 30, allow_nan=False), st.booleans()), max_size=150),
+    seed=st.integers(0, 100),
+)
+def test_every_request_leaves_once_oldest_first_with_withdrawals(arrivals, seed):
+    """Releases and withdrawals in any mix: each request leaves once, releases oldest first, workers never exceeded."""
+    server = ARTICLE.start(0.0)
+    rng = random.Random(seed)
+    released, withdrawn = [], set()
+    tick = 1
+
+    def release_until(now):
+        nonlocal tick
+        while tick <= now:
+            answers = server.advance(float(tick), rng)
+            assert [admitted for _, _, admitted in answers] == sorted(admitted for _, _, admitted in answers)
+            released.extend(payload for payload, _, _ in answers)
+            tick += 1
+
+    for number, (arrival, withdraw_one) in enumerate(sorted(arrivals)):
+        release_until(arrival)
+        server.admit(arrival, number)
+        assert server.in_service <= 5
+        if withdraw_one and server.withdraw(victim := rng.randrange(number + 1)):
+            withdrawn.add(victim)
+    while server.in_flight:
+        release_until(tick)
+    assert len(released) == len(set(released))
+    assert sorted([*released, *withdrawn]) == list(range(len(arrivals)))
