@@ -1,10 +1,12 @@
 """Simulator benchmark: CPU per experiment, events per second, scaling from 1k to 100k clients.
 
 Run from a checkout: ``.venv/bin/python bench/sim_bench.py`` (``--quick`` for a short
-run, ``--profile`` to print where smira's time goes). CPU times are process CPU seconds
-(``time.process_time``), the best of ``--repeat`` runs. The machine is small and shared,
-so every figure is also given as a multiple of a fixed pure-Python baseline (heap
-push/pop churn) measured in the same run: those ratios compare across machines.
+run; ``--profile EXPERIMENT`` to print, after the figures, where one experiment's time
+goes: ``wyegelwel``, ``smira`` (the default), ``contention`` or ``edge``). CPU times are
+process CPU seconds (``time.process_time``), the best of ``--repeat`` runs. The machine
+is small and shared, so every figure is also given as a multiple of a fixed pure-Python
+baseline (heap push/pop churn) measured in the same run: those ratios compare across
+machines.
 
 Targets (the project's): wyegelwel (5 strategies) < 1 s, smira (2 strategies) < 5 s,
 contention (N = 10..190, 100 repetitions) < 30 s; run time close to linear in clients.
@@ -71,11 +73,21 @@ def run_scaled(users: int, repeat: int = 1) -> tuple[float, int]:
     return seconds, output.counts["events"]
 
 
+#: The experiments ``--profile`` takes.
+EXPERIMENTS = ("wyegelwel", "smira", "contention", "edge")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="10 contention repetitions, scaling to 30k clients")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best is kept")
-    parser.add_argument("--profile", action="store_true", help="print smira's top functions by own time")
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="smira",
+        choices=EXPERIMENTS,
+        help="also print this experiment's top functions by own time (default: smira)",
+    )
     args = parser.parse_args()
 
     base_s, _ = cpu(baseline, args.repeat)
@@ -83,11 +95,17 @@ def main() -> None:
     print()
     print(f"{'experiment':<34}{'CPU s':>8}{'x baseline':>12}{'target':>9}{'events':>11}{'events/s':>12}")
     repetitions = 10 if args.quick else 100
+    experiments: dict[str, Callable[[], Any]] = {
+        "wyegelwel": wyegelwel.run,
+        "smira": smira.run,
+        "contention": lambda: contention.run(repetitions=repetitions),
+        "edge": lambda: edge.run(smira.load()),
+    }
     rows = [
-        ("wyegelwel (5 strategies)", wyegelwel.run, 1.0, True),
-        ("smira (2 strategies)", smira.run, 5.0, True),
-        (f"contention (N 10..190 x {repetitions})", lambda: contention.run(repetitions=repetitions), 30.0, False),
-        ("edge (smira-sigstop, defaults)", lambda: edge.run(smira.load()), None, False),
+        ("wyegelwel (5 strategies)", experiments["wyegelwel"], 1.0, True),
+        ("smira (2 strategies)", experiments["smira"], 5.0, True),
+        (f"contention (N 10..190 x {repetitions})", experiments["contention"], 30.0, False),
+        ("edge (smira-sigstop, defaults)", experiments["edge"], None, False),
     ]
     contention_s = 0.0
     for name, function, target, has_events in rows:
@@ -115,8 +133,9 @@ def main() -> None:
         )
     if args.profile:
         profile = cProfile.Profile()
-        profile.runcall(smira.run)
+        profile.runcall(experiments[args.profile])
         print()
+        print(f"profile of {args.profile}:")
         pstats.Stats(profile).sort_stats("tottime").print_stats(12)
 
 
