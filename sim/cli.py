@@ -218,7 +218,9 @@ def edge(
 @click.option("--model", type=SpecType(MODELS), default=None, help="Overload model spec (default: exponential).")
 @strategy_option
 @click.option("--budget", default=None, metavar="SPEC", help="Retry budget shared by the users, e.g. tokens.")
-@click.option("--users", type=click.IntRange(1), default=None, help="Closed-loop users (default 1000).")
+@click.option(
+    "--users", type=click.IntRange(1), default=None, help="Users (default 1000); in open loop they share --rate."
+)
 @click.option("--think-time", default=None, metavar="DIST", help="exponential:10s, constant:1s or between:1s,3s.")
 @click.option("--timeout", type=OPTIONAL_DURATION, default=None, help="Attempt timeout, or none (default 2s).")
 @click.option("--duration", type=DURATION, default=None, help="Run length (default 140s).")

@@ -13,8 +13,10 @@ Semantics, as in the seed experiment:
   :class:`~loadgen.strategies.RetrySession` until success, give-up or deadline; then
   thinks again. The think time is what the session sees as the sleep before the
   request (the seed client's ``lastDelay``, which ``smira`` grows from).
-  **Open loop**: logical requests arrive at ``rate`` regardless of completions, each
-  with a fresh session (so ``smira`` grows its first backoff from 0).
+  **Open loop**: each user starts a logical request after each wait (``users / rate``
+  on average), regardless of completions, so requests arrive at ``rate``; each request
+  has a fresh session, which sees the wait before it as its think time, as the live
+  user's does (``smira`` grows its first backoff from it).
 * **Timeouts with abandonment**: an attempt not answered within the timeout fails
   for the client; the server keeps working on it and its late answer is dropped.
 * **Local rejections** (the ``adaptive`` budget): the attempt fails without reaching
@@ -46,7 +48,7 @@ from chaos.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
 from sim.config import RunConfig
 from sim.events import EventQueue
-from sim.population import next_arrival_s, start_population
+from sim.population import open_wait_s, start_population
 from sim.result import RunOutput
 from sim.series import Series
 from target.models import Outcome
@@ -244,11 +246,12 @@ class Simulation:
         client.think_s = self.config.think.sample(self.think_rng)
         self.push(now + client.think_s, NEW, client)
 
-    def on_arrival(self, now: float, client: object = None, token: int = 0) -> None:
-        """Open loop: a logical request arrives; schedule the next arrival."""
-        arriving = self.add_client(1)
-        self.on_new(now, arriving)
-        self.push(now + next_arrival_s(self), ARRIVAL)
+    def on_arrival(self, now: float, client: Client, token: int = 0) -> None:
+        """Open loop: a user's logical request starts; the user waits for its next one meanwhile."""
+        following = self.add_client(1)
+        following.think_s = open_wait_s(self)
+        self.push(now + following.think_s, ARRIVAL, following)
+        self.on_new(now, client)
 
     # -- the server -----------------------------------------------------------------
 

@@ -12,22 +12,34 @@ _NEW, _ARRIVAL = 0, 4
 
 
 def start_population(sim: Simulation) -> None:
-    """Schedule every closed-loop user's first request, or the first open-loop arrival.
+    """Schedule every closed-loop user's first request, or every open-loop user's first.
 
     Closed loop: user ``i`` starts at ``i / spawn_rate`` (all at 0 without a spawn
     rate) and thinks before its first request, as the seed's Go client does. With
     ``first_request: spike+uniform`` the first ``round(spike_fraction * users)`` users
     send their first request uniformly within ``[spike_at, spike_at + spike_width)``
     and the rest uniformly within ``[0, uniform_over)``; no think time precedes it.
+
+    Open loop: user ``i`` also starts at ``i / spawn_rate`` and waits :func:`open_wait_s`
+    before each request, whether or not its earlier ones have finished, as the live
+    user does with ``--arrival open`` (the runner gives it the think time
+    ``exponential:(users / rate)``): ``rate`` requests per second in all. With constant
+    arrivals the users take turns, the first wait of user ``i`` being ``(i + 1) / rate``,
+    so that requests come every ``1 / rate``. The wait is what the request's session
+    sees as the sleep before it, as the live user's think time (``smira`` grows its
+    first backoff from it).
     """
     config = sim.config
-    if config.arrival == "open":
-        sim.push(next_arrival_s(sim), _ARRIVAL)
-        return
     pattern = config.first_request
     spiking = round(pattern.spike_fraction * config.users) if pattern is not None else 0
     for index in range(config.users):
-        client = sim.add_client(config.requests_per_user)
+        client = sim.add_client(1 if config.arrival == "open" else config.requests_per_user)
+        start = index / config.spawn_rate if config.spawn_rate else 0.0
+        if config.arrival == "open":
+            constant = config.open_arrivals == "constant"
+            client.think_s = (index + 1) / (config.rate or 1.0) if constant else open_wait_s(sim)
+            sim.push(start + client.think_s, _ARRIVAL, client)
+            continue
         if pattern is not None:
             if index < spiking:
                 first = pattern.spike_at + sim.arrival_rng.uniform(0.0, pattern.spike_width)
@@ -35,14 +47,13 @@ def start_population(sim: Simulation) -> None:
                 first = sim.arrival_rng.uniform(0.0, pattern.uniform_over)
             sim.push(first, _NEW, client)
             continue
-        start = index / config.spawn_rate if config.spawn_rate else 0.0
         client.think_s = config.think.sample(sim.think_rng)
         sim.push(start + client.think_s, _NEW, client)
 
 
-def next_arrival_s(sim: Simulation) -> float:
-    """Seconds to the next open-loop arrival: ``Exp(1/rate)`` (Poisson) or ``1/rate`` (constant)."""
-    rate = sim.config.rate or 1.0
+def open_wait_s(sim: Simulation) -> float:
+    """An open-loop user's wait before its next request: ``Exp(users / rate)`` (Poisson), or ``users / rate``."""
+    mean_s = sim.config.users / (sim.config.rate or 1.0)
     if sim.config.open_arrivals == "constant":
-        return 1.0 / rate
-    return sim.arrival_rng.expovariate(rate)
+        return mean_s
+    return sim.arrival_rng.expovariate(1.0 / mean_s)

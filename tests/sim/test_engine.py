@@ -170,3 +170,31 @@ def test_zero_time_is_fine_when_something_advances_the_clock(changes):
     values = {"model": parse_model("fixed:base_delay=0"), "think": ThinkTime("constant", 0.0), "outages": ()}
     output = check_conservation(config(**{**values, "users": 5, "duration_s": 2.0, **changes}))
     assert output.counts["succeeded"] > 0
+
+
+def test_open_loop_smira_grows_its_first_backoff_from_the_wait_before_the_request():
+    """As the live user with --arrival open: each request's session sees its user's wait (think time) before it.
+
+    Every attempt times out (the model answers after 10 s, the timeout is 1 s), so each
+    request retries once after e * that wait (smira without jitter), then gives up.
+    """
+    policy = RetryPolicy(strategy=parse_strategy("smira:jitter=0"), max_attempts=2)
+    run_config = config(
+        model=parse_model("fixed:base_delay=10s"),
+        policy=policy,
+        attempt_timeout_s=1.0,
+        arrival="open",
+        rate=20.0,
+        users=100,
+        duration_s=60.0,
+        outages=(),
+    )
+    simulation = Simulation(run_config)
+    simulation.run()
+    retried = [client for client in simulation.clients if client.session.retry_number == 1]
+    assert len(retried) > 500
+    for client in retried:
+        assert client.session.last_sleep_s == pytest.approx(min(2.71828 * client.think_s, 300.0))
+    waits = [client.think_s for client in retried]
+    assert sum(waits) / len(waits) == pytest.approx(100 / 20.0, rel=0.15)  # users / rate, as the runner's think time
+    assert min(waits) < 1.0 and max(waits) > 10.0  # drawn per request (exponential), not one constant
