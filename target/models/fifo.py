@@ -32,10 +32,10 @@ class FifoServer(ModelServer[P]):
 
     def advance(self, now_s: float, rng: random.Random) -> list[Completion[P]]:
         released: list[Completion[P]] = []
-        queue = self._queue
+        queue, ok = self._queue, Outcome.OK
         while queue and self._is_done(queue[0][0], now_s, len(queue)):
             admitted_s, payload = queue.popleft()
-            released.append((payload, Outcome.OK, admitted_s))
+            released.append((payload, ok, admitted_s))
         return released
 
     def _is_done(self, admitted_s: float, now_s: float, in_flight: int) -> bool:

@@ -39,26 +39,25 @@ _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
 
 class Request:
     """One parsed request. ``arrived_s`` is stamped by the application when it admits it;
-    ``attempt`` is the raw value of the ``Retrystorm-Attempt`` header (``None`` without one)."""
+    ``attempt`` is the raw value of the ``Retrystorm-Attempt`` header (``None`` without one);
+    ``body`` is set after construction when there is one.
+
+    Built with positional arguments only: one is made per request, and a keyword
+    argument makes the call build a dictionary (0.3 µs of the 5 µs a zero-delay
+    request costs in Python).
+    """
 
     __slots__ = ("arrived_s", "attempt", "body", "connection", "keep_alive", "method", "path")
 
     def __init__(
-        self,
-        connection: HttpConnection,
-        method: bytes,
-        path: str,
-        body: bytes,
-        keep_alive: bool,
-        *,
-        attempt: bytes | None = None,
+        self, connection: HttpConnection, method: bytes, path: str, keep_alive: bool, attempt: bytes | None = None
     ) -> None:
         self.connection = connection
         self.method = method
         self.path = path
-        self.body = body
         self.keep_alive = keep_alive
         self.attempt = attempt
+        self.body = b""
         self.arrived_s = 0.0
 
     @property
@@ -218,21 +217,19 @@ class HttpConnection(asyncio.Protocol):
         self._body.append(body)
 
     def on_message_complete(self) -> None:
+        parser = self._parser
+        if parser is None:  # only reachable from parser.feed_data, so never in practice
+            return
         url = self._url
         path = url.partition(b"?")[0]
         if not path.startswith(b"/"):
             path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
-        parser = self._parser
-        if parser is None:  # only reachable from parser.feed_data, so never in practice
-            return
-        body = b"".join(self._body) if self._body else b""
-        request = Request(
-            self, parser.get_method(), path.decode("latin-1"), body, parser.should_keep_alive(), attempt=self._attempt
-        )
+        request = Request(self, parser.get_method(), path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
         self._attempt = None
-        if body:
+        if self._body:
+            request.body = b"".join(self._body)
             self._body = []
             self._body_bytes = 0
         if self.current is not None or self._queue:
