@@ -12,6 +12,9 @@ from target.models.fifo import FifoServer
 
 P = TypeVar("P")
 
+_SLACK = 1e-9
+"""Seconds of rounding forgiven when a wake-up lands on a request's check (as ``next_tick_s``)."""
+
 
 @register_model("exponential")
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,11 +23,14 @@ class ExponentialModel(OverloadModel):
 
     ``c`` is the number of requests in flight, abandoned ones included. The seed's
     server (``server.go`` of github.com/smira/exponential-backoff: limit 30, factor
-    1.05, k 15, base delay 100 ms) re-evaluates every 50 ms (``tick``) whether a
-    request's age exceeds the delay at the current concurrency; a request finishes at
-    the first tick where it does. The Go server's delay overflows to negative values
-    above about 6,000 in flight, which makes requests finish at once; this model clamps
-    the delay at ``max_delay`` instead.
+    1.05, k 15, base delay 100 ms) has each request wait 50 ms (``tick``), compare its
+    age with the delay at the current concurrency, and loop until the age exceeds it:
+    every request checks on its own grid ``arrival + n * tick``, and at low load it is
+    answered after 100 ms (its second check; the timer's slack makes the age at that
+    check just exceed 100 ms, so this model finishes a request at the first of its own
+    checks where ``n * tick >= delay``). The Go server's delay overflows to negative
+    values above about 6,000 in flight, which makes requests finish at once; this model
+    clamps the delay at ``max_delay`` instead.
     """
 
     base_delay_s: float = param("base_delay", DURATION, 0.1, "delay at or below the limit", at_least=0)
@@ -52,11 +58,18 @@ class ExponentialModel(OverloadModel):
 
 
 class ExponentialServer(FifoServer[P]):
-    """Releases, at each tick, the oldest requests whose age exceeds the current delay.
+    """Releases the oldest requests whose age, at their own last check, reaches the delay.
+
+    A request admitted at ``a`` checks at ``a + n * tick`` (n >= 1) and is done at the
+    first check where ``n * tick >= delay(in flight)``. The server wakes at the oldest
+    request's next check. Release stays oldest first, so a younger request whose own
+    check passed waits for the older ones ahead of it, at most one tick (the Go server
+    would let it go first; its checks are less than a tick apart from theirs).
 
     The concurrency drops by one with each release, so the delay seen by the next
     request in line is recomputed, as each of the Go server's goroutines sees the
-    concurrency left by those that finished before it.
+    concurrency left by those that finished before it. After a freeze, the last check
+    is the one just before the evaluation, so the model catches up at once.
     """
 
     def __init__(self, model: ExponentialModel, now_s: float) -> None:
@@ -68,12 +81,14 @@ class ExponentialServer(FifoServer[P]):
         return self.model.delay_at(self.in_flight)
 
     def _is_done(self, admitted_s: float, now_s: float, in_flight: int) -> bool:
-        return now_s - admitted_s > self.model.delay_at(in_flight)
+        tick_s = self.model.tick_s
+        checks = math.floor((now_s - admitted_s) / tick_s + _SLACK)
+        return checks >= 1 and checks * tick_s >= self.model.delay_at(in_flight) - _SLACK
 
     def next_wakeup_s(self, now_s: float) -> float | None:
         if not self._queue:
             return None
-        return next_tick_s(self._epoch_s, self.model.tick_s, now_s)
+        return next_tick_s(self._queue[0][0], self.model.tick_s, now_s)
 
     def reconfigure(self, model: OverloadModel) -> None:
         if not isinstance(model, ExponentialModel):

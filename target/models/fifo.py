@@ -21,7 +21,6 @@ class FifoServer(ModelServer[P]):
 
     def __init__(self, now_s: float) -> None:
         self._queue: deque[tuple[float, P]] = deque()
-        self._epoch_s = now_s
 
     @property
     def in_flight(self) -> int:

@@ -161,7 +161,7 @@ def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
     [
         {"think": ThinkTime("constant", 0.001)},
         {"model": parse_model("fixed:base_delay=1ms")},
-        {"model": parse_model("exponential:base_delay=0")},  # released at the next tick
+        {"model": parse_model("exponential:base_delay=0")},  # released at its first check, one tick on
         {"requests_per_user": 3},
         {"arrival": "open", "rate": 50.0},
     ],

@@ -1,5 +1,6 @@
 """The seed server's model: its formula, its clamp, and the FIFO release rule."""
 
+import heapq
 import math
 import random
 
@@ -51,51 +52,94 @@ def test_bad_parameters_are_rejected():
         parse_model("exponential:tick=0")
 
 
-def test_low_concurrency_request_finishes_at_the_first_tick_past_base_delay():
-    server = SEED.start(0.0)
-    server.admit(0.012, "a")
-    t = server.next_wakeup_s(0.012)
-    released_at = None
-    while released_at is None:
-        if server.advance(t, NO_RNG):
-            released_at = t
+def release_time(server, admitted_s):
+    """Admit one request and follow the server's wake-ups until it is released."""
+    server.admit(admitted_s, "a")
+    t = server.next_wakeup_s(admitted_s)
+    while not server.advance(t, NO_RNG):
         t = server.next_wakeup_s(t)
-    assert released_at == pytest.approx(0.15)  # first tick where age 0.138 > 0.1
-    assert server.next_wakeup_s(released_at) is None
+    assert server.next_wakeup_s(t) is None
+    return t
 
 
-def run_ticks(server, arrivals, ticks):
-    """Admit ``arrivals`` (time, id) and evaluate at each of ``ticks``; id -> release tick."""
+@pytest.mark.parametrize("admitted_s", [0.0, 0.012, 0.049, 7.3])
+def test_at_low_concurrency_a_request_finishes_at_its_own_second_check_after_100ms(admitted_s):
+    # the seed server's goroutine: wait 50 ms, compare, loop; answered after 100 ms
+    assert release_time(SEED.start(0.0), admitted_s) == pytest.approx(admitted_s + 0.1)
+
+
+def test_a_delay_between_checks_waits_for_the_next_check():
+    model = ExponentialModel(base_delay_s=0.12)
+    assert release_time(model.start(0.0), 0.012) == pytest.approx(0.012 + 0.15)
+
+
+def test_zero_base_delay_finishes_at_the_first_check():
+    model = ExponentialModel(base_delay_s=0.0)
+    assert release_time(model.start(0.0), 0.3) == pytest.approx(0.35)
+
+
+def drive(server, arrivals, horizon_s):
+    """Admit ``arrivals`` (time, id) and evaluate at every wake-up the server asks for,
+    as the simulator and the live clock task do; id -> release time."""
     released = {}
     pending = sorted(arrivals)
-    i = 0
-    for tick in ticks:
-        while i < len(pending) and pending[i][0] < tick:
+    i, now = 0, 0.0
+    while now < horizon_s:
+        wake = server.next_wakeup_s(now)
+        arrival = pending[i][0] if i < len(pending) else None
+        if arrival is not None and (wake is None or arrival < wake):
+            now = arrival
             server.admit(*pending[i])
             i += 1
-        for payload, outcome, _ in server.advance(tick, NO_RNG):
+            continue
+        if wake is None:
+            break
+        now = wake
+        for payload, outcome, _ in server.advance(now, NO_RNG):
             assert outcome is Outcome.OK
-            released[payload] = tick
+            released[payload] = now
     return released
 
 
 class NaiveServer:
-    """Reference: every in-flight request checks its own age at each tick, oldest first."""
+    """Reference: the seed's goroutines, one per request, each checking on its own grid
+    ``arrival + n * tick`` whether ``n * tick`` reached the delay at the current count."""
 
     def __init__(self, model):
         self.model = model
-        self.requests = []
 
-    def admit(self, now, payload):
-        self.requests.append((now, payload))
-
-    def advance(self, now, rng):
-        released = []
-        for admitted, payload in list(self.requests):
-            if now - admitted > self.model.delay_at(len(self.requests)):
-                self.requests.remove((admitted, payload))
-                released.append((payload, Outcome.OK, admitted))
+    def run(self, arrivals, horizon_s):
+        tick = self.model.tick_s
+        checks = [(t + tick, i, t) for t, i in arrivals]  # (check time, id, arrival)
+        heapq.heapify(checks)
+        in_flight, released = 0, {}
+        admitted = sorted(arrivals)
+        j = 0
+        while checks and checks[0][0] < horizon_s:
+            at, payload, arrival = heapq.heappop(checks)
+            while j < len(admitted) and admitted[j][0] <= at:
+                in_flight += 1
+                j += 1
+            if round((at - arrival) / tick) * tick >= self.model.delay_at(in_flight) - 1e-9:
+                released[payload] = at
+                in_flight -= 1
+            else:
+                heapq.heappush(checks, (at + tick, payload, arrival))
         return released
+
+
+@given(
+    arrivals=st.lists(st.floats(min_value=0, max_value=3, allow_nan=False), max_size=300),
+    base_delay=st.sampled_from([0.0, 0.05, 0.1, 0.12, 0.3]),
+)
+def test_below_the_limit_every_request_finishes_as_the_seeds_goroutine_would(arrivals, base_delay):
+    model = ExponentialModel(base_delay_s=base_delay, limit=1000)
+    requests = [(t, i) for i, t in enumerate(arrivals)]
+    fifo = drive(model.start(0.0), requests, 10.0)
+    naive = NaiveServer(model).run(requests, 10.0)
+    assert fifo.keys() == naive.keys() == {i for _, i in requests}
+    for payload, at in naive.items():
+        assert fifo[payload] == pytest.approx(at)
 
 
 @given(
@@ -105,13 +149,15 @@ class NaiveServer:
     k=st.floats(min_value=0.5, max_value=20),
     max_delay=st.floats(min_value=0.1, max_value=2),
 )
-def test_fifo_release_matches_the_naive_per_request_reference(arrivals, limit, factor, k, max_delay):
+def test_under_load_every_request_waits_out_its_delay_and_leaves_oldest_first(arrivals, limit, factor, k, max_delay):
     model = ExponentialModel(limit=limit, factor=factor, k=k, max_delay_s=max_delay)
-    ticks = [model.tick_s * n for n in range(1, 200)]
-    requests = [(t, i) for i, t in enumerate(arrivals)]
-    fifo = run_ticks(model.start(0.0), requests, ticks)
-    naive = run_ticks(NaiveServer(model), requests, ticks)
-    assert fifo == naive
+    requests = sorted((t, i) for i, t in enumerate(arrivals))
+    released = drive(model.start(0.0), requests, 30.0)
+    assert released.keys() == {i for _, i in requests}  # max_delay bounds every wait
+    in_arrival_order = [released[i] for _, i in requests]
+    assert in_arrival_order == sorted(in_arrival_order)  # oldest first
+    for t, i in requests:
+        assert released[i] - t >= model.base_delay_s - 1e-9  # never before the base delay
 
 
 def test_releases_are_oldest_first_under_load():

@@ -30,17 +30,17 @@ async def hold(seconds=0.2):
     await asyncio.sleep(seconds)
 
 
-def test_a_request_ends_at_the_first_tick_past_the_base_delay(live):
+def test_a_request_ends_at_its_own_check_that_reaches_the_base_delay(live):
     async def scenario():
-        async with live.serve(live.clock) as app:  # the seed: 100 ms, tick 50 ms
+        async with live.serve(live.clock) as app:  # the seed: 100 ms, checked every 50 ms
             streams = await live.hold(app, 1)
-            live.clock.now_s = 0.1  # age 0.1 is not past the delay
+            live.clock.now_s = 0.099  # its second check, at 0.1, has not come
             await hold()
             assert app.driver.in_flight == 1
-            live.clock.now_s = 0.15
+            live.clock.now_s = 0.1
             [reply] = await replies(streams)
             assert (reply.status, reply.body) == (200, b"OK")
-            assert live.metric(app, ELAPSED_SUM, outcome="ok") == pytest.approx(0.15)
+            assert live.metric(app, ELAPSED_SUM, outcome="ok") == pytest.approx(0.1)
             close_all(streams)
 
     live.run(scenario())
@@ -52,14 +52,14 @@ def test_above_the_limit_the_delay_grows_with_the_load(live):
             streams = await live.hold(app, 60)
             # 30 above the limit with k = 15: two factors of 1.05
             assert live.metric(app, "retrystorm_target_delay_seconds") == pytest.approx(0.1 * 1.05**2)
-            live.clock.now_s = 0.11  # past the base delay, not past 0.11025
+            live.clock.now_s = 0.149  # the check at 0.1 is short of 0.11025, the next is at 0.15
             await hold()
             assert app.driver.in_flight == 60
-            live.clock.now_s = 0.1125
+            live.clock.now_s = 0.15
             answered = await replies(streams)
             assert {reply.status for reply in answered} == {200}
             assert live.metric(app, REQUESTS, outcome="ok") == 60
-            assert live.metric(app, ELAPSED_SUM, outcome="ok") == pytest.approx(60 * 0.1125)
+            assert live.metric(app, ELAPSED_SUM, outcome="ok") == pytest.approx(60 * 0.15)
             close_all(streams)
 
     live.run(scenario())
@@ -71,10 +71,10 @@ def test_the_delay_is_clamped_at_max_delay(live):
         async with live.serve(live.clock, model=parse_model(model)) as app:
             streams = await live.hold(app, 10)
             assert live.metric(app, "retrystorm_target_delay_seconds") == 0.3  # not 0.1 * 2**10
-            live.clock.now_s = 0.3
+            live.clock.now_s = 0.299  # the check at 0.25 is short of 0.3
             await hold()
             assert app.driver.in_flight == 10
-            live.clock.now_s = 0.35
+            live.clock.now_s = 0.3
             assert {reply.status for reply in await replies(streams)} == {200}
             close_all(streams)
 
