@@ -47,10 +47,12 @@ class Jitter:
         """The jittered delay; within ``[0, delay_s * self.bound_factor]``."""
         if self.mode == "none":
             return delay_s
+        # U(0, x) as x * random(): what rng.uniform(0, x) computes, without its call
         if self.mode == "full":
-            return rng.uniform(0.0, delay_s)
+            return delay_s * rng.random()
         if self.mode == "equal":
-            return delay_s / 2 + rng.uniform(0.0, delay_s / 2)
+            half = delay_s / 2
+            return half + half * rng.random()
         if self.mode == "proportional":
             return delay_s * (1 + rng.uniform(-self.amount, self.amount))
         jittered = delay_s + rng.gauss(0.0, self.amount * delay_s)
