@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from retrystorm.addresses import BadPortError, http_address
 from retrystorm.errors import SpecError
 
 logger = logging.getLogger(__name__)
@@ -43,17 +44,15 @@ class ChaosApiError(Exception):
 
 def check_chaos_url(text: str) -> str | None:
     """``--chaos-url`` as given: ``http(s)://HOST:PORT`` (a path prefix allowed), or none."""
-    value = text.strip().rstrip("/")
-    if value.lower() in ("", "none"):
+    if text.strip().rstrip("/").lower() in ("", "none"):
         return None
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        raise SpecError(f"got {text!r}, expected the chaos API's address, like http://127.0.0.1:8071, or none")
     try:
-        _ = parts.port
+        return http_address(text)
+    except BadPortError:
+        raise SpecError(f"got {text!r}: the chaos API's port must be a number from 1 to 65535") from None
     except ValueError:
-        raise SpecError(f"got {text!r}: the chaos API's port must be a number from 0 to 65535") from None
-    return value
+        expected = "expected the chaos API's address, like http://127.0.0.1:8071, or none"
+        raise SpecError(f"got {text!r}, {expected}") from None
 
 
 def _utc(text: str) -> datetime.datetime:

@@ -20,7 +20,6 @@ all on 127.0.0.1 with their own ports.
 from __future__ import annotations
 
 import dataclasses
-import urllib.parse
 
 from chaos.backends.api import ChaosApiBackend
 from chaos.backends.base import FaultBackend
@@ -29,6 +28,7 @@ from chaos.runner.master import LocustMaster
 from chaos.runner.orchestrate import Stack
 from chaos.runner.prometheus import PrometheusMetricsSource
 from chaos.runner.service import LazyBackend, ServiceTargets, docker_backend
+from retrystorm.addresses import http_address
 from retrystorm.errors import UserError
 
 DEFAULT_TARGET_URL = "http://target:8070"
@@ -41,15 +41,10 @@ HOLD_MARGIN_S = 15.0
 
 def check_url(text: str, option: str, example: str) -> str:
     """``text`` as an ``http(s)://HOST[:PORT][/PATH]`` address without a trailing ``/``; else a :class:`UserError`."""
-    value = text.strip().rstrip("/")
-    parts = urllib.parse.urlsplit(value)
     try:
-        port_ok = parts.port is None or parts.port > 0
+        return http_address(text)
     except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment or not port_ok:
-        raise UserError(f"{option}: got {text!r}, expected an http:// address like {example}")
-    return value
+        raise UserError(f"{option}: got {text!r}, expected an http:// address like {example}") from None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
