@@ -98,10 +98,18 @@ def parse_model(spec: object) -> OverloadModel:
     return MODELS.parse(spec)  # type: ignore[arg-type]
 
 
+#: Seconds of float rounding forgiven when a time lands on a grid point ``epoch + n * tick``.
+GRID_SLACK_S = 1e-9
+
+
+def ticks_since(epoch_s: float, tick_s: float, now_s: float) -> int:
+    """How many points of the grid ``epoch + n * tick`` (n >= 1) have come by ``now_s``, that point included."""
+    return math.floor((now_s - epoch_s) / tick_s + GRID_SLACK_S)
+
+
 def next_tick_s(epoch_s: float, tick_s: float, now_s: float) -> float:
     """The first point of the grid ``epoch + n * tick`` strictly after ``now_s``."""
-    ticks = math.floor((now_s - epoch_s) / tick_s + 1e-9) + 1
-    return epoch_s + ticks * tick_s
+    return epoch_s + (ticks_since(epoch_s, tick_s, now_s) + 1) * tick_s
 
 
 def switch_model(server: ModelServer[P], model: OverloadModel, now_s: float) -> ModelServer[P]:

@@ -7,13 +7,10 @@ import math
 from typing import TypeVar
 
 from retrystorm.spec import DURATION, INTEGER, NUMBER, param
-from target.models.base import OverloadModel, next_tick_s, register_model
+from target.models.base import GRID_SLACK_S, OverloadModel, next_tick_s, register_model, ticks_since
 from target.models.fifo import FifoServer
 
 P = TypeVar("P")
-
-_SLACK = 1e-9
-"""Seconds of rounding forgiven when a wake-up lands on a request's check (as ``next_tick_s``)."""
 
 
 @register_model("exponential")
@@ -54,7 +51,7 @@ class ExponentialModel(OverloadModel):
         return self.base_delay_s * math.exp(log_growth)
 
     def start(self, now_s: float) -> ExponentialServer[P]:
-        return ExponentialServer(self, now_s)
+        return ExponentialServer(self)  # checks run on each request's own grid: no epoch
 
 
 class ExponentialServer(FifoServer[P]):
@@ -72,8 +69,8 @@ class ExponentialServer(FifoServer[P]):
     is the one just before the evaluation, so the model catches up at once.
     """
 
-    def __init__(self, model: ExponentialModel, now_s: float) -> None:
-        super().__init__(now_s)
+    def __init__(self, model: ExponentialModel) -> None:
+        super().__init__()
         self.model = model
 
     @property
@@ -82,8 +79,8 @@ class ExponentialServer(FifoServer[P]):
 
     def _is_done(self, admitted_s: float, now_s: float, in_flight: int) -> bool:
         tick_s = self.model.tick_s
-        checks = math.floor((now_s - admitted_s) / tick_s + _SLACK)
-        return checks >= 1 and checks * tick_s >= self.model.delay_at(in_flight) - _SLACK
+        checks = ticks_since(admitted_s, tick_s, now_s)
+        return checks >= 1 and checks * tick_s >= self.model.delay_at(in_flight) - GRID_SLACK_S
 
     def next_wakeup_s(self, now_s: float) -> float | None:
         if not self._queue:

@@ -19,7 +19,7 @@ P = TypeVar("P")
 class FifoServer(ModelServer[P]):
     """In-flight requests in arrival order; subclasses say when the head is done."""
 
-    def __init__(self, now_s: float) -> None:
+    def __init__(self) -> None:
         self._queue: deque[tuple[float, P]] = deque()
 
     @property

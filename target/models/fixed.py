@@ -24,14 +24,14 @@ class FixedModel(OverloadModel):
     base_delay_s: float = param("base_delay", DURATION, 0.1, "delay of every request", at_least=0)
 
     def start(self, now_s: float) -> FixedServer[P]:
-        return FixedServer(self, now_s)
+        return FixedServer(self)
 
 
 class FixedServer(FifoServer[P]):
     """Releases each request ``base_delay`` after its arrival."""
 
-    def __init__(self, model: FixedModel, now_s: float) -> None:
-        super().__init__(now_s)
+    def __init__(self, model: FixedModel) -> None:
+        super().__init__()
         self.model = model
 
     @property
