@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
+from dashboards.grafana_api import GRAFANA_EXTRA
 from retrystorm.console import out
 from retrystorm.errors import UserError
-
-GRAFANA_EXTRA = "pip install 'retrystorm[grafana]' (with URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future)"
 
 
 def _grafana_libraries(what: str) -> None:

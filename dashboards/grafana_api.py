@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT_S = 5.0
 
+#: How to install what talking to Grafana needs, keeping urllib3 (see pyproject.toml).
+GRAFANA_EXTRA = (
+    "pip install 'retrystorm[grafana]' (with URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future to keep your urllib3)"
+)
+
 
 class GrafanaSettingsError(UserError):
     """The Grafana URL or credentials are malformed or contradict each other."""
@@ -100,10 +105,7 @@ def connect(settings: GrafanaSettings) -> GrafanaApi:
     try:
         from grafana_client.api import GrafanaApi  # noqa: PLC0415 - only when a Grafana is used
     except ImportError:
-        raise UserError(
-            "talking to Grafana needs grafana-client: pip install 'retrystorm[grafana]' "
-            "(with URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future to keep your urllib3)"
-        ) from None
+        raise UserError(f"talking to Grafana needs grafana-client: {GRAFANA_EXTRA}") from None
 
     api: GrafanaApi = GrafanaApi.from_url(
         url=settings.url, credential=settings.credential(), timeout=settings.timeout_s
