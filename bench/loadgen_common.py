@@ -7,6 +7,7 @@ Builds on :mod:`benchlib` (the target, ``wrk``, ``/proc`` readings). Everything 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from benchlib import ensure_wrk
@@ -49,6 +51,48 @@ def locust(*args: str, locustfile: Path = LOCUSTFILE) -> subprocess.Popen[bytes]
     """Start a Locust process (output discarded)."""
     argv = [str(BIN / "locust"), "-f", str(locustfile), *args]
     return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_workers(master_url: str, workers: int, timeout_s: float = 60) -> None:
+    """Wait until the Locust master at ``master_url`` counts ``workers`` workers (``GET /worker-count``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        url = master_url + "/worker-count"
+        # the web UI may not listen yet
+        with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310
+            if json.loads(response.read())["worker_count"] == workers:
+                return
+        time.sleep(0.2)
+    raise SystemExit(f"{workers} workers did not connect to {master_url} within {timeout_s:.0f} s")
+
+
+@contextlib.contextmanager
+def local_cluster(
+    host: str, workers: int, *, locustfile: Path = LOCUSTFILE, worker_metrics: bool = False
+) -> Iterator[tuple[int, list[int]]]:
+    """A local Locust master and ``workers`` workers on 127.0.0.1, all stopped by pid at the end.
+
+    Yields the master's web port and, with ``worker_metrics``, each worker's own
+    ``/metrics`` port (``--metrics-port``; otherwise none).
+    """
+    web, bind = free_port(), free_port()
+    started = [
+        locust("--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(bind), "--host", host,
+               "--web-host", "127.0.0.1", "--web-port", str(web), locustfile=locustfile)
+    ]  # fmt: skip
+    ports = [free_port() for _ in range(workers)] if worker_metrics else []
+    try:
+        for index in range(workers):
+            metrics = ["--metrics-port", str(ports[index])] if worker_metrics else []
+            started.append(
+                locust("--worker", "--master-host", "127.0.0.1", "--master-port", str(bind), *metrics,
+                       locustfile=locustfile)
+            )  # fmt: skip
+        wait_workers(f"http://127.0.0.1:{web}", workers)
+        yield web, ports
+    finally:
+        for process in reversed(started):
+            stop(process)
 
 
 def wait_rusage_cpu(process: subprocess.Popen[bytes], timeout_s: float) -> float:

@@ -25,7 +25,6 @@ Run: ``.venv/bin/python bench/stack.py [--workers 1,2,4] [--users 200] [--window
 from __future__ import annotations
 
 import argparse
-import contextlib
 import http.client
 import json
 import statistics
@@ -35,11 +34,10 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 from benchlib import target
-from loadgen_common import free_port, locust, scrape_labelled, stop, total
+from loadgen_common import local_cluster, scrape_labelled, total, wait_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "stack"))
@@ -84,17 +82,6 @@ def call(url: str, *, form: dict[str, str] | None = None, body: object = None, m
     return json.loads(raw) if raw[:1] in (b"{", b"[") else raw.decode()
 
 
-def wait_workers(master_url: str, workers: int, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):  # the web UI may not listen yet
-            stats = call(master_url + "/stats/requests")
-            if isinstance(stats, dict) and stats.get("worker_count") == workers:
-                return
-        time.sleep(0.5)
-    raise SystemExit(f"{workers} workers did not connect to {master_url} within {timeout_s:.0f} s")
-
-
 def attempts_per_s(master_url: str, target_url: str, users: int, warmup_s: float, window_s: float) -> float:
     """Swarm ``users`` back-to-back users on the master; attempts/s over the window."""
     port = int(urllib.parse.urlsplit(master_url).port or 80)
@@ -113,25 +100,6 @@ def attempts_per_s(master_url: str, target_url: str, users: int, warmup_s: float
         return (after - before) / (time.monotonic() - started)
     finally:
         call(master_url + "/stop", method="POST")
-
-
-@contextlib.contextmanager
-def local_locust(target_url: str, workers: int) -> Iterator[str]:
-    """A local master and ``workers`` local workers; the master's web URL."""
-    web, bind = free_port(), free_port()
-    master = locust("--master", "--web-host", "127.0.0.1", "--web-port", str(web), "--master-bind-host",
-                    "127.0.0.1", "--master-bind-port", str(bind), "--host", target_url)  # fmt: skip
-    started = [master]
-    try:
-        started += [
-            locust("--worker", "--master-host", "127.0.0.1", "--master-port", str(bind)) for _ in range(workers)
-        ]
-        url = f"http://127.0.0.1:{web}"
-        wait_workers(url, workers)
-        yield url
-    finally:
-        for process in reversed(started):
-            stop(process)
 
 
 def latencies(url: str, count: int) -> list[float]:
@@ -173,8 +141,8 @@ def measure_scaling(stack: Stack, local_target_url: str, args: argparse.Namespac
         wait_workers(master_url, workers)
         call(container_target + "/admin/model", body={"spec": ZERO_DELAY}, method="PUT")
         in_containers = attempts_per_s(master_url, container_target, args.users, args.warmup, args.window)
-        with local_locust(local_target_url, workers) as local_url:
-            local = attempts_per_s(local_url, local_target_url, args.users, args.warmup, args.window)
+        with local_cluster(local_target_url, workers) as (web, _):
+            local = attempts_per_s(f"http://127.0.0.1:{web}", local_target_url, args.users, args.warmup, args.window)
         first = first or in_containers
         print(f"{workers:>7} {in_containers:>11.0f} {local:>9.0f} {in_containers / local:>6.2f} "
               f"{in_containers / first:>25.2f}")  # fmt: skip

@@ -23,7 +23,6 @@ Run: ``.venv/bin/python bench/worker_reports.py [--users 100] [--rounds 2] [--in
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
@@ -31,11 +30,10 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 from benchlib import Server, target
-from loadgen_common import free_port, locust, stop
+from loadgen_common import local_cluster
 
 from chaos.analysis import recoveries
 from chaos.runner.readings import Reading, client_from_samples, parse_target, samples_of
@@ -51,39 +49,10 @@ def get(port: int, path: str) -> str:
         return str(response.read().decode())
 
 
-@contextlib.contextmanager
-def cluster(host: str, interval_s: float, workers: int = 2) -> Iterator[tuple[int, list[int]]]:
-    """A master (its web port) and ``workers`` workers (their ``/metrics`` ports); all stopped at the end."""
-    web, bind = free_port(), free_port()
-    started = [
-        locust("--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(bind), "--host", host,
-               "--web-host", "127.0.0.1", "--web-port", str(web), locustfile=LOCUSTFILE)
-    ]  # fmt: skip
-    ports = [free_port() for _ in range(workers)]
-    os.environ["RETRYSTORM_BENCH_REPORT_INTERVAL"] = str(interval_s)
-    try:
-        started += [
-            locust("--worker", "--master-host", "127.0.0.1", "--master-port", str(bind),
-                   "--metrics-port", str(port), locustfile=LOCUSTFILE)
-            for port in ports
-        ]  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError, ValueError):
-                if json.loads(get(web, "/worker-count"))["worker_count"] == workers:
-                    break
-            time.sleep(0.2)
-        else:
-            raise SystemExit("the workers did not connect within 60 s")
-        yield web, ports
-    finally:
-        for process in reversed(started):
-            stop(process)
-
-
 def one_round(server: Server, interval_s: float, users: int) -> tuple[list[Reading], list[Reading]]:
     """Readings every second of one outage run: from the master's sums and from the workers' own counters."""
-    with cluster(server.url(""), interval_s) as (master, ports):
+    os.environ["RETRYSTORM_BENCH_REPORT_INTERVAL"] = str(interval_s)  # read by the workers' locustfile
+    with local_cluster(server.url(""), 2, locustfile=LOCUSTFILE, worker_metrics=True) as (master, ports):
         form = {"user_count": str(users), "spawn_rate": str(users), "host": server.url(""), "run_time": "120s",
                 "retry_strategy": "smira", "think_time": "exponential:1s"}  # fmt: skip
         body = urllib.parse.urlencode(form).encode()
