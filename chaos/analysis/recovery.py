@@ -3,13 +3,22 @@
 Definitions (``R`` = the resume, the end of the outage; ``S`` = the steady window,
 by default the second half of the time before the first outage):
 
-* **Steady levels** over ``S``: ``G`` the mean goodput, ``I`` the largest in-flight
-  reading, ``D`` the largest modelled-delay reading.
+* **Steady levels** over ``S``: ``G`` the mean goodput, ``I`` the largest and
+  ``Ī`` the mean in-flight reading, ``D`` the largest modelled-delay reading.
 * **Server recovery** after an outage: ``t - R`` for the first gauge reading time
   ``t > R`` from which every reading during ``sustain_s`` (5 s: the readings at
-  ``t, t + step, ...`` before ``t + 5 s``) has in-flight ``<= level_factor * I +
-  in_flight_slack`` (1.5 I + 1) and delay ``<= level_factor * D`` (1.5 D). "Back to
+  ``t, t + step, ...`` before ``t + 5 s``) has in-flight
+  ``<= max(level_factor * I, Ī + noise_sd * sqrt(Ī)) + in_flight_slack``
+  (max(1.5 I, Ī + 4 √Ī) + 1) and delay ``<= level_factor * D`` (1.5 D). "Back to
   steady-state levels", with room for the noise of a steady state.
+* The ``Ī + 4 √Ī`` term is that room when counts are small or the steady window
+  holds few readings: below its limit a server with Poisson arrivals holds a
+  Poisson number of requests (M/G/∞), mean ``λ W`` by Little's law and standard
+  deviation its square root, so a steady reading exceeds four standard deviations
+  about once in 10,000 (for a mean of 4.5). With a mean of 4.5 and three steady
+  readings, ``1.5 I + 1`` alone can be 4 (all three read 2), which ordinary
+  readings after a full recovery then cross. For the seed's levels (mean 10, largest
+  about 20) the ``1.5 I`` term is the larger and decides.
 * **Client recovery**: ``a - R`` for the first interval start ``a >= R`` such that
   the mean goodput over ``[a, a + sustain_s)`` is ``>= goodput_fraction * G``
   (90 %). The mean over the window, rather than every one-second reading, keeps a
@@ -37,15 +46,17 @@ class RecoveryRule:
     goodput_fraction: float = 0.9
     sustain_s: float = 5.0
     level_factor: float = 1.5
+    noise_sd: float = 4.0
     in_flight_slack: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SteadyLevels:
-    """Goodput mean, in-flight and delay maxima over the steady window."""
+    """Goodput mean, in-flight maximum and mean, delay maximum over the steady window."""
 
     goodput: float
     in_flight: float
+    in_flight_mean: float
     delay_s: float
 
 
@@ -79,6 +90,7 @@ def steady_levels(samples: Samples, window: tuple[float, float]) -> SteadyLevels
     return SteadyLevels(
         goodput=math.fsum(samples.goodput[i] for i in inside) / len(inside),
         in_flight=max(in_flight, default=0.0),
+        in_flight_mean=math.fsum(in_flight) / len(in_flight) if in_flight else 0.0,
         delay_s=max(delay, default=0.0),
     )
 
@@ -87,7 +99,8 @@ def server_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
     """Seconds from ``resume_s`` until in-flight and delay are back to steady levels (``None``: not by ``until_s``)."""
-    max_in_flight = rule.level_factor * levels.in_flight + rule.in_flight_slack
+    noise = levels.in_flight_mean + rule.noise_sd * math.sqrt(levels.in_flight_mean)
+    max_in_flight = max(rule.level_factor * levels.in_flight, noise) + rule.in_flight_slack
     max_delay = rule.level_factor * levels.delay_s + 1e-12
 
     def ok(index: int) -> bool:

@@ -55,9 +55,9 @@ def outage_notes(scenario: Scenario) -> list[str]:
         ),
         "A client that times out abandons its attempt; the server keeps the request until the model releases it.",
         (
-            "Recovery: server = in-flight <= 1.5 x and delay <= 1.5 x their largest steady reading (+1 request), "
-            "for 5 s; client = goodput >= 90 % of its steady mean over a 5 s window; steady = the second half "
-            "of the time before the first outage."
+            "Recovery: server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(mean)) + 1 "
+            "and delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean "
+            "over a 5 s window; steady = the second half of the time before the first outage."
         ),
     ]
 

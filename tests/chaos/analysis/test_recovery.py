@@ -31,7 +31,7 @@ def samples(goodput=None, in_flight=None, delay=None):
     )
 
 
-STEADY = SteadyLevels(goodput=100.0, in_flight=10.0, delay_s=0.1)
+STEADY = SteadyLevels(goodput=100.0, in_flight=10.0, in_flight_mean=4.0, delay_s=0.1)  # 4 + 4 * 2 < 1.5 * 10
 
 
 def test_steady_levels_over_the_second_half_before_the_first_outage():
@@ -39,7 +39,8 @@ def test_steady_levels_over_the_second_half_before_the_first_outage():
     assert window == (10, 20)
     series = samples(goodput={12: 80.0}, in_flight={15: 14.0, 25: 900.0})
     levels = steady_levels(series, window)
-    assert levels == SteadyLevels(goodput=98.0, in_flight=14.0, delay_s=0.1)
+    # readings at 11..20 s: nine of 10 and one of 14
+    assert levels == SteadyLevels(goodput=98.0, in_flight=14.0, in_flight_mean=10.4, delay_s=0.1)
 
 
 def test_server_recovers_when_in_flight_and_delay_stay_down_for_5_s():
@@ -98,6 +99,24 @@ def test_rule_thresholds_are_parameters():
     assert server_recovery_s(series, STEADY, 30, LENGTH, RecoveryRule(level_factor=3.0)) == 1
 
 
+def test_small_steady_counts_leave_room_for_poisson_noise():
+    # three steady readings of 2 (mean 4.5 in truth): 1.5 * 2 + 1 = 4 alone would refuse the 5s
+    # and 6s that a recovered server with mean 4.5 reads; 2 + 4 * sqrt(2) + 1 = 8.66 accepts them
+    few = SteadyLevels(goodput=30.0, in_flight=2.0, in_flight_mean=2.0, delay_s=0.1)
+    series = samples(in_flight={31: 36, **{t: 5 + t % 2 for t in range(32, LENGTH + 1)}})
+    assert server_recovery_s(series, few, 30, LENGTH) == 2
+    assert server_recovery_s(series, few, 30, LENGTH, RecoveryRule(noise_sd=0.0)) is None
+    series = samples(in_flight={31: 36, **dict.fromkeys(range(32, LENGTH + 1), 9)})
+    assert server_recovery_s(series, few, 30, LENGTH) is None  # 9 > 8.66: not back
+
+
+def test_large_steady_counts_are_judged_by_their_largest_reading():
+    # mean 100, largest 130: 1.5 * 130 + 1 = 196 is above 100 + 4 * 10 + 1 = 141 and decides
+    large = SteadyLevels(goodput=1000.0, in_flight=130.0, in_flight_mean=100.0, delay_s=0.1)
+    assert server_recovery_s(samples(in_flight=dict.fromkeys(range(31, LENGTH + 1), 197)), large, 30, LENGTH) is None
+    assert server_recovery_s(samples(in_flight=dict.fromkeys(range(31, LENGTH + 1), 196)), large, 30, LENGTH) == 1
+
+
 def test_goodput_fraction():
     series = samples(goodput={35: 0, 36: 50})
     assert goodput_fraction(series, STEADY, 35, 37) == pytest.approx(0.25)
@@ -110,5 +129,5 @@ def test_samples_must_be_aligned():
 
 
 def test_no_steady_goodput_no_client_recovery():
-    levels = SteadyLevels(goodput=0.0, in_flight=10.0, delay_s=0.1)
+    levels = SteadyLevels(goodput=0.0, in_flight=10.0, in_flight_mean=4.0, delay_s=0.1)
     assert client_recovery_s(samples(), levels, 30, LENGTH) is None
