@@ -15,7 +15,7 @@ by default the second half of the time before the first outage):
   holds few readings: below its limit a server with Poisson arrivals holds a
   Poisson number of requests (M/G/∞), mean ``λ W`` by Little's law and standard
   deviation its square root, so a steady reading exceeds four standard deviations
-  about once in 10,000 (for a mean of 4.5). With a mean of 4.5 and three steady
+  about once in 1,200 (for a mean of 4.5: P(X >= 13) = 0.0008). With a mean of 4.5 and three steady
   readings, ``1.5 I + 1`` alone can be 4 (all three read 2), which ordinary
   readings after a full recovery then cross. For the seed's levels (mean 10, largest
   about 20) the ``1.5 I`` term is the larger and decides.
