@@ -27,7 +27,7 @@ WORKDIR /app
 # Dependencies first, from pyproject.toml alone, so code changes rebuild in seconds. The
 # grafana extra (annotations, dashboards push) without letting urllib3-future replace urllib3.
 COPY pyproject.toml README.md ./
-RUN for package in retrystorm loadgen target chaos sim dashboards; do \
+RUN for package in retrystorm chaos loadgen target experiment sim runner dashboards; do \
         mkdir -p "$package" && touch "$package/__init__.py"; done \
     && URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future pip install '.[grafana]' \
     && pip uninstall -y retrystorm \

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from chaos.scenario import Fault, Scenario
+from experiment.scenario import Fault, Scenario
 from sim.config import RunConfig
 from sim.engine import simulate
 from sim.experiments import contention, edge, smira, wyegelwel

@@ -88,7 +88,7 @@ def _timed(build: Callable[[], Report]) -> tuple[Report, float]:
 
 def _with_strategies(scenario: Any, extra: tuple[LabelledStrategy, ...], *, replace: bool = False) -> Any:
     """``scenario`` with ``extra`` strategies added (or replacing its own)."""
-    from chaos.scenario import StrategyEntry
+    from experiment.scenario import StrategyEntry
 
     if not extra:
         return scenario
@@ -192,7 +192,7 @@ def edge(
     Uses SCENARIO's model, load and strategies (default: scenarios/smira-sigstop.yaml);
     --strategy replaces the strategies.
     """
-    from chaos.scenario import load_scenario, shipped_scenario
+    from experiment.scenario import load_scenario, shipped_scenario
     from sim.experiments import edge as experiment
 
     if not resolution > 0 or not max_outage > resolution:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from chaos.scenario import Scenario, load_scenario, scenario_from_data
+from experiment.scenario import Scenario, load_scenario, scenario_from_data
 from loadgen.strategies import RetryStrategy, parse_strategy
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from chaos.scenario import Outage, Scenario, SpikeUniform, StrategyEntry, ThinkTime
+from experiment.scenario import Outage, Scenario, SpikeUniform, StrategyEntry, ThinkTime
 from loadgen.strategies import RetryBudget, RetryPolicy
 from retrystorm.errors import UserError
 from target.models import FixedModel, OverloadModel

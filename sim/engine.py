@@ -3,7 +3,7 @@
 Virtual time, a queue of events ``(time, sequence, kind, client, token)``; ties run
 in the order they were scheduled, so a run is a pure function of its configuration
 and seed. Each component draws from its own random source (see
-:func:`chaos.scenario.rng_for`): ``think`` (think times and first requests),
+:func:`experiment.scenario.rng_for`): ``think`` (think times and first requests),
 ``arrivals`` (open-loop arrivals), ``retry`` (the strategies' jitter and budgets),
 ``server`` (the model).
 
@@ -44,7 +44,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from chaos.scenario import rng_for
+from experiment.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
 from sim.config import RunConfig
 from sim.events import EventQueue

@@ -8,7 +8,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from chaos.report.panels import PANELS, shade_outages, style_panel
+from experiment.report.panels import PANELS, shade_outages, style_panel
 from sim.experiments.base import Report
 from sim.result import RunOutput
 

@@ -15,8 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from chaos.analysis import RunResult
-from chaos.report.text import recovery_text, seconds
+from experiment.analysis import RunResult
+from experiment.report.text import recovery_text, seconds
 from sim.experiments.base import Report
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from chaos.analysis import LatencySummary, RunResult, recoveries
-from chaos.analysis.verdicts import evaluate
-from chaos.scenario import Assertions
+from experiment.analysis import LatencySummary, RunResult, recoveries
+from experiment.analysis.verdicts import evaluate
+from experiment.scenario import Assertions
 
 if TYPE_CHECKING:
     from sim.config import RunConfig
@@ -20,7 +20,7 @@ class RunOutput:
 
     ``counts["attempts"]`` counts each attempt when it is sent (frozen server or not),
     ``counts["requests"]`` each logical request when it starts: the live runner reads
-    its attempts the same way (see :class:`chaos.analysis.RunResult`).
+    its attempts the same way (see :class:`experiment.analysis.RunResult`).
     """
 
     config: RunConfig

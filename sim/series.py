@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from chaos.analysis import Samples
+from experiment.analysis import Samples
 
 #: Counters: events per interval. Gauges: a reading at the interval's end.
 COUNTERS = ("attempts", "successes", "timeouts", "rejections", "give_ups", "started")

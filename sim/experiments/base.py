@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from chaos.analysis import RunResult, results_document
+from experiment.analysis import RunResult, results_document
 from sim.result import RunOutput
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from chaos.scenario import rng_for
+from experiment.scenario import rng_for
 from loadgen.strategies import RetryStrategy, parse_strategy
 from sim.experiments.base import Finding, Report
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chaos.scenario import Scenario, load_scenario, shipped_scenario
+from experiment.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.durations import format_duration
 from sim.config import RunConfig
 from sim.engine import simulate

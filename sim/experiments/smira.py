@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chaos.analysis import default_steady_window, goodput_fraction, steady_levels
-from chaos.scenario import Scenario
+from experiment.analysis import default_steady_window, goodput_fraction, steady_levels
+from experiment.scenario import Scenario
 from sim.experiments.base import Finding, Report
 from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
 

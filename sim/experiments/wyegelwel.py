@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from chaos.scenario import Scenario
+from experiment.scenario import Scenario
 from sim.experiments.base import Finding, Report
 from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
 from target.models import QueueModel

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chaos.scenario import Outage, ThinkTime
+from experiment.scenario import Outage, ThinkTime
 from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
 from retrystorm.errors import UserError
 from sim.config import RunConfig

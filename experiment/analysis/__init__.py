@@ -1,0 +1,39 @@
+"""Analysis of a run's time series: recovery times, latency summaries, verdicts, the results document.
+
+Pure functions over recorded series, shared by the simulator and the live runner.
+"""
+
+from experiment.analysis.recovery import (
+    Recovery,
+    RecoveryRule,
+    SteadyLevels,
+    client_recovery_s,
+    default_steady_window,
+    goodput_fraction,
+    recoveries,
+    server_recovery_s,
+    steady_levels,
+)
+from experiment.analysis.results import RunResult, results_document
+from experiment.analysis.samples import Samples
+from experiment.analysis.stats import LatencySummary, percentile
+from experiment.analysis.verdicts import Verdict, evaluate
+
+__all__ = [
+    "LatencySummary",
+    "Recovery",
+    "RecoveryRule",
+    "RunResult",
+    "Samples",
+    "SteadyLevels",
+    "Verdict",
+    "client_recovery_s",
+    "default_steady_window",
+    "evaluate",
+    "goodput_fraction",
+    "percentile",
+    "recoveries",
+    "results_document",
+    "server_recovery_s",
+    "steady_levels",
+]

@@ -1,0 +1,178 @@
+"""Recovery after an outage: of the server, and of its users.
+
+Definitions (``R`` = the resume, the end of the outage; ``S`` = the steady window,
+by default the second half of the time before the first outage):
+
+* **Steady levels** over ``S``: ``G`` the mean goodput, ``I`` the largest and
+  ``Ī`` the mean in-flight reading, ``D`` the largest modelled-delay reading.
+* **Server recovery** after an outage: ``t - R`` for the first gauge reading time
+  ``t > R`` from which every reading during ``sustain_s`` (5 s: the readings at
+  ``t, t + step, ...`` before ``t + 5 s``) has in-flight
+  ``<= max(level_factor * I, Ī + noise_sd * sqrt(Ī)) + in_flight_slack``
+  (max(1.5 I, Ī + 4 √Ī) + 1) and delay ``<= level_factor * D`` (1.5 D). "Back to
+  steady-state levels", with room for the noise of a steady state.
+* The ``Ī + 4 √Ī`` term is that room when counts are small or the steady window
+  holds few readings: below its limit a server with Poisson arrivals holds a
+  Poisson number of requests (M/G/∞), mean ``λ W`` by Little's law and standard
+  deviation its square root, so a steady reading exceeds four standard deviations
+  about once in 1,200 (for a mean of 4.5: P(X >= 13) = 0.0008). With a mean of 4.5 and three steady
+  readings, ``1.5 I + 1`` alone can be 4 (all three read 2), which ordinary
+  readings after a full recovery then cross. For the seed's levels (mean 10, largest
+  about 20) the ``1.5 I`` term is the larger and decides.
+* **Client recovery**: ``a - R`` for the first interval start ``a >= R`` such that
+  the mean goodput over ``[a, a + sustain_s)`` is ``>= goodput_fraction * G``
+  (90 %). The mean over the window, rather than every one-second reading, keeps a
+  Poisson-noisy goodput from hiding a recovery; a window in which a burst of delayed
+  successes lands does count, since those users were served.
+* ``None`` (JSON ``null``): it did not happen before the data ends or the next
+  outage starts (a window must end by then); for the client also when ``G`` is 0,
+  as there was no goodput to return to. Times resolve to one sample interval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+from experiment.analysis.samples import Samples
+from experiment.scenario.timeline import Outage
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecoveryRule:
+    """The thresholds of the recovery definitions (see the module docstring)."""
+
+    goodput_fraction: float = 0.9
+    sustain_s: float = 5.0
+    level_factor: float = 1.5
+    noise_sd: float = 4.0
+    in_flight_slack: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SteadyLevels:
+    """Goodput mean, in-flight maximum and mean, delay maximum over the steady window."""
+
+    goodput: float
+    in_flight: float
+    in_flight_mean: float
+    delay_s: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Recovery:
+    """How long after an outage's end the server and the users recovered (``None``: not seen)."""
+
+    outage: Outage
+    server_s: float | None
+    client_s: float | None
+
+
+def default_steady_window(outages: Sequence[Outage]) -> tuple[float, float] | None:
+    """The second half of the time before the first outage; ``None`` without outages."""
+    if not outages:
+        return None
+    first = min(outage.start_s for outage in outages)
+    return (first / 2, first)
+
+
+def steady_levels(samples: Samples, window: tuple[float, float]) -> SteadyLevels | None:
+    """The steady levels over ``window``; ``None`` when no interval lies inside it."""
+    lo, hi = window
+    inside = [
+        i for i in range(len(samples)) if samples.interval_start(i) >= lo - 1e-9 and samples.gauge_time(i) <= hi + 1e-9
+    ]
+    if not inside:
+        return None
+    in_flight = [value for i in inside if (value := samples.in_flight[i]) is not None]
+    delay = [value for i in inside if (value := samples.delay_s[i]) is not None]
+    return SteadyLevels(
+        goodput=math.fsum(samples.goodput[i] for i in inside) / len(inside),
+        in_flight=max(in_flight, default=0.0),
+        in_flight_mean=math.fsum(in_flight) / len(in_flight) if in_flight else 0.0,
+        delay_s=max(delay, default=0.0),
+    )
+
+
+def server_recovery_s(
+    samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
+) -> float | None:
+    """Seconds from ``resume_s`` until in-flight and delay are back to steady levels (``None``: not by ``until_s``)."""
+    noise = levels.in_flight_mean + rule.noise_sd * math.sqrt(levels.in_flight_mean)
+    max_in_flight = max(rule.level_factor * levels.in_flight, noise) + rule.in_flight_slack
+    max_delay = rule.level_factor * levels.delay_s + 1e-12
+
+    def ok(index: int) -> bool:
+        in_flight, delay = samples.in_flight[index], samples.delay_s[index]
+        return in_flight is not None and delay is not None and in_flight <= max_in_flight and delay <= max_delay
+
+    needed = max(1, round(rule.sustain_s / samples.step_s))
+    candidates = [i for i in range(len(samples)) if samples.gauge_time(i) > resume_s + 1e-9]
+    for index in candidates:
+        window = range(index, index + needed)
+        if window.stop > len(samples) or samples.gauge_time(window.stop - 1) > until_s + 1e-9:
+            return None
+        if all(ok(i) for i in window):
+            return samples.gauge_time(index) - resume_s
+    return None
+
+
+def client_recovery_s(
+    samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
+) -> float | None:
+    """Seconds from ``resume_s`` until goodput is back to 90 % of steady for 5 s (``None``: not by ``until_s``)."""
+    if levels.goodput <= 0:
+        return None  # no goodput before the outage: nothing to return to
+    needed = max(1, round(rule.sustain_s / samples.step_s))
+    threshold = rule.goodput_fraction * levels.goodput - 1e-9
+    for index in range(len(samples)):
+        start = samples.interval_start(index)
+        if start < resume_s - 1e-9:
+            continue
+        stop = index + needed
+        if stop > len(samples) or samples.interval_start(stop) > until_s + 1e-9:
+            return None
+        if math.fsum(samples.goodput[index:stop]) / needed >= threshold:
+            return start - resume_s
+    return None
+
+
+def recoveries(
+    samples: Samples,
+    outages: Sequence[Outage],
+    *,
+    steady_window: tuple[float, float] | None = None,
+    rule: RecoveryRule = RecoveryRule(),
+) -> list[Recovery]:
+    """Server and client recovery after each outage, in order.
+
+    The search after an outage stops where the next one starts, or at the end of the
+    data. Without a steady window (an outage at time 0) both recoveries are ``None``.
+    """
+    ordered = sorted(outages)
+    window = steady_window or default_steady_window(ordered)
+    levels = steady_levels(samples, window) if window else None
+    data_end = samples.gauge_time(len(samples) - 1) if len(samples) else 0.0
+    found = []
+    for index, outage in enumerate(ordered):
+        until = ordered[index + 1].start_s if index + 1 < len(ordered) else data_end
+        if levels is None:
+            found.append(Recovery(outage, None, None))
+            continue
+        server = server_recovery_s(samples, levels, outage.end_s, until, rule)
+        client = client_recovery_s(samples, levels, outage.end_s, until, rule)
+        found.append(Recovery(outage, server, client))
+    return found
+
+
+def goodput_fraction(samples: Samples, levels: SteadyLevels, start_s: float, end_s: float) -> float | None:
+    """Mean goodput over the intervals inside ``[start_s, end_s)`` as a fraction of ``G``."""
+    inside = [
+        samples.goodput[i]
+        for i in range(len(samples))
+        if samples.interval_start(i) >= start_s - 1e-9 and samples.interval_start(i) + samples.step_s <= end_s + 1e-9
+    ]
+    if not inside or levels.goodput <= 0:
+        return None
+    return math.fsum(inside) / len(inside) / levels.goodput

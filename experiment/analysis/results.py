@@ -1,0 +1,113 @@
+"""The results document: one object per strategy run, the shape ``--json`` prints.
+
+``{"experiment": NAME, "results": [RUN, ...], ...}``; each ``RUN`` holds at least
+``strategy`` (the label as the user wrote it), ``attempts``, ``requests``,
+``succeeded``, ``gave_up``, ``amplification``, ``latency_p50``, ``latency_p99``,
+``latency_max``, ``peak_in_flight``, ``server_recovery_s`` and ``client_recovery_s``.
+Times are in seconds; ``null`` where something did not happen (no recovery, no
+finished request); recovery times are a list when a run had several outages and
+``null`` when it had none. The simulator and the live runner write the same shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from experiment.analysis.recovery import Recovery
+from experiment.analysis.stats import LatencySummary
+
+if TYPE_CHECKING:
+    from experiment.analysis.verdicts import Verdict
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _per_outage(values: Sequence[float | None]) -> float | list[float | None] | None:
+    if not values:
+        return None
+    rounded = [_round(value) for value in values]
+    return rounded[0] if len(rounded) == 1 else rounded
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one strategy's run produced: counts, latencies, peak, recoveries, verdicts.
+
+    ``requests`` are the logical requests started; each ended ``succeeded``, ``gave_up``
+    or was still ``unfinished`` when the run ended. ``attempts`` are the attempts that
+    went on the wire, counted when sent (those still awaiting an answer when the run
+    ended included), in the simulator and live alike; a budget's local rejections are
+    counted in ``rejected_locally``, not here. ``amplification`` is attempts sent per
+    logical request started.
+    """
+
+    strategy: str
+    spec: str
+    attempts: int
+    requests: int
+    succeeded: int
+    gave_up: int
+    unfinished: int
+    latency: LatencySummary
+    peak_in_flight: int | None
+    recoveries: Sequence[Recovery] = ()
+    rejected_locally: int = 0
+    verdicts: Sequence[Verdict] = ()
+    extra: Mapping[str, object] = dataclasses.field(default_factory=dict)
+
+    @property
+    def amplification(self) -> float | None:
+        """Attempts sent per logical request started."""
+        return self.attempts / self.requests if self.requests else None
+
+    @property
+    def success_ratio(self) -> float | None:
+        """Succeeded logical requests per logical request started."""
+        return self.succeeded / self.requests if self.requests else None
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether every assertion held (``None`` when there were none)."""
+        return all(verdict.passed for verdict in self.verdicts) if self.verdicts else None
+
+    def to_json(self) -> dict[str, object]:
+        """This run as a JSON object (see the module docstring for the keys)."""
+        latency = self.latency
+        document: dict[str, object] = {
+            "strategy": self.strategy,
+            "spec": self.spec,
+            "attempts": self.attempts,
+            "requests": self.requests,
+            "succeeded": self.succeeded,
+            "gave_up": self.gave_up,
+            "unfinished": self.unfinished,
+            "rejected_locally": self.rejected_locally,
+            "amplification": _round(self.amplification),
+            "success_ratio": _round(self.success_ratio),
+            "latency_p50": _round(latency.p50),
+            "latency_p75": _round(latency.p75),
+            "latency_p90": _round(latency.p90),
+            "latency_p99": _round(latency.p99),
+            "latency_max": _round(latency.max),
+            "peak_in_flight": self.peak_in_flight,
+            "outages": [[_round(r.outage.start_s), _round(r.outage.end_s)] for r in self.recoveries],
+            "server_recovery_s": _per_outage([r.server_s for r in self.recoveries]),
+            "client_recovery_s": _per_outage([r.client_s for r in self.recoveries]),
+        }
+        if self.verdicts:
+            document["assertions"] = [verdict.to_json() for verdict in self.verdicts]
+            document["passed"] = self.passed
+        document.update(self.extra)
+        return document
+
+
+def results_document(
+    experiment: str, results: Iterable[Mapping[str, object] | RunResult], **extra: object
+) -> dict[str, object]:
+    """``{"experiment": ..., "results": [...], **extra}``; results may be runs or ready objects."""
+    rows = [row.to_json() if isinstance(row, RunResult) else dict(row) for row in results]
+    return {"experiment": experiment, "results": rows, **extra}

@@ -1,0 +1,231 @@
+"""The validated scenario: what ``retrystorm sim`` and ``retrystorm run`` both read.
+
+A scenario names the target model, the load, the strategies to compare (each run in
+turn against a fresh target), a fault timeline, assertions per strategy, and
+simulator-only knobs under ``sim:`` that the live runner ignores. Field types are in
+:mod:`.fields`; cross-field rules are in :meth:`Scenario.problems`, which returns
+``(location, message)`` pairs so the loader can point at the line.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from experiment.scenario.fields import (
+    BudgetField,
+    Duration,
+    ModelField,
+    PositiveDuration,
+    RecoveryBound,
+    StrategyField,
+    ThinkTimeField,
+)
+from experiment.scenario.think import ThinkTime
+from experiment.scenario.timeline import FaultPlan, Outage, expand_faults, merge_outages
+from loadgen.strategies import RetryPolicy, parse_strategy
+from retrystorm.durations import format_duration
+from retrystorm.errors import SpecError
+
+Loc = tuple[str | int, ...]
+
+
+def rng_for(seed: int, component: str) -> random.Random:
+    """The random source of one component (``think``, ``faults``, ``server``...) of a run.
+
+    Seeded from the text ``"{seed}/{component}"``, which :class:`random.Random` hashes
+    with SHA-512: stable across processes and Python versions, and independent between
+    components, so changing how one component draws leaves the others' draws alone.
+    """
+    return random.Random(f"{seed}/{component}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+
+class Repeat(_Strict):
+    """Start the fault again every ``every``, ``times`` times in all (default: until the end)."""
+
+    every: PositiveDuration
+    times: int | None = Field(default=None, ge=1)
+
+
+class Fault(_Strict):
+    """Pause target ``pause`` for ``for`` seconds at ``at``; optionally repeated, optionally
+    at a random start within ``random_start`` after each nominal start."""
+
+    pause: str = Field(default="target", min_length=1)
+    at: Duration
+    for_s: PositiveDuration = Field(alias="for")
+    repeat: Repeat | None = None
+    random_start: Duration = 0.0
+
+    def plan(self) -> FaultPlan:
+        """This fault in seconds, for :func:`~experiment.scenario.timeline.expand_faults`."""
+        every = self.repeat.every if self.repeat else None
+        times = self.repeat.times if self.repeat else None
+        return FaultPlan(self.pause, self.at, self.for_s, every, times, self.random_start)
+
+
+class Load(_Strict):
+    """The users and how they send requests."""
+
+    users: int = Field(ge=1)
+    spawn_rate: float | None = Field(default=None, gt=0)
+    think_time: ThinkTimeField = ThinkTime("exponential", 10.0)
+    arrival: Literal["closed", "open"] = "closed"
+    rate: float | None = Field(default=None, gt=0)
+    attempt_timeout: PositiveDuration | None = 2.0
+    duration: PositiveDuration
+    max_attempts: int | None = Field(default=None, ge=1)
+    request_deadline: PositiveDuration | None = None
+    budget: BudgetField | None = None
+    reset_after_success: bool = True
+
+
+class StrategyEntry(_Strict):
+    """One strategy to compare: a label (what reports call it) and its retry controls.
+
+    Written as a spec string (the label is the string as written), as a spec mapping
+    with ``name`` and an optional ``label``, or as ``{label, strategy, budget,
+    max_attempts, request_deadline}``, the last three overriding ``load``'s.
+    """
+
+    label: str = Field(min_length=1)
+    strategy: StrategyField
+    budget: BudgetField | None = None
+    max_attempts: int | None = Field(default=None, ge=1)
+    request_deadline: PositiveDuration | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, raw: Any) -> Any:
+        if isinstance(raw, str):
+            return {"label": raw.strip(), "strategy": raw}
+        if not isinstance(raw, dict):
+            return raw
+        if "strategy" not in raw and "name" in raw:
+            spec = {key: value for key, value in raw.items() if key != "label"}
+            raw = {"strategy": spec, **({"label": raw["label"]} if "label" in raw else {})}
+        if "label" not in raw and "strategy" in raw:
+            raw = {**raw, "label": _default_label(raw["strategy"])}
+        return raw
+
+    def policy(self, load: Load) -> RetryPolicy:
+        """The retry policy of this entry, ``load``'s controls where the entry has none."""
+        return RetryPolicy(
+            strategy=self.strategy,
+            max_attempts=self.max_attempts if self.max_attempts is not None else load.max_attempts,
+            deadline_s=self.request_deadline if self.request_deadline is not None else load.request_deadline,
+            reset_after_success=load.reset_after_success,
+        )
+
+
+def _default_label(strategy: object) -> object:
+    if isinstance(strategy, str):
+        return strategy.strip()
+    try:
+        return parse_strategy(strategy).spec()
+    except SpecError:
+        return "strategy"  # the strategy field reports the real problem
+
+
+class Assertions(_Strict):
+    """What one strategy's run must show; each bound is checked after every outage."""
+
+    server_recovers_within: RecoveryBound | None = None
+    client_recovers_within: RecoveryBound | None = None
+    min_success_ratio: float | None = Field(default=None, ge=0, le=1)
+    max_amplification: float | None = Field(default=None, ge=1)
+    max_peak_in_flight: int | None = Field(default=None, ge=0)
+
+
+class SpikeUniform(_Strict):
+    """First requests as in the seed simulation: a spike, then the rest uniform.
+
+    ``spike_fraction`` of the users send their first request uniformly within
+    ``[spike_at, spike_at + spike_width)``, the others uniformly within
+    ``[0, uniform_over)``.
+    """
+
+    pattern: Literal["spike+uniform"] = "spike+uniform"
+    spike_fraction: float = Field(default=0.2, ge=0, le=1)
+    spike_at: Duration = 25.0
+    spike_width: Duration = 10.0
+    uniform_over: PositiveDuration = 1000.0
+
+
+class SimOptions(_Strict):
+    """Simulator-only knobs; the live runner ignores this section."""
+
+    sample_every: PositiveDuration = 1.0
+    first_request: SpikeUniform | None = None
+    requests_per_user: int | None = Field(default=None, ge=1)
+    accept_backlog: int | None = Field(default=None, ge=0)
+    open_arrivals: Literal["poisson", "constant"] = "poisson"
+
+
+class Scenario(_Strict):
+    """A whole scenario file."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    seed: int = 1
+    model: ModelField
+    load: Load
+    strategies: list[StrategyEntry] = Field(min_length=1)
+    faults: list[Fault] = []
+    assertions: dict[str, Assertions] = {}
+    sim: SimOptions = SimOptions()
+
+    def labels(self) -> list[str]:
+        """The strategies' labels, in order."""
+        return [entry.label for entry in self.strategies]
+
+    def outages(self) -> list[Outage]:
+        """The merged outages of this scenario's timeline (random starts drawn from its seed)."""
+        plans = [fault.plan() for fault in self.faults]
+        return merge_outages(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))
+
+    def problems(self) -> Iterator[tuple[Loc, str]]:
+        """Cross-field rules the field types cannot express, as ``(location, message)``."""
+        yield from self._load_problems()
+        seen: dict[str, int] = {}
+        for index, entry in enumerate(self.strategies):
+            if entry.label in seen:
+                yield (
+                    ("strategies", index, "label"),
+                    f"duplicate label {entry.label!r}; give each strategy its own label",
+                )
+            seen[entry.label] = index
+        for index, fault in enumerate(self.faults):
+            end = fault.plan().latest_end_s()
+            if end == float("inf"):  # repeats until the run ends: only the first must fit
+                end = fault.at + fault.random_start + fault.for_s
+            if end > self.load.duration:
+                yield (
+                    ("faults", index),
+                    (
+                        f"may end at {format_duration(end)}, after the run ends (load.duration "
+                        f"{format_duration(self.load.duration)}); expected every pause to end within the run"
+                    ),
+                )
+        for label, checks in self.assertions.items():
+            if label not in seen:
+                yield ("assertions", label), f"no strategy labelled {label!r}; labels: {', '.join(seen)}"
+            for key in ("server_recovers_within", "client_recovers_within"):
+                if getattr(checks, key) is not None and not self.faults:
+                    yield ("assertions", label, key), "needs an outage to recover from; add one under faults"
+
+    def _load_problems(self) -> Iterator[tuple[Loc, str]]:
+        load = self.load
+        if load.arrival == "open" and load.rate is None:
+            yield ("load", "arrival"), "open arrivals need load.rate (logical requests per second, e.g. rate: 100)"
+        if load.arrival == "closed" and load.rate is not None:
+            yield ("load", "rate"), "only used with arrival: open; remove it or set arrival: open"
+        if load.arrival == "open" and self.sim.first_request is not None:
+            yield ("sim", "first_request"), "only applies to arrival: closed"

@@ -1,0 +1,262 @@
+"""``retrystorm run SCENARIO`` and ``retrystorm demo``: a scenario live.
+
+``--backend local`` (the default, and the demo's) starts local processes;
+``--backend compose`` drives a running compose stack (:mod:`runner.compose`),
+whose addresses come from options or their environment variables.
+
+Exit status: 0 when every assertion holds, 1 when one fails (each failure printed with
+the measured value and the bound), 2 on bad input (one line), 3 when the run could
+not go on (a process died, its log's tail printed; a service of the stack failed or a
+fault backend could not act, one line), 130 when SIGINT or SIGTERM stopped it (every
+target resumed and every process stopped first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from chaos.backends.base import BackendError
+from chaos.cli import JOURNAL_OPTION
+from chaos.journal import Journal
+from experiment.scenario import Scenario, load_scenario, shipped_scenario
+from retrystorm.console import err, out
+from retrystorm.errors import UserError
+from runner.compose.endpoints import (
+    DEFAULT_LOCUST_URL,
+    DEFAULT_PROMETHEUS_URL,
+    DEFAULT_TARGET_URL,
+    ComposeEndpoints,
+)
+from runner.errors import RunFailedError
+from runner.orchestrate import RunInterruptedError, Stack, execute
+from runner.paths import default_folder
+from runner.plan import Plan, check_fault_targets, make_plan, select
+from runner.progress import Display
+from runner.record import StrategyRecord, analyse
+from runner.show import failures, plan_lines, print_verdicts
+
+log = logging.getLogger(__name__)
+
+DEMO_SCENARIO = "smira-laptop"
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """What the command line asked for beyond the scenario."""
+
+    folder: Path | None = None
+    simulate: bool = False
+    journal: Path | None = None
+    #: The compose stack to run against; ``None``: local processes.
+    compose: ComposeEndpoints | None = None
+
+
+def prepare(
+    scenario: Scenario, labels: Sequence[str], stack: Stack, *, simulate: bool = False
+) -> tuple[Plan, list[str]]:
+    """The plan and each strategy's load description; every check that needs no process (``UserError``).
+
+    With ``simulate``, also the simulator's own checks of each strategy's run, so that
+    a scenario it refuses fails now rather than after the live run.
+    """
+    plan = make_plan(scenario, select(scenario, labels))
+    check_fault_targets(plan.outages, stack.targets.fault_target_names(), stack.name)
+    if simulate:
+        from runner.compare import check_simulable  # only with --simulate
+
+        check_simulable(scenario, [strategy.entry for strategy in plan.strategies])
+    loads = [stack.load.describe(strategy.settings) for strategy in plan.strategies]
+    return plan, loads
+
+
+def _run_live(plan: Plan, stack: Stack, journal: Path | None) -> list[StrategyRecord]:
+    with Display(err) as display:
+        return asyncio.run(execute(plan, stack, display, Journal(journal)))
+
+
+def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
+    """Run ``plan`` live, write the run folder, print the verdicts; the exit status."""
+    from experiment.report import StrategyCurves
+    from runner.outputs import live_curves, run_document, write_run
+
+    scenario = plan.scenario
+    try:
+        records = _run_live(plan, stack, options.journal)
+    except RunInterruptedError as error:
+        err.print(f"retrystorm run: {error}", markup=False)
+        return EXIT_INTERRUPTED
+    except RunFailedError as error:
+        err.print(f"retrystorm run: {error}", markup=False, soft_wrap=True)
+        return RunFailedError.exit_code
+    except BackendError as error:  # e.g. no Docker engine: one line, the run could not go on
+        err.print(f"retrystorm run: {' '.join(str(error).split())}", markup=False, soft_wrap=True)
+        return RunFailedError.exit_code
+    results = [analyse(record, scenario.assertions.get(record.label)) for record in records]
+    simulated_doc: dict[str, object] | None = None
+    simulated_curves: list[StrategyCurves] = []
+    if options.simulate:
+        from runner.compare import comparison, simulate
+
+        only = scenario.model_copy(update={"strategies": [strategy.entry for strategy in plan.strategies]})
+        sim_rows, simulated_curves = simulate(only)
+        live_rows = [result.to_json() for result in results]
+        curves = [live_curves(record) for record in records]
+        simulated_doc = {"results": sim_rows, "compared": comparison(live_rows, sim_rows, curves, simulated_curves)}
+    run_info = {"scenario": scenario.name, "seed": scenario.seed, "stack": stack.name, "folder": str(folder)}
+    document = run_document(scenario.name, results, records, run_info, simulated_doc)
+    written = write_run(folder, document, records, simulated_curves)
+    report = next(path for path in written if path.name == "report.html")
+    print_verdicts(out, f"{scenario.name}: live, one run per strategy (times in seconds)", results, report)
+    out.print(f"run folder: {folder}")
+    failed = failures(results)
+    for line in failed:
+        err.print(f"assertion failed: {line}", markup=False)
+    return EXIT_FAILED if failed else 0
+
+
+def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: bool, options: RunOptions) -> int:
+    """Validate, show the plan, and (unless ``dry_run``) run it; the exit status."""
+    folder = options.folder or default_folder(scenario.name)
+    if options.compose is None:
+        from runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
+
+        stack = local_stack(folder / "logs")
+    else:
+        from runner.compose import compose_stack
+
+        longest_s = max((outage.duration_s for outage in scenario.outages()), default=0.0)
+        stack = compose_stack(options.compose, longest_outage_s=longest_s)
+    plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
+    lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
+    if dry_run:
+        out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+        out.print("dry run: nothing was started", markup=False)
+        return 0
+    err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+    err.print(f"run folder: {folder}", markup=False)
+    return run_plan(plan, stack, folder, options)
+
+
+#: The compose backend's options: (flag, dest, environment variable, default, help).
+COMPOSE_OPTIONS = (
+    ("--target-url", "target_url", "RETRYSTORM_TARGET_URL", DEFAULT_TARGET_URL, "the target as the runner reaches it."),
+    (
+        "--load-target-url", "load_target_url", "RETRYSTORM_LOAD_TARGET_URL", None,
+        "the target as the Locust workers reach it (default: --target-url).",
+    ),
+    ("--locust-url", "locust_url", "RETRYSTORM_LOCUST_URL", DEFAULT_LOCUST_URL, "the Locust master's web API."),
+    ("--prometheus-url", "prometheus_url", "RETRYSTORM_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL, "Prometheus' API."),
+    (
+        "--chaos-url", "chaos_url", "RETRYSTORM_CHAOS_URL", None,
+        "pause through the stack's chaos API (its metric and annotations see the outages); none: the docker backend.",
+    ),
+    ("--chaos-token", "chaos_token", "RETRYSTORM_CHAOS_TOKEN", None, "the chaos API's bearer token."),
+    (
+        "--project", "project", "COMPOSE_PROJECT_NAME", None,
+        "the compose project whose target container the docker backend pauses (default: any project).",
+    ),
+)  # fmt: skip
+
+
+def compose_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--backend`` and the compose backend's options (each with its environment variable)."""
+    for flag, dest, envvar, default, help_text in reversed(COMPOSE_OPTIONS):
+        command = click.option(
+            flag, dest, envvar=envvar, default=default, show_envvar=True, show_default=default is not None,
+            metavar="URL" if dest.endswith("url") else "TEXT", help=f"compose: {help_text}",
+        )(command)  # fmt: skip
+    return click.option(
+        "--backend", type=click.Choice(["local", "compose"]), default="local", show_default=True,
+        help="local: fresh local processes per strategy; compose: the running compose stack's services.",
+    )(command)  # fmt: skip
+
+
+def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEndpoints | None:
+    """The compose stack's addresses for ``--backend compose``; ``None`` for local.
+
+    A compose option typed on the command line with ``--backend local`` is a :class:`UserError`
+    (one set by its environment variable is ignored: the stack's containers set them all).
+    """
+    if backend == "local":
+        context = click.get_current_context()
+        for flag, dest, *_ in COMPOSE_OPTIONS:
+            if context.get_parameter_source(dest) is ParameterSource.COMMANDLINE:
+                raise UserError(f"{flag}: applies to --backend compose only; add --backend compose")
+        return None
+    return ComposeEndpoints(
+        target_url=values["target_url"] or DEFAULT_TARGET_URL,
+        load_target_url=values["load_target_url"],
+        locust_url=values["locust_url"] or DEFAULT_LOCUST_URL,
+        prometheus_url=values["prometheus_url"] or DEFAULT_PROMETHEUS_URL,
+        project=values["project"],
+        chaos_url=values["chaos_url"],
+        chaos_token=values["chaos_token"] or "",
+    )
+
+
+@click.command("run")
+@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the plan (what runs when, against what) and start nothing.")
+@click.option(
+    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Run folder (default: runs/<scenario>-<UTC time>).",
+)  # fmt: skip
+@click.option(
+    "--strategy", "labels", multiple=True, metavar="LABEL", help="Only the strategy with this label (repeatable)."
+)
+@click.option("--simulate", is_flag=True, help="Also simulate the scenario; draw and compare its curves.")
+@click.option("--seed", type=int, default=None, help="Random seed (default: the scenario's).")
+@JOURNAL_OPTION
+@compose_options
+def run(
+    *,
+    scenario_file: Path,
+    dry_run: bool,
+    folder: Path | None,
+    labels: tuple[str, ...],
+    simulate: bool,
+    seed: int | None,
+    journal: Path | None,
+    backend: str,
+    **addresses: str | None,
+) -> None:
+    """Run SCENARIO live: each strategy against a fresh (or freshly reset) target, the outages, the verdicts.
+
+    Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
+    when every assertion holds, 1 when one fails, 2 on bad input, 3 when the run could
+    not go on, 130 when interrupted.
+    """
+    scenario = load_scenario(scenario_file, overrides={"seed": seed} if seed is not None else None)
+    compose = compose_endpoints(backend, addresses)
+    options = RunOptions(folder=folder, simulate=simulate, journal=journal, compose=compose)
+    status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
+    click.get_current_context().exit(status)
+
+
+@click.command("demo")
+@click.option(
+    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Run folder (default: runs/smira-laptop-<UTC time>).",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Print the plan and start nothing.")
+@JOURNAL_OPTION
+def demo(*, folder: Path | None, dry_run: bool, journal: Path | None) -> None:
+    """The seed outage, laptop-sized, live: fixed 100 ms retries against the seed's exponential backoff.
+
+    No Docker: a local target process frozen with SIGSTOP, headless Locust users; about
+    3 minutes. Prints the verdicts and the path of report.html.
+    """
+    scenario = load_scenario(shipped_scenario(DEMO_SCENARIO))
+    options = RunOptions(folder=folder, journal=journal)
+    status = run_scenario_file(scenario, (), dry_run=dry_run, options=options)
+    click.get_current_context().exit(status)

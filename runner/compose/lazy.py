@@ -1,0 +1,57 @@
+"""A fault backend made on first use, so that a dry run connects to nothing (no Docker engine needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+from chaos.backends.base import FaultBackend
+
+
+class LazyBackend(Mapping[str, FaultBackend]):
+    """One fault backend under its name, made on first use (the controller reads it when a run starts).
+
+    ``what`` says which, for the plan: ``the docker backend``, ``the chaos API at ...``.
+    """
+
+    def __init__(self, name: str, make: Callable[[], FaultBackend], what: str | None = None) -> None:
+        self.name = name
+        self.what = what or f"the {name} backend"
+        self._make = make
+        self._backend: FaultBackend | None = None
+
+    @classmethod
+    def of(cls, backend: FaultBackend) -> LazyBackend:
+        """A backend already made."""
+        return cls(backend.name, lambda: backend)
+
+    def backend(self) -> FaultBackend:
+        """The backend, made now if it was not yet (``BackendError`` if it cannot be)."""
+        if self._backend is None:
+            self._backend = self._make()
+        return self._backend
+
+    def __getitem__(self, name: str) -> FaultBackend:
+        if name != self.name:
+            raise KeyError(name)
+        return self.backend()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([self.name])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def docker_backend(project: str | None) -> LazyBackend:
+    """The docker backend for compose project ``project`` (any project: ``None``), connected on first use."""
+    scope = f" (compose project {project!r})" if project else ""
+    return LazyBackend("docker", _docker_maker(project), f"the docker backend{scope}")
+
+
+def _docker_maker(project: str | None) -> Callable[[], FaultBackend]:
+    def make() -> FaultBackend:
+        from chaos.backends.docker import DockerBackend  # noqa: PLC0415 - the Docker SDK only when used
+
+        return DockerBackend(project=project)
+
+    return make

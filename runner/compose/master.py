@@ -1,0 +1,197 @@
+"""Load from a Locust master that is already running (a compose stack's ``locust-master``).
+
+Driven over the master's HTTP API, the calls its web UI makes:
+
+* before each strategy: ``GET /worker-count`` (a master without workers fails the run,
+  saying how to start some), and any swarm still running is stopped first (a swarm
+  posted on a running test changes the user count but not the users' options);
+* ``POST /swarm`` with the strategy's form (:func:`swarm_form`): every retrystorm
+  option and flag explicitly, because the master keeps form values from the previous
+  swarm, and ``run_time`` = duration + margin, so the load stops by itself even if the
+  runner is gone. A refusal (``{"success": false, "message": ...}``, e.g. from the
+  load generator's own check of the form) fails the run naming the message;
+* time 0 is when the master's ``/metrics`` counts active users (the workers' sum);
+* during the run, ``GET /worker-count`` every second: an unreachable master, or one
+  without workers for ``lost_after_s``, fails the run;
+* ``POST /stop``, then wait until the master is stopped and counts no users.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from typing import Any
+
+from loadgen.options import FLAG_DESTS, OPTIONS, load_options
+from runner.compose.watch import Watch
+from runner.compose.webapi import WebApi
+from runner.errors import RunFailedError
+from runner.interfaces import TargetHandle
+from runner.readings import parse_client
+from runner.settings import LOCUST_RUN_MARGIN_S, LoadSettings
+
+log = logging.getLogger(__name__)
+
+WORKERS_HINT = "start some: docker compose up --scale locust-worker=2"
+#: Master states with no test running (Locust's ``STATE_INIT`` is ``ready``).
+IDLE_STATES = frozenset({"ready", "stopped"})
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 60.0
+#: A master unreachable or without workers for this long fails the run.
+LOST_AFTER_S = 5.0
+
+
+def swarm_form(settings: LoadSettings, host: str, run_time_s: int) -> dict[str, str]:
+    """The ``POST /swarm`` form of ``settings``: every retrystorm option and flag, users, host, run time."""
+    form = {option.dest: option.default for option in OPTIONS}
+    form.update(settings.options())
+    form.update(dict.fromkeys(FLAG_DESTS, "false"))
+    form["keep_backoff"] = "false" if settings.reset_after_success else "true"
+    form.update(
+        user_count=str(settings.users),
+        spawn_rate=f"{settings.spawn_rate:g}",
+        host=host,
+        run_time=f"{run_time_s}s",
+    )
+    return form
+
+
+def swarm_refusal(answer: Any) -> str | None:
+    """``None`` when a ``POST /swarm`` answer says it started; the master's message otherwise."""
+    if isinstance(answer, dict) and answer.get("success") is True:
+        return None
+    message = answer.get("message") if isinstance(answer, dict) else None
+    return str(message) if message else f"unexpected answer {answer!r}"
+
+
+class MasterApi(WebApi):
+    """The calls the runner makes to a Locust master's web API."""
+
+    async def worker_count(self) -> int:
+        """Workers connected and not missing (``GET /worker-count``, never cached)."""
+        answer = await self.call_json("GET", "/worker-count")
+        try:
+            return int(answer["worker_count"])
+        except (KeyError, TypeError, ValueError):
+            raise RunFailedError(f"{self.what} at {self.base_url}: no worker_count in {answer!r}") from None
+
+    async def active_users(self) -> float:
+        """``retrystorm_client_active_users`` summed over the workers, from the master's ``/metrics``."""
+        text = await self.call("GET", "/metrics")
+        try:
+            return parse_client(text).active_users
+        except ValueError as error:
+            raise RunFailedError(f"{self.what} at {self.base_url}: /metrics is not Prometheus text: {error}") from None
+
+    async def idle(self) -> bool:
+        """No test running and no user left (``/stats/requests``, cached by Locust for 2 s, and ``/metrics``)."""
+        stats = await self.call_json("GET", "/stats/requests")
+        if not isinstance(stats, dict) or stats.get("state") not in IDLE_STATES or stats.get("user_count"):
+            return False
+        return await self.active_users() == 0
+
+    async def stop_users(self, timeout_s: float) -> None:
+        """``POST /stop``; return once the master is idle."""
+        await self.call_json("POST", "/stop")
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while not await self.idle():
+            if asyncio.get_running_loop().time() > deadline:
+                raise RunFailedError(f"{self.what} at {self.base_url} still runs users {timeout_s:.0f} s after /stop")
+            await asyncio.sleep(0.2)
+
+
+class MasterLoad:
+    """One strategy's swarm on the master (a :class:`~runner.interfaces.LoadHandle`)."""
+
+    def __init__(self, api: MasterApi, host: str, workers: int, stop_timeout_s: float) -> None:
+        self.api = api
+        self.metrics_url = api.base_url + "/metrics"
+        self.host = host
+        self.workers = workers
+        self.stop_timeout_s = stop_timeout_s
+        self.watch = Watch(f"the Locust master at {api.base_url}", self.probe, allowed_s=LOST_AFTER_S)
+
+    def describe(self) -> str:
+        return f"Locust master {self.api.base_url} with {self.workers} workers, users sending to {self.host}"
+
+    async def probe(self) -> str | None:
+        """``None`` while the master answers and has workers; why not otherwise."""
+        try:
+            count = await self.api.worker_count()
+        except RunFailedError as error:
+            return str(error)
+        return None if count > 0 else f"no Locust worker connected to {self.api.base_url}"
+
+    def check(self) -> None:
+        self.watch.check()
+
+    async def stop(self) -> None:
+        """Stop the users (best effort: the next start stops a swarm left running)."""
+        await self.watch.stop()
+        try:
+            await self.api.stop_users(self.stop_timeout_s)
+        except RunFailedError as error:
+            log.warning("could not stop the swarm: %s", error)
+        finally:
+            await self.api.close()
+
+
+class LocustMaster:
+    """Swarms on the running Locust master at ``url`` (a :class:`~runner.interfaces.LoadDriver`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        run_margin_s: float = LOCUST_RUN_MARGIN_S,
+        start_timeout_s: float = START_TIMEOUT_S,
+        stop_timeout_s: float = STOP_TIMEOUT_S,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.run_margin_s = run_margin_s
+        self.start_timeout_s = start_timeout_s
+        self.stop_timeout_s = stop_timeout_s
+
+    def describe(self, settings: LoadSettings) -> str:
+        load_options(settings.options())  # the load generator's own check: a UserError names the flag
+        return f"POST {self.url}/swarm (the master's workers): {settings.describe()}"
+
+    async def _wait_spawning(self, api: MasterApi) -> None:
+        deadline = asyncio.get_running_loop().time() + self.start_timeout_s
+        while await api.active_users() <= 0:
+            if asyncio.get_running_loop().time() > deadline:
+                waited = f"{self.start_timeout_s:.0f} s"
+                raise RunFailedError(f"the Locust master at {self.url} started no users within {waited}")
+            await asyncio.sleep(0.05)
+
+    async def _swarm(self, api: MasterApi, target: TargetHandle, settings: LoadSettings) -> int:
+        workers = await api.worker_count()
+        if workers == 0:
+            raise RunFailedError(f"no Locust worker connected to {self.url}; {WORKERS_HINT}")
+        if not await api.idle():
+            log.warning("a swarm is running on the Locust master at %s: stopping it first", self.url)
+            await api.stop_users(self.stop_timeout_s)
+        run_time_s = math.ceil(settings.duration_s + self.run_margin_s)
+        answer = await api.call_json("POST", "/swarm", form=swarm_form(settings, target.base_url, run_time_s))
+        refusal = swarm_refusal(answer)
+        if refusal is not None:
+            raise RunFailedError(f"the Locust master at {self.url} refused to start {settings.label}: {refusal}")
+        return workers
+
+    async def start(self, target: TargetHandle, settings: LoadSettings) -> MasterLoad:
+        """Start the swarm; return once the master counts active users."""
+        api = MasterApi(self.url, "the Locust master")
+        try:
+            workers = await self._swarm(api, target, settings)
+            load = MasterLoad(api, target.base_url, workers, self.stop_timeout_s)
+            try:
+                await self._wait_spawning(api)
+            except BaseException:
+                await load.stop()
+                raise
+        except BaseException:
+            await api.close()
+            raise
+        load.watch.start()
+        return load

@@ -1,0 +1,182 @@
+"""A long-lived target service (a compose stack's ``target``), reset through its admin API per strategy.
+
+Each strategy's run gets the same target process, brought back to a fresh state:
+once ``GET /healthz`` answers, ``PUT /admin/model`` sets the scenario's model,
+``DELETE /admin/faults`` disarms any fault rule and ``POST /admin/reset
+{"release_in_flight": true}`` answers everything still in flight and zeroes the
+counters. Outages pause it through a fault backend, made on first use so a dry run
+connects to nothing: the docker backend by default, the chaos API backend in a compose
+stack whose chaos service should see the outages, or the process backend for a target
+that runs as a local process.
+
+Two addresses: the runner's (admin API, health checks, ``/metrics``) and the one the
+load generator's workers send to (in a compose stack both are ``http://target:8070``).
+During a run the target is watched every second: it fails the run when it is gone, or
+when it has not answered ``/healthz`` for ``unhealthy_after_s`` while not paused (a
+paused target cannot answer; the backend says whether it is paused). ``stop()`` leaves
+it resumed and reset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+
+from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
+from runner.compose.lazy import LazyBackend, docker_backend
+from runner.compose.watch import Watch
+from runner.compose.webapi import WebApi
+from runner.errors import RunFailedError
+from target.models import OverloadModel
+
+log = logging.getLogger(__name__)
+
+FAULT_TARGET = "target"
+#: How long :meth:`ServiceTargets.start` waits for ``/healthz``.
+READY_TIMEOUT_S = 60.0
+#: A target not paused that has not answered ``/healthz`` for this long fails the run.
+UNHEALTHY_AFTER_S = 20.0
+HEALTH_TIMEOUT_S = 2.0
+RESET_BODY = {"release_in_flight": True}
+
+
+async def backend_states(backend: FaultBackend, refs: list[TargetRef]) -> list[TargetState]:
+    """The state of each ref; a backend that cannot tell fails the run."""
+    try:
+        return [await asyncio.to_thread(backend.state, ref) for ref in refs]
+    except BackendError as error:
+        raise RunFailedError(f"cannot tell whether the target is paused: {error}") from error
+
+
+class ServiceTarget:
+    """The target service during one strategy's run (a :class:`~runner.interfaces.TargetHandle`)."""
+
+    def __init__(
+        self,
+        api: WebApi,
+        load_url: str,
+        backend: FaultBackend,
+        refs: list[TargetRef],
+        *,
+        unhealthy_after_s: float = UNHEALTHY_AFTER_S,
+    ) -> None:
+        self.api = api
+        self.base_url = load_url
+        self.metrics_url = api.base_url + "/metrics"
+        self.fault_targets: Mapping[str, str] = {refs[0].target: backend.name}
+        self.backend = backend
+        self.refs = refs
+        self.watch = Watch(f"the target at {api.base_url}", self.probe, allowed_s=unhealthy_after_s)
+
+    def describe(self) -> str:
+        paused = ", ".join(ref.describe() for ref in self.refs)
+        return f"target service {self.api.base_url} (load sent to {self.base_url}; paused as {paused})"
+
+    async def probe(self) -> str | None:
+        """``None`` when ``/healthz`` answers or the target is paused; why not otherwise."""
+        try:
+            await self.api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+        except RunFailedError as error:
+            states = await backend_states(self.backend, self.refs)
+            if TargetState.GONE in states:
+                raise RunFailedError(f"the target ({self.refs[0].describe()}) is gone") from None
+            return None if TargetState.PAUSED in states else str(error)
+        return None
+
+    def check(self) -> None:
+        self.watch.check()
+
+    async def stop(self) -> None:
+        """Resume it if it is still paused, then reset it (best effort: a failure is logged)."""
+        await self.watch.stop()
+        try:
+            for ref in self.refs:
+                await asyncio.to_thread(self.backend.resume, ref)
+            await self.api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+        except (BackendError, RunFailedError) as error:
+            log.warning("could not leave the target resumed and reset: %s", error)
+        finally:
+            await self.api.close()
+
+
+class ServiceTargets:
+    """A long-lived target service, reset per strategy (a :class:`~runner.interfaces.TargetProvider`).
+
+    ``target_url``: where the runner reaches it; ``load_target_url``: where the load
+    generator's workers do (default: ``target_url``). ``backend``: the fault backend that
+    pauses fault target ``fault_target``, or a :class:`LazyBackend` that makes it when
+    the run starts (default: the docker backend, any compose project).
+    """
+
+    def __init__(
+        self,
+        target_url: str,
+        *,
+        load_target_url: str | None = None,
+        backend: FaultBackend | LazyBackend | None = None,
+        fault_target: str = FAULT_TARGET,
+        ready_timeout_s: float = READY_TIMEOUT_S,
+        unhealthy_after_s: float = UNHEALTHY_AFTER_S,
+    ) -> None:
+        self.target_url = target_url.rstrip("/")
+        self.load_target_url = (load_target_url or target_url).rstrip("/")
+        self.fault_target = fault_target
+        self.ready_timeout_s = ready_timeout_s
+        self.unhealthy_after_s = unhealthy_after_s
+        if backend is None:
+            backend = docker_backend(None)
+        self.lazy = backend if isinstance(backend, LazyBackend) else LazyBackend.of(backend)
+        self.backends: Mapping[str, FaultBackend] = self.lazy
+
+    def fault_target_names(self) -> list[str]:
+        return [self.fault_target]
+
+    def describe(self, model: OverloadModel) -> str:
+        return (
+            f"the target service at {self.target_url} (load sent to {self.load_target_url}), reset per strategy "
+            f"and set to --model {model.spec()}; outages pause {self.fault_target!r} through {self.lazy.what}"
+        )
+
+    async def _wait_healthy(self, api: WebApi, backend: FaultBackend, refs: list[TargetRef]) -> None:
+        deadline = asyncio.get_running_loop().time() + self.ready_timeout_s
+        while True:
+            states = await backend_states(backend, refs)
+            if TargetState.PAUSED in states:
+                raise RunFailedError(
+                    f"the target ({refs[0].describe()}) is paused by something else; resume it "
+                    "(retrystorm chaos recover, or the Chaos tab) and run again"
+                )
+            try:
+                await api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+            except RunFailedError as error:
+                if asyncio.get_running_loop().time() > deadline:
+                    waited = f"{self.ready_timeout_s:.0f} s"
+                    raise RunFailedError(f"the target is not ready after {waited}: {error}") from None
+                await asyncio.sleep(0.2)
+            else:
+                return
+
+    async def start(self, label: str, model: OverloadModel, seed: int) -> ServiceTarget:
+        """The target, healthy, serving ``model``, its faults disarmed and its state reset.
+
+        ``seed`` is not applied: a long-lived target keeps the seed it was started with.
+        """
+        try:
+            backend = self.lazy.backend()
+            refs = await asyncio.to_thread(backend.resolve, self.fault_target)
+        except BackendError as error:
+            raise RunFailedError(f"the {self.lazy.name} backend cannot find the target: {error}") from error
+        api = WebApi(self.target_url, "the target")
+        try:
+            await self._wait_healthy(api, backend, refs)
+            await api.call_json("PUT", "/admin/model", json_body={"spec": model.spec()})
+            await api.call_json("DELETE", "/admin/faults")
+            await api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+        except BaseException:
+            await api.close()
+            raise
+        log.info("target %s reset for %s (model %s)", self.target_url, label, model.spec())
+        handle = ServiceTarget(api, self.load_target_url, backend, refs, unhealthy_after_s=self.unhealthy_after_s)
+        handle.watch.start()
+        return handle

@@ -1,0 +1,11 @@
+"""The live runner's errors, shared by both backends (local processes and the compose stack)."""
+
+from __future__ import annotations
+
+from retrystorm.errors import RetrystormError
+
+
+class RunFailedError(RetrystormError):
+    """A run could not go on: a process did not start, died, or could not be paused (exit 3)."""
+
+    exit_code = 3

@@ -1,0 +1,110 @@
+"""What the orchestration needs from a stack, as small protocols.
+
+The orchestration (:mod:`runner.orchestrate`) only talks to these, so the same
+code runs against local processes (:mod:`runner.local`) and a compose
+stack (the Locust master's HTTP API, the docker fault backend, the target's
+``POST /admin/reset`` and Prometheus' HTTP API):
+
+* a :class:`TargetProvider` starts a fresh target for each strategy (or resets one),
+  and names the fault backends that pause its targets;
+* a :class:`LoadDriver` starts one strategy's load against a target;
+* a :class:`MetricsSource` takes one reading of the target's and the client's
+  metrics, within a deadline (a paused target cannot answer: its part is ``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from chaos.backends.base import FaultBackend
+from runner.readings import ClientReading, TargetReading
+from runner.settings import LoadSettings
+from target.models import OverloadModel
+
+
+class TargetHandle(Protocol):
+    """A running target for one strategy's run."""
+
+    #: Where the load is sent, e.g. ``http://127.0.0.1:8070``.
+    base_url: str
+    #: The target's Prometheus endpoint.
+    metrics_url: str
+    #: Fault target name (as scenarios write ``pause: NAME``) -> the backend that pauses it.
+    fault_targets: Mapping[str, str]
+
+    def describe(self) -> str:
+        """One line for the plan and the report: what runs where."""
+        ...
+
+    def check(self) -> None:
+        """Raise :class:`~runner.errors.RunFailedError` if the target died."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop (or release) the target; it must not stay paused."""
+        ...
+
+
+class TargetProvider(Protocol):
+    """Starts a fresh target per strategy."""
+
+    #: Name -> backend, for the outage controller.
+    backends: Mapping[str, FaultBackend]
+
+    def fault_target_names(self) -> list[str]:
+        """Names a scenario may pause, known before anything starts (for validation)."""
+        ...
+
+    def describe(self, model: OverloadModel) -> str:
+        """What :meth:`start` will run, for ``--dry-run``."""
+        ...
+
+    async def start(self, label: str, model: OverloadModel, seed: int) -> TargetHandle:
+        """A fresh target serving ``model``, ready for traffic."""
+        ...
+
+
+class LoadHandle(Protocol):
+    """One strategy's load, running."""
+
+    #: The client metrics' Prometheus endpoint.
+    metrics_url: str
+
+    def describe(self) -> str:
+        """One line for the report."""
+        ...
+
+    def check(self) -> None:
+        """Raise :class:`~runner.errors.RunFailedError` if the load generator died."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop the load."""
+        ...
+
+
+class LoadDriver(Protocol):
+    """Starts load against a target."""
+
+    def describe(self, settings: LoadSettings) -> str:
+        """What :meth:`start` will run, for ``--dry-run``."""
+        ...
+
+    async def start(self, target: TargetHandle, settings: LoadSettings) -> LoadHandle:
+        """Start the load and return once users are being spawned (time 0 of the timeline)."""
+        ...
+
+
+class MetricsSource(Protocol):
+    """One reading of the target's and the client's series."""
+
+    async def read(
+        self, target: TargetHandle, load: LoadHandle, *, timeout_s: float
+    ) -> tuple[TargetReading | None, ClientReading | None]:
+        """Read both at once, within ``timeout_s``; a part that does not answer in time is ``None``."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...

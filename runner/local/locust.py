@@ -1,0 +1,109 @@
+"""A headless Locust process per strategy, with the strategy's options and ``--metrics-port``.
+
+:class:`LocustDriver` starts ``locust -f loadgen/locustfile.py --headless`` and returns
+once users are being spawned. Locust always runs in its own process: nothing here
+imports it. It binds and talks to 127.0.0.1 only; its ``-t`` bounds its run even if the
+runner vanished (:data:`~runner.settings.LOCUST_RUN_MARGIN_S`), and it is stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+
+import loadgen
+from loadgen.options import load_options
+from runner.interfaces import TargetHandle
+from runner.local.processes import ManagedProcess
+from runner.paths import slug
+from runner.readings import parse_client
+from runner.settings import LOCUST_RUN_MARGIN_S, LoadSettings
+
+LOCUSTFILE = Path(loadgen.__file__).with_name("locustfile.py")
+LOAD_START_S = 90.0
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for Locust, which cannot report the one it took)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LocustLoad:
+    """A headless Locust child process and its ``/metrics`` port."""
+
+    def __init__(self, process: ManagedProcess, metrics_port: int, settings: LoadSettings) -> None:
+        self.process = process
+        self.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+        self.settings = settings
+
+    def describe(self) -> str:
+        return f"headless Locust (pid {self.process.pid}), metrics on {self.metrics_url}"
+
+    def check(self) -> None:
+        if not self.process.running:
+            raise self.process.failure("stopped during the run")
+
+    async def wait_spawning(self, timeout_s: float) -> None:
+        """Return once Locust counts active users (it spawns them at the start of its run)."""
+        deadline = time.monotonic() + timeout_s
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0)) as session:
+            while True:
+                try:
+                    async with session.get(self.metrics_url) as response:
+                        if parse_client(await response.text()).active_users > 0:
+                            return
+                except (aiohttp.ClientError, TimeoutError, ValueError):
+                    pass
+                self.check()
+                if time.monotonic() > deadline:
+                    raise self.process.failure(f"spawned no users within {timeout_s:.0f} s")
+                await asyncio.sleep(0.05)
+
+    async def stop(self) -> None:
+        await self.process.stop()
+
+
+class LocustDriver:
+    """Starts one headless Locust process per strategy."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+
+    def describe(self, settings: LoadSettings) -> str:
+        load_options(settings.options())  # the load generator's own check: a UserError names the flag
+        return f"locust -f {LOCUSTFILE} --headless: {settings.describe()}"
+
+    def argv(self, base_url: str, settings: LoadSettings, metrics_port: int) -> list[str]:
+        """The Locust command line for ``settings`` against ``base_url``."""
+        run_time = math.ceil(settings.duration_s + LOCUST_RUN_MARGIN_S)
+        argv = [
+            sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", base_url,
+            "--users", str(settings.users), "--spawn-rate", f"{settings.spawn_rate:g}", "--run-time", f"{run_time}s",
+            "--web-host", "127.0.0.1", "--metrics-port", str(metrics_port),
+            "--exit-code-on-error", "0", "--only-summary",
+        ]  # fmt: skip
+        argv += [f"--{name.replace('_', '-')}={value}" for name, value in settings.options().items()]
+        if not settings.reset_after_success:
+            argv.append("--keep-backoff")
+        return argv
+
+    async def start(self, target: TargetHandle, settings: LoadSettings) -> LocustLoad:
+        port = free_port()
+        log_path = self.log_dir / f"{slug(settings.label)}-locust.log"
+        process = ManagedProcess(f"Locust for {settings.label}", self.argv(target.base_url, settings, port), log_path)
+        load = LocustLoad(process, port, settings)
+        try:
+            await load.wait_spawning(LOAD_START_S)
+        except BaseException:
+            await process.stop()
+            raise
+        return load

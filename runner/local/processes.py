@@ -1,0 +1,128 @@
+"""Child processes of a run: started with a log file, stopped by their pid, never left behind.
+
+Each child runs in its own session, so a Ctrl-C at the terminal reaches the runner
+only, and the runner stops its children in order (resume, load, target). On Linux a
+child also gets ``SIGTERM`` when the runner dies (``PR_SET_PDEATHSIG``), so even a
+runner killed with ``SIGKILL`` leaves no load or target running for long: a frozen
+child receives that signal once the next controller resumes it (see
+:meth:`chaos.controller.OutageController.recover`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from runner.errors import RunFailedError
+
+log = logging.getLogger(__name__)
+
+#: Seconds between SIGTERM and SIGKILL when stopping a child.
+STOP_GRACE_S = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking the kernel for SIGTERM when the parent dies (Linux), else ``None``.
+
+    The function only calls ``prctl`` through a handle loaded here, in the parent, so the
+    child runs no Python that could wait on a lock between ``fork`` and ``exec``.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def set_death_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+    return set_death_signal
+
+
+class ManagedProcess:
+    """One child process writing stdout and stderr to ``log_path``."""
+
+    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("wb") as sink:
+            # argv is built by the runner from validated settings; no shell is involved.
+            self.popen = subprocess.Popen(  # noqa: S603
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_death_signal(),  # noqa: PLW1509 - see _death_signal: no Python runs in the child
+            )
+        self.pid = self.popen.pid
+        log.info("started %s (pid %d): %s", name, self.pid, " ".join(self.argv))
+
+    @property
+    def running(self) -> bool:
+        """True until the process has exited."""
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The last ``lines`` lines of the log, for error messages."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def failure(self, what: str) -> RunFailedError:
+        """An error saying ``what`` went wrong, with the exit status and the log's tail."""
+        status = self.popen.poll()
+        state = f"exited with status {status}" if status is not None else f"still running (pid {self.pid})"
+        tail = self.log_tail()
+        detail = f"\n{tail}" if tail else ""
+        return RunFailedError(f"{self.name} {what}: {state}; log: {self.log_path}{detail}")
+
+    async def wait_for_log(self, pattern: str, timeout_s: float) -> re.Match[str]:
+        """Wait until the log matches ``pattern``; fail if the process exits or time runs out."""
+        compiled = re.compile(pattern)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with contextlib.suppress(OSError):
+                found = compiled.search(self.log_path.read_text(encoding="utf-8", errors="replace"))
+                if found:
+                    return found
+            if not self.running:
+                raise self.failure("stopped before it was ready")
+            if time.monotonic() > deadline:
+                raise self.failure(f"was not ready within {timeout_s:.0f} s")
+            await asyncio.sleep(0.05)
+
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> int | None:
+        """SIGCONT and SIGTERM, then SIGKILL after ``grace_s``; returns the exit status.
+
+        SIGCONT first: a frozen process cannot act on SIGTERM. Only this pid is signalled.
+        """
+        if self.running:
+            for signum in (signal.SIGCONT, signal.SIGTERM):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signum)
+            deadline = time.monotonic() + grace_s
+            while self.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            if self.running:
+                log.warning("%s (pid %d) ignored SIGTERM for %.0f s: killing it", self.name, self.pid, grace_s)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)
+        return await asyncio.to_thread(self.popen.wait)

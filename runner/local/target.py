@@ -1,0 +1,70 @@
+"""A fresh ``retrystorm target`` process per strategy, paused with SIGSTOP / SIGCONT.
+
+:class:`LocalTargets` starts ``retrystorm target`` on a free loopback port (the target
+picks it: ``--port 0``) and registers its pid as fault target ``target`` in a
+:class:`~chaos.backends.ProcessBackend`, so outages are ``SIGSTOP`` / ``SIGCONT`` of
+that very process (pid and start time). Bound to 127.0.0.1 only; stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from chaos.backends import FaultBackend, ProcessBackend
+from runner.local.processes import ManagedProcess
+from runner.paths import slug
+from target.models import OverloadModel
+
+FAULT_TARGET = "target"
+TARGET_START_S = 30.0
+
+
+class LocalTarget:
+    """A ``retrystorm target`` child process."""
+
+    def __init__(self, process: ManagedProcess, base_url: str) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.metrics_url = base_url + "/metrics"
+        self.fault_targets: Mapping[str, str] = {FAULT_TARGET: ProcessBackend.name}
+
+    def describe(self) -> str:
+        return f"retrystorm target on {self.base_url} (pid {self.process.pid})"
+
+    def check(self) -> None:
+        if not self.process.running:
+            raise self.process.failure("died during the run")
+
+    async def stop(self) -> None:
+        await self.process.stop()
+
+
+class LocalTargets:
+    """Fresh ``retrystorm target`` processes, paused by the process backend."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.process_backend = ProcessBackend()
+        self.backends: Mapping[str, FaultBackend] = {ProcessBackend.name: self.process_backend}
+
+    def fault_target_names(self) -> list[str]:
+        return [FAULT_TARGET]
+
+    def describe(self, model: OverloadModel) -> str:
+        return f"retrystorm target --model {model.spec()}, a fresh process on 127.0.0.1 (SIGSTOP/SIGCONT)"
+
+    async def start(self, label: str, model: OverloadModel, seed: int) -> LocalTarget:
+        argv = [
+            sys.executable, "-m", "retrystorm", "target", "--model", model.spec(),
+            "--host", "127.0.0.1", "--port", "0", "--report-interval", "0", "--seed", str(seed),
+        ]  # fmt: skip
+        process = ManagedProcess(f"target of {label}", argv, self.log_dir / f"{slug(label)}-target.log")
+        try:
+            found = await process.wait_for_log(r"listening on (http://127\.0\.0\.1:\d+)", TARGET_START_S)
+        except BaseException:
+            await process.stop()
+            raise
+        self.process_backend.register(FAULT_TARGET, process.pid)
+        return LocalTarget(process, found.group(1))

@@ -1,0 +1,222 @@
+"""Run a plan: for each strategy a fresh target, its load, the fault timeline, a reading every second.
+
+Backend-agnostic: it talks to a :class:`Stack` of protocols (:mod:`runner.interfaces`)
+and pauses targets only through an :class:`~chaos.controller.OutageController`, whose
+guarantees it relies on: every pause journaled before it happens, resumed when its time
+is up, when the strategy's run ends for any reason, on SIGINT/SIGTERM, and at the next
+start if this process was killed. After the targets are resumed, the load and then the
+target are stopped, also on errors and interruptions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import signal
+import time
+from collections.abc import Callable, Sequence
+
+from chaos.annotations import annotations_from_env
+from chaos.controller import Outage as ControllerOutage
+from chaos.controller import OutageController
+from chaos.journal import Journal, utc_now
+from experiment.scenario import Outage
+from retrystorm.durations import format_duration
+from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
+from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
+from runner.progress import Display, Status
+from runner.readings import Reading
+from runner.record import StrategyRecord
+
+#: Deadline of one reading: a second's reading must not delay the next.
+READ_TIMEOUT_S = 0.8
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Stack:
+    """Where targets and load come from, and how they are read."""
+
+    name: str
+    targets: TargetProvider
+    load: LoadDriver
+    metrics: MetricsSource
+
+
+class RunInterruptedError(Exception):
+    """SIGINT or SIGTERM stopped the run (every target was resumed, every process stopped)."""
+
+
+async def _sleep_until(deadline: float, clock: Callable[[], float]) -> None:
+    delay = deadline - clock()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+class StrategyRun:
+    """One strategy's run against a started target and load."""
+
+    def __init__(
+        self,
+        plan: StrategyPlan,
+        outages: Sequence[Outage],
+        controller: OutageController,
+        display: Display,
+        position: tuple[int, int, float],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.plan = plan
+        self.outages = list(outages)
+        self.controller = controller
+        self.display = display
+        self.index, self.total, self.later_s = position
+        self.clock = clock
+        self.paused: list[ControllerOutage] = []
+        self.readings: list[Reading] = []
+
+    async def play_faults(self, target: TargetHandle, t0: float) -> None:
+        """Pause each outage's target at its time; the controller resumes it after its duration."""
+        for outage in self.outages:
+            await _sleep_until(t0 + outage.start_s, self.clock)
+            backend = target.fault_targets[outage.target]
+            handle = await self.controller.pause(outage.target, outage.duration_s, backend=backend)
+            self.paused.append(handle)
+
+    def actual_outages(self, t0: float) -> list[Outage]:
+        """The outages as they happened, relative to ``t0``."""
+        now = self.clock()
+        return [
+            Outage(
+                handle.started_monotonic - t0,
+                (handle.ended_monotonic if handle.ended_monotonic is not None else now) - t0,
+                handle.target,
+            )
+            for handle in self.paused
+        ]
+
+    async def sample(self, target: TargetHandle, load: LoadHandle, source: MetricsSource, t0: float) -> None:
+        """A reading at time 0 and then every second until the run's duration."""
+        ticks = math.ceil(self.plan.settings.duration_s - 1e-9)
+        for tick in range(ticks + 1):
+            await _sleep_until(t0 + tick, self.clock)
+            target.check()
+            load.check()
+            taken = self.clock() - t0
+            target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
+            self.readings.append(Reading(tick, taken, target_part, client_part))
+            self.display.update(self.status(tick))
+
+    def status(self, tick: int) -> Status:
+        """The display's view after the reading of ``tick``."""
+        settings = self.plan.settings
+        last = self.readings[-1]
+        before = self.readings[-2] if len(self.readings) >= 2 else None
+        goodput = attempts = None
+        if before is not None and before.client is not None and last.client is not None:
+            span = max(1e-3, last.time_s - before.time_s)
+            goodput = (last.client.requests_ok - before.client.requests_ok) / span
+            attempts = (last.client.attempts_started - before.client.attempts_started) / span
+        return Status(
+            label=settings.label,
+            index=self.index,
+            total=self.total,
+            phase=phase_at(float(tick), self.outages),
+            elapsed_s=float(tick),
+            duration_s=settings.duration_s,
+            remaining_total_s=settings.duration_s - tick + self.later_s,
+            outage=self.outage_state(float(tick)),
+            goodput=goodput,
+            attempts=attempts,
+            in_flight=last.target.in_flight if last.target is not None else None,
+            in_backoff=last.client.users_in_backoff if last.client is not None else None,
+        )
+
+    def outage_state(self, now_s: float) -> str:
+        """``paused target, 12s left``, ``next outage in 5s`` or ``no more outages``."""
+        for outage in self.outages:
+            if outage.start_s <= now_s < outage.end_s:
+                return f"{outage.target} paused, {format_duration(round(outage.end_s - now_s))} left"
+        upcoming = [outage.start_s for outage in self.outages if outage.start_s > now_s]
+        if upcoming:
+            return f"next outage in {format_duration(round(min(upcoming) - now_s))}"
+        return "no outage planned" if not self.outages else "no more outages"
+
+
+async def run_strategy(
+    plan: Plan, index: int, stack: Stack, controller: OutageController, display: Display
+) -> StrategyRecord:
+    """Strategy ``index`` (from 1) of ``plan``: fresh target, load, timeline, readings; then all stopped."""
+    strategy = plan.strategies[index - 1]
+    scenario, settings = plan.scenario, strategy.settings
+    later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
+    run = StrategyRun(strategy, plan.outages, controller, display, (index, len(plan.strategies), later_s))
+    started_utc = utc_now()
+    target = await stack.targets.start(settings.label, scenario.model, scenario.seed)
+    try:
+        load = await stack.load.start(target, settings)
+        try:
+            t0 = run.clock()
+            faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {settings.label}")
+            try:
+                await run.sample(target, load, stack.metrics, t0)
+                await faults  # every pause has started by now; its errors surface here
+            finally:
+                faults.cancel()
+                await controller.resume_all(f"end of {settings.label}")
+            actual = run.actual_outages(t0)
+        finally:
+            await load.stop()
+    finally:
+        await controller.resume_all(f"end of {settings.label}")
+        await target.stop()
+    return StrategyRecord(
+        settings=settings,
+        readings=run.readings,
+        outages=actual,
+        planned_outages=list(plan.outages),
+        started_utc=started_utc,
+        ended_utc=utc_now(),
+        target=target.describe(),
+        load=load.describe(),
+    )
+
+
+async def execute(plan: Plan, stack: Stack, display: Display, journal: Journal) -> list[StrategyRecord]:
+    """Run every strategy of ``plan`` in turn; SIGINT/SIGTERM raise :class:`RunInterruptedError`.
+
+    The controller first resumes whatever a killed run left paused (its journal), and
+    resumes everything again when it exits; no outage can outlast the longest planned
+    one by more than 5 s.
+    """
+    longest = max((outage.duration_s for outage in plan.outages), default=1.0)
+    listener = annotations_from_env(plan.scenario.name)  # GRAFANA_URL set: a Grafana annotation per outage
+    controller = OutageController(stack.targets.backends, journal, max_outage_s=longest + 5.0, listener=listener)
+    main = asyncio.current_task()
+    interrupted: list[bool] = []
+
+    def stop() -> None:
+        if not interrupted and main is not None:
+            interrupted.append(True)
+            main.cancel()
+
+    records: list[StrategyRecord] = []
+    count = len(plan.strategies)
+    try:
+        async with controller:
+            controller.install_signal_handlers(stop)
+            for index, strategy in enumerate(plan.strategies, start=1):
+                label = strategy.settings.label
+                display.note(f"[{index}/{count}] {label}: starting a fresh target and the load ({stack.name})")
+                records.append(await run_strategy(plan, index, stack, controller, display))
+                display.note(f"[{index}/{count}] {label}: done")
+    except asyncio.CancelledError:
+        if interrupted:
+            raise RunInterruptedError("interrupted: every target was resumed and every process stopped") from None
+        raise
+    finally:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await stack.metrics.close()
+    return records

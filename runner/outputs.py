@@ -1,0 +1,104 @@
+"""A run folder: ``results.json``, ``timeseries.csv``, and the report (PNGs, ``report.html``).
+
+``results.json`` has the shape ``retrystorm sim --json`` prints
+(:func:`experiment.analysis.results_document`), with the run's own keys beside ``results``:
+``ok``, ``choices`` (how the live figures were measured), ``run`` (scenario, stack,
+seed, times, what ran for each strategy) and, with ``--simulate``, ``simulated``.
+``timeseries.csv`` has one row per strategy per second: ``strategy``, ``t_s`` (the end
+of the interval, seconds after the load started), the rates per second and the gauges
+of :class:`~runner.series.LiveSeries`.
+
+The PNGs and ``report.html`` come from :mod:`experiment.report`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from experiment.analysis import RunResult, results_document
+from experiment.report import StrategyCurves, write_report
+from runner.record import LATENCY_SOURCE, StrategyRecord
+from runner.series import LiveSeries
+from sim.report import csv_text
+
+CHOICES = [
+    (
+        "Live figures: counters and gauges read once a second from the target's and the load generator's /metrics "
+        "(local stack), or from Prometheus' query API, as last scraped, at most a scrape interval earlier (compose "
+        "stack); a paused target does not answer, so its gauges are missing while it is paused."
+    ),
+    "Rates per second are counter differences on a 1-s grid, interpolated linearly across missed readings.",
+    (
+        "Attempts (the attempts/s curve, the attempts total and amplification) are counted when sent "
+        "(retrystorm_client_attempts_started_total), as the simulator counts them; timeouts are counted when "
+        "an attempt ends with that outcome (retrystorm_client_attempts_total)."
+    ),
+    "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",
+    f"Latency: {LATENCY_SOURCE}.",
+    "Recoveries are measured from the outages as they happened (pause and resume times taken by the controller).",
+]
+
+
+def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> StrategyCurves:
+    """The curves of a live strategy run (outages as they happened)."""
+    series = series or record.series()
+    return StrategyCurves(
+        label=record.label,
+        times_s=series.times(),
+        goodput=list(series.rates["goodput"]),
+        attempts=list(series.rates["attempts"]),
+        in_flight=list(series.gauges["in_flight"]),
+        delay_s=list(series.gauges["delay_s"]),
+        outages=[(outage.start_s, outage.end_s) for outage in record.outages],
+    )
+
+
+def timeseries_rows(records: Sequence[StrategyRecord]) -> list[dict[str, Any]]:
+    """Every strategy's series, one row per strategy and second."""
+    return [{"strategy": record.label, **row} for record in records for row in record.series().rows()]
+
+
+def run_document(
+    scenario_name: str,
+    results: Sequence[RunResult],
+    records: Sequence[StrategyRecord],
+    run: Mapping[str, Any],
+    simulated: Mapping[str, Any] | None = None,
+) -> dict[str, object]:
+    """The ``results.json`` document (see the module docstring)."""
+    details = {
+        record.label: {
+            "target": record.target,
+            "load": record.load,
+            "started_utc": record.started_utc,
+            "ended_utc": record.ended_utc,
+        }
+        for record in records
+    }
+    extra: dict[str, object] = {
+        "choices": list(CHOICES),
+        "ok": all(result.passed is not False for result in results),
+        "run": {**run, "strategies": details},
+    }
+    if simulated is not None:
+        extra["simulated"] = dict(simulated)
+    return results_document(scenario_name, results, **extra)
+
+
+def write_run(
+    folder: Path,
+    document: Mapping[str, Any],
+    records: Sequence[StrategyRecord],
+    simulated: Sequence[StrategyCurves] = (),
+) -> list[Path]:
+    """Write ``results.json``, ``timeseries.csv`` and the report into ``folder``; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    results = folder / "results.json"
+    results.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    series = folder / "timeseries.csv"
+    series.write_text(csv_text(timeseries_rows(records)), encoding="utf-8")
+    live = [live_curves(record) for record in records]
+    return [results, series, *write_report(folder, document, live, simulated)]

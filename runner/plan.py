@@ -1,0 +1,115 @@
+"""The plan of a run: what happens when, against what; and which phase a moment belongs to.
+
+Times are seconds after the load starts (time 0 of every strategy's run). Phases:
+``ramp-up`` until the steady window, ``steady`` during it (the second half of the time
+before the first outage, whose levels the recovery verdicts compare with), ``outage``
+while a target is paused, ``recovery`` after an outage, and ``steady`` throughout a
+run without outages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from experiment.analysis import default_steady_window
+from experiment.scenario import Assertions, Outage, Scenario, StrategyEntry
+from retrystorm.durations import format_duration
+from retrystorm.errors import UserError
+from runner.settings import LoadSettings
+
+#: Wall-clock seconds a strategy's run takes beyond its duration (starting and stopping processes).
+OVERHEAD_S = 10.0
+
+
+def phase_at(time_s: float, outages: Sequence[Outage]) -> str:
+    """The phase at ``time_s`` (see the module docstring)."""
+    window = default_steady_window(outages)
+    if window is None:
+        return "steady"
+    if any(outage.start_s <= time_s < outage.end_s for outage in outages):
+        return "outage"
+    if time_s >= min(outage.start_s for outage in outages):
+        return "recovery"
+    return "steady" if time_s >= window[0] else "ramp-up"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Step:
+    """One thing the plan does at ``at_s``."""
+
+    at_s: float
+    what: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StrategyPlan:
+    """One strategy's run: its load, its steps, its checks."""
+
+    entry: StrategyEntry
+    settings: LoadSettings
+    steps: list[Step]
+    checks: list[str]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """Every strategy's run, in order, with the outages drawn once for all of them."""
+
+    scenario: Scenario
+    outages: list[Outage]
+    strategies: list[StrategyPlan]
+
+    @property
+    def estimated_s(self) -> float:
+        """Wall-clock estimate of the whole run."""
+        return len(self.strategies) * (self.scenario.load.duration + OVERHEAD_S)
+
+
+def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
+    """The scenario's strategies named by ``labels`` (all of them when empty), in the scenario's order."""
+    known = scenario.labels()
+    for label in labels:
+        if label not in known:
+            raise UserError(
+                f"--strategy: no strategy labelled {label!r} in {scenario.name}; labels: {', '.join(known)}"
+            )
+    return [entry for entry in scenario.strategies if not labels or entry.label in labels]
+
+
+def check_fault_targets(outages: Sequence[Outage], known: Sequence[str], stack: str) -> None:
+    """Every paused target must exist in the stack; raises :class:`UserError` naming it."""
+    for outage in outages:
+        if outage.target not in known:
+            raise UserError(
+                f"faults: pause: {outage.target!r} is not a target of the {stack}; accepted: {', '.join(known)}"
+            )
+
+
+def _checks(assertions: Assertions | None) -> list[str]:
+    if assertions is None:
+        return []
+    found = []
+    for name, value in assertions.model_dump(exclude_none=True).items():
+        shown = format_duration(value) if name.endswith("_within") and value != "never" else value
+        found.append(f"{name} {shown}")
+    return found
+
+
+def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
+    """The plan of running ``entries`` of ``scenario``."""
+    outages = scenario.outages()
+    window = default_steady_window(outages)
+    steps = [Step(0.0, "load starts: time 0")]
+    if window is not None:
+        steps.append(Step(window[0], f"steady window until {format_duration(window[1])} (levels for recovery)"))
+    for outage in outages:
+        steps.append(Step(outage.start_s, f"pause {outage.target} for {format_duration(outage.duration_s)}"))
+        steps.append(Step(outage.end_s, f"resume {outage.target}"))
+    steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
+    steps.sort(key=lambda step: step.at_s)
+    plans = [
+        StrategyPlan(entry, LoadSettings.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
+        for entry in entries
+    ]
+    return Plan(scenario, outages, plans)

@@ -1,0 +1,144 @@
+"""One reading of a run's metrics: the target's gauges and counters, the client's counters.
+
+Built from a list of samples ``(name, labels, value)``: parsed from Prometheus text with
+``prometheus_client``'s parser (:func:`parse_target`, :func:`parse_client`), or
+rebuilt from Prometheus' HTTP API (:mod:`runner.compose.prometheus`). Series are summed over
+labels the runner does not split by (the client's ``strategy``); counters are
+cumulative, and the analysis takes differences, so a load generator whose counters
+started before the run (a long-lived Locust master) reads the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from prometheus_client.parser import text_string_to_metric_families
+
+TARGET = "retrystorm_target_"
+CLIENT = "retrystorm_client_"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TargetReading:
+    """The target's state and counters at one moment."""
+
+    in_flight: float
+    delay_s: float
+    connections: float
+    abandoned_in_flight: float
+    served: Mapping[str, float]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClientReading:
+    """The load generator's cumulative counters and gauges at one moment.
+
+    ``attempts_started`` counts attempts when they are sent (the attempts per second
+    on the wire, and the simulator's count); ``attempts`` counts them by outcome when
+    they end, so it lags by up to the attempt timeout while a server answers nothing.
+    ``latency_buckets`` is the cumulative histogram of successful logical requests'
+    latency (backoff included): ``(upper bound in seconds, count)``, ascending, ending
+    with ``inf``.
+    """
+
+    attempts: Mapping[str, float]
+    attempts_started: float
+    requests_ok: float
+    requests_gave_up: float
+    requests_started: float
+    users_in_backoff: float
+    active_users: float
+    retries: float
+    budget_refusals: float
+    latency_buckets: tuple[tuple[float, float], ...]
+
+    @property
+    def attempts_total(self) -> float:
+        """Attempts that ended, of every outcome."""
+        return math.fsum(self.attempts.values())
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reading:
+    """Both parts of one reading; ``None``: no answer in time.
+
+    ``tick`` is the whole second after the load started that the reading was taken for,
+    ``time_s`` when it was actually taken (a little later, or much later on a starved
+    machine).
+    """
+
+    tick: int
+    time_s: float
+    target: TargetReading | None
+    client: ClientReading | None
+
+
+#: One sample: metric name (``_total``, ``_bucket`` suffixes included), labels, value.
+Sample = tuple[str, dict[str, str], float]
+
+
+def samples_of(text: str) -> list[Sample]:
+    """Every sample of Prometheus exposition ``text``."""
+    return [
+        (sample.name, dict(sample.labels), float(sample.value))
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    ]
+
+
+def _total(samples: Iterable[Sample], name: str, **labels: str) -> float:
+    return math.fsum(
+        value
+        for sample_name, sample_labels, value in samples
+        if sample_name == name and all(sample_labels.get(key) == wanted for key, wanted in labels.items())
+    )
+
+
+def _by_label(samples: Iterable[Sample], name: str, label: str) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for sample_name, labels, value in samples:
+        if sample_name == name and label in labels:
+            found[labels[label]] = found.get(labels[label], 0.0) + value
+    return found
+
+
+def target_from_samples(samples: Sequence[Sample]) -> TargetReading:
+    """A :class:`TargetReading` from the target's samples (scraped, or queried from Prometheus)."""
+    return TargetReading(
+        in_flight=_total(samples, TARGET + "in_flight_requests"),
+        delay_s=_total(samples, TARGET + "delay_seconds"),
+        connections=_total(samples, TARGET + "open_connections"),
+        abandoned_in_flight=_total(samples, TARGET + "abandoned_in_flight_requests"),
+        served=_by_label(samples, TARGET + "requests_total", "outcome"),
+    )
+
+
+def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
+    """A :class:`ClientReading` from the load generator's samples (scraped, or queried from Prometheus)."""
+    buckets = _by_label(
+        (s for s in samples if s[1].get("outcome") == "ok"), CLIENT + "request_latency_seconds_bucket", "le"
+    )
+    return ClientReading(
+        attempts=_by_label(samples, CLIENT + "attempts_total", "outcome"),
+        attempts_started=_total(samples, CLIENT + "attempts_started_total"),
+        requests_ok=_total(samples, CLIENT + "requests_total", outcome="ok"),
+        requests_gave_up=_total(samples, CLIENT + "requests_total", outcome="gave_up"),
+        requests_started=_total(samples, CLIENT + "requests_started_total"),
+        users_in_backoff=_total(samples, CLIENT + "users_in_backoff"),
+        active_users=_total(samples, CLIENT + "active_users"),
+        retries=_total(samples, CLIENT + "retries_total"),
+        budget_refusals=_total(samples, CLIENT + "budget_refusals_total"),
+        latency_buckets=tuple(sorted((float(bound), count) for bound, count in buckets.items())),
+    )
+
+
+def parse_target(text: str) -> TargetReading:
+    """A :class:`TargetReading` from the target's ``/metrics``."""
+    return target_from_samples(samples_of(text))
+
+
+def parse_client(text: str) -> ClientReading:
+    """A :class:`ClientReading` from the load generator's ``/metrics``."""
+    return client_from_samples(samples_of(text))

@@ -1,0 +1,127 @@
+"""A live run's readings on the analysis grid: rates per second and gauge readings.
+
+Readings are taken once a second after the load starts (time 0), at slightly uneven
+times and with gaps (a paused target does not answer; a busy load generator may not
+in time). The grid is interval ``i = [i, i + 1)`` seconds:
+
+* **counters** (successes, attempts, ...) are interpolated linearly between the
+  readings that have them, evaluated at the grid times, and differenced: a gap spreads
+  its count evenly over the seconds it covers instead of losing it;
+* **gauges** (in flight, delay, ...) of interval ``i`` are the reading taken for grid
+  time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
+  such part.
+
+This is what :class:`experiment.analysis.Samples` reads, the same as the simulator's series.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable, Sequence
+
+from experiment.analysis import Samples
+from runner.readings import ClientReading, Reading, TargetReading
+
+#: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
+#: as the simulator counts them; ``timeouts`` when they time out.
+COUNTERS: dict[str, Callable[[ClientReading], float]] = {
+    "goodput": lambda c: c.requests_ok,
+    "attempts": lambda c: c.attempts_started,
+    "timeouts": lambda c: c.attempts.get("timeout", 0.0),
+    "gave_up": lambda c: c.requests_gave_up,
+    "started": lambda c: c.requests_started,
+}
+#: Gauges: series name -> how to read it from the target or the client.
+TARGET_GAUGES: dict[str, Callable[[TargetReading], float]] = {
+    "in_flight": lambda t: t.in_flight,
+    "delay_s": lambda t: t.delay_s,
+    "connections": lambda t: t.connections,
+}
+CLIENT_GAUGES: dict[str, Callable[[ClientReading], float]] = {
+    "users_in_backoff": lambda c: c.users_in_backoff,
+    "active_users": lambda c: c.active_users,
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LiveSeries:
+    """Per-second series of one strategy's run (``rates`` per second, ``gauges`` read at each second's end)."""
+
+    length: int
+    rates: dict[str, list[float | None]]
+    gauges: dict[str, list[float | None]]
+
+    def times(self) -> list[float]:
+        """The end of each interval, in seconds after the load started."""
+        return [float(i + 1) for i in range(self.length)]
+
+    def samples(self) -> Samples:
+        """The series the recovery analysis reads (a rate nobody could read counts as 0)."""
+        return Samples(
+            step_s=1.0,
+            goodput=[value or 0.0 for value in self.rates["goodput"]],
+            in_flight=list(self.gauges["in_flight"]),
+            delay_s=list(self.gauges["delay_s"]),
+            attempts=[value or 0.0 for value in self.rates["attempts"]],
+        )
+
+    def rows(self) -> list[dict[str, float | None]]:
+        """One mapping per interval: ``t_s`` (its end), rates, gauges."""
+        return [
+            {
+                "t_s": float(i + 1),
+                **{name: values[i] for name, values in self.rates.items()},
+                **{name: values[i] for name, values in self.gauges.items()},
+            }
+            for i in range(self.length)
+        ]
+
+    def peak(self, name: str) -> float | None:
+        """The largest reading of gauge ``name``, ``None`` if it was never read."""
+        return max((value for value in self.gauges[name] if value is not None), default=None)
+
+
+def interpolate(points: Sequence[tuple[float, float]], at: float) -> float | None:
+    """The piecewise-linear function through ``points`` (ascending times) at ``at``; ``None`` outside them.
+
+    Within half a second beyond the ends (the first reading taken a little after time 0,
+    the last a little early), the value at that end.
+    """
+    if not points:
+        return None
+    times = [time for time, _ in points]
+    index = bisect.bisect_left(times, at)
+    if index < len(points) and math.isclose(times[index], at, abs_tol=1e-9):
+        return points[index][1]
+    if index == 0:
+        return points[0][1] if times[0] - at <= 0.5 else None
+    if index == len(points):
+        return points[-1][1] if at - times[-1] <= 0.5 else None
+    (t0, v0), (t1, v1) = points[index - 1], points[index]
+    return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
+
+
+def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
+    """The grid series of ``readings`` (the first taken at time 0) over ``duration_s``."""
+    length = max(1, math.ceil(duration_s - 1e-9))
+    rates: dict[str, list[float | None]] = {}
+    clients = [(reading.time_s, reading.client) for reading in readings if reading.client is not None]
+    for name, read in COUNTERS.items():
+        points = [(time, read(client)) for time, client in clients]
+        grid = [interpolate(points, float(k)) for k in range(length + 1)]
+        rates[name] = [
+            None if start is None or end is None else max(0.0, end - start) for start, end in itertools.pairwise(grid)
+        ]
+    gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
+    for reading in readings:
+        slot = reading.tick - 1
+        if not 0 <= slot < length:
+            continue
+        for name, read_target in TARGET_GAUGES.items():
+            gauges[name][slot] = read_target(reading.target) if reading.target is not None else None
+        for name, read_client in CLIENT_GAUGES.items():
+            gauges[name][slot] = read_client(reading.client) if reading.client is not None else None
+    return LiveSeries(length, rates, gauges)

@@ -1,0 +1,349 @@
+"""The run report: files, page, ranking, simulated curves, file names.
+
+Runs are fabricated as curves and analysed by the real experiment.analysis functions
+(recoveries, RunResult, evaluate, results_document), so the shapes stay in sync.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+import re
+import struct
+from html.parser import HTMLParser
+
+import pytest
+
+from experiment.analysis import LatencySummary, RunResult, evaluate, recoveries, results_document
+from experiment.report import StrategyCurves, write_report
+from experiment.report.plots import comparison_figure, png_bytes, strategy_figure
+from experiment.report.ranking import headline, rank
+from experiment.report.write import strategy_file_name
+from experiment.scenario import Assertions
+
+DURATION_S = 120
+
+
+def curves(
+    label: str,
+    *,
+    outages=((30.0, 50.0),),
+    server_back_s: float | None = 6.0,
+    users_back_s: float | None = 20.0,
+    steady_goodput: float = 100.0,
+    stuck_in_flight: float = 5000.0,
+) -> StrategyCurves:
+    """One strategy's curves: steady, then each outage; the server and the users come back
+    ``server_back_s`` / ``users_back_s`` after the resume, or never (``None``)."""
+    goodput, attempts, in_flight, delay = [], [], [], []
+    for second in range(DURATION_S):
+        start, end = float(second), float(second + 1)
+        paused = next(((a, b) for a, b in outages if a < end and start < b), None)
+        last = max((b for _, b in outages if b <= start), default=None)
+        if paused is not None:
+            goodput.append(0.0)
+            attempts.append(steady_goodput * 3)
+            in_flight.append(None)  # a paused target is not read
+            delay.append(None)
+            continue
+        since = None if last is None else start - last
+        server_ok = since is None or (server_back_s is not None and since + 1 >= server_back_s)  # read at the end
+        users_ok = since is None or (users_back_s is not None and since >= users_back_s)
+        goodput.append(steady_goodput if users_ok else steady_goodput * 0.2)
+        attempts.append(steady_goodput * (1.05 if server_ok else 8.0))
+        in_flight.append(20.0 if server_ok else stuck_in_flight)
+        delay.append(0.1 if server_ok else 300.0)
+    return StrategyCurves(
+        label=label,
+        times_s=[float(i + 1) for i in range(DURATION_S)],
+        goodput=goodput,
+        attempts=attempts,
+        in_flight=in_flight,
+        delay_s=delay,
+        outages=[tuple(outage) for outage in outages],
+    )
+
+
+def result(
+    entry: StrategyCurves,
+    *,
+    attempts: int = 13_000,
+    requests: int = 10_000,
+    succeeded: int = 9_500,
+    assertions: Assertions | None = None,
+    latencies=(0.1, 0.2, 0.4, 3.0),
+    peak: int | None = None,
+) -> RunResult:
+    """The run of ``entry`` analysed by the real recovery analysis, verdicts evaluated."""
+    found = recoveries(entry.samples(), entry.recovery_outages()) if entry.outages else []
+    seen = [value for value in entry.in_flight if value is not None]
+    run = RunResult(
+        strategy=entry.label,
+        spec="exponential:base=100ms",
+        attempts=attempts,
+        requests=requests,
+        succeeded=succeeded,
+        gave_up=requests - succeeded,
+        unfinished=0,
+        latency=LatencySummary.of(latencies),
+        peak_in_flight=peak if peak is not None else (round(max(seen)) if seen else None),
+        recoveries=found,
+    )
+    if assertions is None:
+        return run
+    return dataclasses.replace(run, verdicts=evaluate(assertions, run))
+
+
+def document(*runs: RunResult, **extra: object) -> dict[str, object]:
+    """The results document of ``runs``, as the runner writes it."""
+    return results_document("laptop-sigstop", runs, **extra)
+
+
+# --- helpers reading what was written ------------------------------------------------------------
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from the IHDR chunk, which must come first."""
+    assert data[:8] == PNG_MAGIC
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13
+    return struct.unpack(">II", data[16:24])
+
+
+class Page(HTMLParser):
+    """Collects tags, text, image sources and external references of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+        self.images: list[str] = []
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        values = dict(attrs)
+        if tag == "img":
+            self.images.append(values["src"])
+        if tag not in ("meta", "img", "br"):
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open[-1] == tag, f"</{tag}> closes <{self.open[-1] if self.open else None}>"
+        self.open.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(text: str) -> Page:
+    page = Page()
+    page.feed(text)
+    page.close()
+    assert page.open == []
+    return page
+
+
+ODD = 'fixed:delay=100ms,<b>"x"</b>&y'
+EXPO = "exponential:base=100ms,factor=2.718"
+ASSERT_ODD = Assertions(server_recovers_within="never", max_amplification=3)
+ASSERT_EXPO = Assertions(server_recovers_within=15, client_recovers_within=60, max_peak_in_flight=6000)
+
+
+@pytest.fixture(scope="module")
+def seed_run(tmp_path_factory):
+    """The seed's headline: fixed never recovers, exponential does; the simulation given for both."""
+    live = [
+        curves(ODD, server_back_s=None, users_back_s=None),
+        curves(EXPO, server_back_s=6.0, users_back_s=41.0),
+    ]
+    simulated = [
+        curves(ODD, server_back_s=None, users_back_s=None, stuck_in_flight=7800.0),
+        curves(EXPO, server_back_s=4.0, users_back_s=30.0),
+    ]
+    runs = [
+        result(live[0], attempts=120_000, succeeded=4_000, assertions=ASSERT_ODD),
+        result(live[1], assertions=ASSERT_EXPO),
+    ]
+    doc = document(*runs, description="The seed <outage> & its retries", seed=7, started_utc="2025-01-01T00:00:00Z")
+    folder = tmp_path_factory.mktemp("run")
+    paths = write_report(folder, doc, live, simulated)
+    return folder, paths, doc, (folder / "report.html").read_text(encoding="utf-8")
+
+
+# --- tests ------------------------------------------------------------------------------------------
+
+
+def test_the_file_set_is_written(seed_run):
+    folder, paths, _, _ = seed_run
+    names = [path.name for path in paths]
+    assert names[-2:] == ["comparison.png", "report.html"]
+    assert len(names) == 4
+    assert sorted(p.name for p in folder.iterdir()) == sorted(names)
+    for path in paths[:-1]:
+        assert png_size(path.read_bytes()) in ((1100, 1000), (1100, 800))
+
+
+def test_page_parses_escapes_labels_and_embeds_every_png(seed_run):
+    _, paths, _, text = seed_run
+    page = parse(text)
+    assert "script" not in page.tags and "link" not in page.tags and "b" not in page.tags  # the label's <b> escaped
+    assert html.escape(ODD) in text and html.escape(EXPO) in text
+    assert "<outage>" not in text and html.escape("The seed <outage> & its retries") in text
+    joined = "".join(page.text)
+    assert ODD in joined  # shown to the reader exactly as written
+    assert "http://" not in text and "https://" not in text
+    assert len(page.images) == 3
+    embedded = [base64.b64decode(src.removeprefix("data:image/png;base64,"), validate=True) for src in page.images]
+    assert all(src.startswith("data:image/png;base64,") for src in page.images)
+    assert sorted(embedded) == sorted(path.read_bytes() for path in paths[:-1])
+    assert png_size(embedded[0]) == (1100, 800)  # the comparison comes first
+
+
+def test_page_shows_winner_verdicts_and_figures(seed_run):
+    _, _, doc, text = seed_run
+    page = " ".join(parse(text).text)
+    assert f"{EXPO} wins" in page
+    assert "Decided by server recoveries: 1 of 1 against 0 of 1" in page
+    assert "server back 6s after resume" in page and "users back 41s after resume" in page
+    assert "server never recovered" in page and "amplification 12×" in page
+    expo, odd = doc["results"][1], doc["results"][0]
+    assert expo["server_recovery_s"] == 6.0 and expo["client_recovery_s"] == 41.0
+    assert odd["passed"] is False and expo["passed"] is True
+    # each verdict: measured beside the bound, the failed one marked
+    assert "max_amplification 12× 3× FAIL" in page
+    assert "server_recovers_within never never pass" in page
+    assert "max_peak_in_flight 5,000 6,000 pass" in page
+    assert "1 of 5 assertions failed" in page
+    assert text.count('class="failed"') == 1
+    # figures table: success ratio, p99, peak, recoveries
+    assert "40.0 %" in page and "95.0 %" in page and "5,000" in page and "never" in page
+    assert "seed 7" in page and "2025-01-01T00:00:00Z" in page
+
+
+def test_simulation_fit_is_tabulated(seed_run):
+    _, _, _, text = seed_run
+    page = " ".join(parse(text).text)
+    assert "Simulation beside the live run" in page
+    assert "server recovery 6s 4s -2s" in page and "client recovery 41s 30s -11s" in page
+    assert "peak in flight 5,000 7,800 ×1.56" in page
+
+
+def test_simulated_curves_are_drawn_dashed_only_when_given():
+    live, sim = curves("a"), curves("a", server_back_s=3.0)
+    with_sim, without = strategy_figure(live, sim), strategy_figure(live)
+    assert [len(axis.get_lines()) for axis in with_sim.axes] == [2, 2, 2, 2]
+    assert [len(axis.get_lines()) for axis in without.axes] == [1, 1, 1, 1]
+    assert {line.get_linestyle() for line in with_sim.axes[0].get_lines()} == {"-", "--"}
+    assert [len(axis.patches) for axis in without.axes] == [1, 1, 1, 1]  # the outage shaded
+
+
+def test_unmatched_simulation_is_not_drawn_and_no_fit_without_it(tmp_path):
+    live = [curves("a", outages=())]
+    doc = document(result(live[0]))
+    write_report(tmp_path, doc, live, [curves("other")])
+    text = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Simulation beside the live run" not in text
+    assert "a: live; outages shaded" in text
+
+
+def test_comparison_overlays_every_strategy():
+    figure = comparison_figure([curves("a"), curves("b"), curves("c")], "t")
+    assert [len(axis.get_lines()) for axis in figure.axes] == [3, 3, 3]
+    assert [line.get_label() for line in figure.axes[0].get_lines()] == ["a", "b", "c"]
+
+
+def test_png_output_is_deterministic():
+    entry = curves("a")
+    assert png_bytes(strategy_figure(entry)) == png_bytes(strategy_figure(entry))
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("exponential:base=100ms,factor=2", "strategy-1-exponential-base-100ms-factor-2.png"),
+        ("../../etc/passwd", "strategy-1-etc-passwd.png"),
+        (":::=,,", "strategy-1.png"),
+        ("Fixed 100ms", "strategy-1-Fixed-100ms.png"),
+        ("é" * 5 + "x" * 100, "strategy-1-" + "x" * 60 + ".png"),
+    ],
+)
+def test_file_names_are_safe(label, expected):
+    name = strategy_file_name(1, label)
+    assert name == expected
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", name) and not name.startswith(".")
+
+
+def test_colliding_labels_get_their_own_files(tmp_path):
+    live = [curves("x:y", outages=()), curves("x=y", outages=()), curves("X:Y", outages=())]
+    doc = document(*(result(entry) for entry in live))
+    paths = write_report(tmp_path, doc, live)
+    assert len({path.name.lower() for path in paths}) == 5
+    assert all(path.parent == tmp_path for path in paths)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_ranking_server_recovery_first(reverse):
+    a = result(curves("stuck", server_back_s=None, users_back_s=None), attempts=10_100)
+    b = result(curves("backoff", server_back_s=20.0, users_back_s=50.0), attempts=30_000)
+    ranked = rank(document(*([b, a] if reverse else [a, b])))
+    assert [s.label for s in ranked] == ["backoff", "stuck"]
+
+
+def test_ranking_then_user_recovery_then_amplification():
+    fast = result(curves("fast-users", server_back_s=8.0, users_back_s=10.0), attempts=20_000)
+    slow = result(curves("slow-users", server_back_s=2.0, users_back_s=40.0), attempts=11_000)
+    top = headline(document(slow, fast))
+    assert top.title == "fast-users wins"
+    assert top.reason == "Decided by user recovery time: 10s against 40s for slow-users."
+    lean = result(curves("lean", outages=()), attempts=10_200)
+    heavy = result(curves("heavy", outages=()), attempts=12_000)
+    top = headline(document(heavy, lean))
+    assert top.title == "lean wins" and "amplification" in top.reason
+    assert "p99" in top.lines[0][1]
+
+
+def test_ranking_ties_and_single_strategy():
+    one, two = result(curves("one", outages=())), result(curves("two", outages=()))
+    assert headline(document(one, two)).title == "No clear winner: one, two tie"
+    assert headline(document(one)).title == "one: the only strategy run"
+
+
+def test_several_outages_and_missing_values(tmp_path):
+    flapping = curves("flap", outages=((20.0, 25.0), (60.0, 65.0)), server_back_s=3.0, users_back_s=None)
+    empty = curves("idle", outages=())
+    doc = document(
+        result(flapping, assertions=Assertions(server_recovers_within=5)),
+        result(empty, attempts=0, requests=0, succeeded=0, latencies=()),
+    )
+    row = doc["results"][0]
+    assert row["server_recovery_s"] == [3.0, 3.0] and row["client_recovery_s"] == [None, None]
+    paths = write_report(tmp_path, doc, [flapping, empty])
+    page = " ".join(parse(paths[-1].read_text(encoding="utf-8")).text)
+    assert "server recovered after 2 of 2 outages (slowest 3s)" in page
+    assert "users never recovered (2 outages)" in page
+    assert "server_recovers_within 3s, 3s 5s pass" in page
+    assert "never, never" in page and "no outage" in page and "—" in page
+    assert "flap wins" in page
+
+
+def test_curves_round_trip_through_samples():
+    entry = curves("a")
+    again = StrategyCurves.from_samples("a", entry.samples(), entry.recovery_outages())
+    assert again.times_s == entry.times_s and again.in_flight == entry.in_flight
+    assert again.outages == entry.outages
+    with pytest.raises(ValueError, match="differ in length"):
+        StrategyCurves("b", [1.0], [], [], [], [], [])
+
+
+def test_fit_uses_the_exact_simulated_peak_when_the_curves_carry_one():
+    from experiment.report.model_fit import fit_rows
+
+    live = curves("a", server_back_s=3.0)
+    sim = dataclasses.replace(curves("a", server_back_s=3.0), peak_in_flight=410.0)
+    rows = {row.figure: row for row in fit_rows(live, sim)}
+    assert (rows["peak in flight"].live, rows["peak in flight"].simulated) == ("5,000", "410")
+    assert rows["peak in flight"].off == "×0.08"

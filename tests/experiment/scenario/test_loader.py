@@ -1,0 +1,142 @@
+"""Scenario files: every shipped one loads; every error is one line naming file, line and field."""
+
+import textwrap
+
+import pytest
+
+from experiment.scenario import SCENARIO_DIR, ScenarioError, load_scenario, parse_scenario, scenario_from_data
+from loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
+from loadgen.strategies.jitter import MODES
+
+BASE = textwrap.dedent(
+    """\
+    name: test
+    seed: 7
+    model: exponential:limit=30
+    load:
+      users: 100
+      think_time: exponential:10s
+      attempt_timeout: 2s
+      duration: 60s
+    strategies:
+      - fixed:100ms
+      - label: S
+        strategy: smira
+      - {name: exponential, base: 100ms, jitter: full}
+    faults:
+      - pause: target
+        at: 20s
+        for: 10s
+    assertions:
+      S:
+        server_recovers_within: 15s
+    """
+)
+
+
+def error_of(text):
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(text, source="s.yaml")
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIO_DIR.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_scenario_loads(path):
+    scenario = load_scenario(path)
+    assert scenario.name == path.stem
+    assert scenario.strategies
+
+
+def test_jitter_shootout_has_every_strategy_family_jitter_mode_and_budget():
+    """What its description promises: the same outage for everything `retrystorm strategies` lists."""
+    entries = load_scenario(SCENARIO_DIR / "jitter-shootout.yaml").strategies
+    assert {entry.strategy.name for entry in entries} == set(STRATEGIES.names())
+    jitters = {entry.strategy.jitter.mode for entry in entries if isinstance(entry.strategy, ExponentialBackoff)}
+    assert jitters == set(MODES)
+    assert {entry.budget.name for entry in entries if entry.budget is not None} == set(BUDGETS.names())
+
+
+def test_strategy_forms_and_their_labels():
+    scenario = parse_scenario(BASE)
+    labels = scenario.labels()
+    assert labels == ["fixed:100ms", "S", "exponential:base=100ms,factor=2,max=5m,jitter=full"]
+    kinds = [type(entry.strategy) for entry in scenario.strategies]
+    assert kinds == [FixedBackoff, SmiraBackoff, ExponentialBackoff]
+    assert scenario.load.think_time.mean_s == 10.0
+    assert [(o.start_s, o.end_s) for o in scenario.outages()] == [(20.0, 30.0)]
+
+
+def test_entry_controls_override_the_load_defaults():
+    text = BASE.replace("  - fixed:100ms\n", "  - {label: F, strategy: fixed:100ms, max_attempts: 3, budget: tokens}\n")
+    scenario = parse_scenario(text.replace("duration: 60s", "duration: 60s\n  max_attempts: 9"))
+    fixed, smira = scenario.strategies[0], scenario.strategies[1]
+    assert fixed.label == "F"
+    assert fixed.policy(scenario.load).max_attempts == 3
+    assert smira.policy(scenario.load).max_attempts == 9
+    assert fixed.budget is not None and fixed.budget.name == "tokens"
+
+
+def test_overrides_reach_into_sections():
+    scenario = parse_scenario(BASE, overrides={"load.users": 5, "seed": 3})
+    assert (scenario.load.users, scenario.seed) == (5, 3)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("users: 100", "users: 0", "s.yaml:5: load.users: got 0; expected greater than or equal to 1"),
+        ("users: 100", "userz: 100", "s.yaml:5: load.userz: unknown field; accepted: users, spawn_rate,"),
+        ("exponential:10s", "exp:10s", "s.yaml:6: load.think_time: got 'exp:10s'; expected exponential:MEAN"),
+        ("attempt_timeout: 2s", "attempt_timeout: two", "s.yaml:7: load.attempt_timeout: got 'two'; expected"),
+        ("- fixed:100ms", "- bogus:1s", "s.yaml:10: strategies[0].strategy: unknown strategy 'bogus'; valid:"),
+        ("strategy: smira", "strategy: smira:factor=0.5", "s.yaml:12: strategies[1].strategy: strategy 'smira': "),
+        ("for: 10s", "for: 300s", "s.yaml:15: faults[0]: may end at 320s, after the run ends"),
+        ("  S:\n", "  T:\n", "s.yaml:19: assertions.T: no strategy labelled 'T'; labels: fixed:100ms, S,"),
+        ("exponential:limit=30", "expo", "s.yaml:3: model: unknown model 'expo'; valid:"),
+        ("for: 10s", "for: 10s\n    for: 5s", "s.yaml:18: faults[0].for: given twice; keep one"),
+        ("users: 100", "users: [1", "s.yaml:6: not valid YAML:"),
+        ("within: 15s", "within: soon", "s.yaml:20: assertions.S.server_recovers_within: got 'soon'; expected"),
+        ("duration: 60s", "duration: 60s\n  arrival: open", "s.yaml:9: load.arrival: open arrivals need load.rate"),
+        ("duration: 60s", "duration: 60s\n  rate: 5", "s.yaml:9: load.rate: only used with arrival: open"),
+        ("seed: 7", "seed: one", "s.yaml:2: seed: got 'one'; expected a valid integer"),
+        ("    at: 20s\n", "", "s.yaml:15: faults[0].at: missing; this field is required"),
+        ("label: S", "label: fixed:100ms", "s.yaml:11: strategies[1].label: duplicate label 'fixed:100ms'"),
+        ("for: 10s", "for: 10s\n    repeat: {every: 0s}", "s.yaml:18: faults[0].repeat.every: got '0s'; expected"),
+    ],
+)
+def test_bad_scenarios_name_file_line_field_and_what_is_accepted(old, new, expected):
+    assert old in BASE
+    assert error_of(BASE.replace(old, new, 1)).startswith(expected)
+
+
+def test_recovery_assertions_need_an_outage():
+    text = BASE.split("faults:")[0] + "assertions:\n  S:\n    client_recovers_within: never\n"
+    assert error_of(text) == (
+        "s.yaml:16: assertions.S.client_recovers_within: needs an outage to recover from; add one under faults"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "s.yaml:1: the file is empty; expected a scenario mapping"),
+        ("- a\n- b\n", "s.yaml:1: expected a mapping with name, model, load, strategies; got ['a', 'b']"),
+        ("name: x\n", "s.yaml:1: model: missing; this field is required (and 2 more)"),
+    ],
+)
+def test_files_that_are_not_scenarios(text, expected):
+    assert error_of(text) == expected
+
+
+def test_unreadable_file(tmp_path):
+    with pytest.raises(ScenarioError, match=r"nope\.yaml: cannot read the scenario"):
+        load_scenario(tmp_path / "nope.yaml")
+
+
+def test_data_from_flags_is_validated_without_line_numbers():
+    data = {"name": "x", "model": "fixed", "load": {"users": 1, "duration": "10s", "arrival": "open"}}
+    data["strategies"] = ["none"]
+    with pytest.raises(ScenarioError, match=r"^command line: load\.arrival: open arrivals need load\.rate"):
+        scenario_from_data(data)

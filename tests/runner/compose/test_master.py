@@ -1,0 +1,87 @@
+"""The Locust master driver's swarm form and how it reads the master's answers."""
+
+import asyncio
+import dataclasses
+import socket
+
+import pytest
+
+from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from runner.compose.master import MasterApi, MasterLoad, swarm_form, swarm_refusal
+from runner.settings import LoadSettings
+
+
+@pytest.fixture
+def settings(small):
+    return LoadSettings.of(small, small.strategies[0])
+
+
+def test_the_form_carries_users_host_run_time_and_every_option(settings):
+    form = swarm_form(settings, "http://target:8070", 70)
+    assert form["user_count"] == "100"
+    assert form["spawn_rate"] == "100"
+    assert form["host"] == "http://target:8070"
+    assert form["run_time"] == "70s"
+    assert set(form) >= {option.dest for option in OPTIONS} | set(FLAG_DESTS)
+    assert {key: form[key] for key in settings.options()} == settings.options()
+    assert form["keep_backoff"] == "false"
+    assert form["ignore_retry_after"] == "false"
+    assert form["request_path"] == "/api"
+
+
+def test_the_form_overrides_whatever_the_previous_swarm_left(settings):
+    """Locust keeps form values from swarm to swarm: nothing of the last one may leak into this one."""
+    left = {option.dest: "junk" for option in OPTIONS} | dict.fromkeys(FLAG_DESTS, True)
+    values = overlay_form(left, swarm_form(settings, "http://target:8070", 70))
+    options = load_options(values)  # what the master's check and every worker read
+    assert options.policy.strategy.spec() == settings.strategy
+    assert options.policy.reset_after_success is True
+    assert options.policy.honour_retry_after is True
+    assert options.request_path == "/api"
+    assert options.seed == settings.seed
+    assert options.attempt_timeout_s == settings.attempt_timeout_s
+
+
+def test_kept_backoff_is_sent_as_true(settings):
+    kept = dataclasses.replace(settings, reset_after_success=False)
+    form = swarm_form(kept, "http://target:8070", 70)
+    assert form["keep_backoff"] == "true"
+    assert load_options(overlay_form({}, form)).policy.reset_after_success is False
+
+
+def test_fractional_spawn_rates_are_sent_as_written(settings):
+    assert swarm_form(dataclasses.replace(settings, spawn_rate=2.5), "http://t", 1)["spawn_rate"] == "2.5"
+
+
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        ({"success": True, "message": "Swarming started", "host": "http://t"}, None),
+        ({"success": False, "message": "--retry-strategy: got 'fixed:lots'", "host": "http://t"}, "--retry-strategy"),
+        ({"success": False}, "unexpected answer"),
+        (["not", "a", "mapping"], "unexpected answer"),
+        ({"success": "true"}, "unexpected answer"),
+    ],
+)
+def test_the_masters_answer_to_a_swarm(answer, refusal):
+    found = swarm_refusal(answer)
+    if refusal is None:
+        assert found is None
+    else:
+        assert found is not None and refusal in found
+
+
+def test_an_unreachable_master_is_a_reason_for_the_watch():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: connections are refused
+        load = MasterLoad(MasterApi(f"http://127.0.0.1:{port}", "the Locust master"), "http://t", 2, 1.0)
+
+        async def probe():
+            try:
+                return await load.probe()
+            finally:
+                await load.api.close()
+
+        reason = asyncio.run(probe())
+    assert reason is not None and reason.startswith(f"cannot reach the Locust master at http://127.0.0.1:{port}")

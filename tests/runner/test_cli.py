@@ -1,0 +1,200 @@
+"""``retrystorm run`` / ``retrystorm demo`` on the command line: bad input, and --dry-run touching nothing."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from experiment.scenario import SCENARIO_DIR
+
+SHIPPED = sorted(SCENARIO_DIR.glob("*.yaml"))
+
+
+def retrystorm(*args, cwd, journal, env=None):
+    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal), "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "retrystorm", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+def error_line(done):
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+BAD = textwrap.dedent(
+    """\
+    name: bad
+    model: exponential
+    load:
+      users: 10
+      think_time: exp:10s
+      duration: 30s
+    strategies: [fixed:100ms]
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (BAD, "bad.yaml:5: load.think_time"),
+        (BAD.replace("exp:10s", "exponential:1s") + "faults: [{pause: db, at: 5s, for: 5s}]\n", "'db' is not a target"),
+        (BAD.replace("exp:10s", "exponential:1s").replace("fixed:100ms", "fixed:fast"), "bad.yaml:7: strategies[0]"),
+        ("name: [unclosed\n", "bad.yaml:2: not valid YAML"),
+    ],
+)
+def test_bad_scenarios_print_one_line_and_exit_2(workdir, tmp_path, text, expected):
+    (workdir / "bad.yaml").write_text(text)
+    line = error_line(retrystorm("run", "bad.yaml", cwd=workdir, journal=tmp_path / "j.jsonl"))
+    assert expected in line
+    assert list(workdir.iterdir()) == [workdir / "bad.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["missing.yaml"], "missing.yaml: cannot read the scenario"),
+        ([SCENARIO_DIR / "smira-laptop.yaml", "--strategy", "EB"], "no strategy labelled 'EB'"),
+        ([SCENARIO_DIR / "smira-laptop.yaml", "--seed", "abc"], "--seed"),
+        ([SCENARIO_DIR / "smira-laptop.yaml", "--bogus"], "--bogus"),
+    ],
+)
+def test_bad_flags_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
+    line = error_line(retrystorm("run", *args, cwd=workdir, journal=tmp_path / "j.jsonl"))
+    assert expected in line
+    assert list(workdir.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[path.stem for path in SHIPPED])
+def test_dry_run_prints_the_plan_and_touches_nothing(workdir, tmp_path, path: Path):
+    journal = tmp_path / "journal.jsonl"
+    done = retrystorm("run", path, "--dry-run", cwd=workdir, journal=journal)
+    assert done.returncode == 0, done.stderr
+    assert "dry run: nothing was started" in done.stdout
+    assert "0s: load starts: time 0" in done.stdout
+    assert list(workdir.iterdir()) == []  # no run folder, no logs
+    assert not journal.exists()
+
+
+def test_dry_run_of_selected_strategies_and_the_demo(workdir, tmp_path):
+    done = retrystorm(
+        "run", SCENARIO_DIR / "jitter-shootout.yaml", "--dry-run", "--strategy", "grpc", "--strategy", "smira",
+        cwd=workdir, journal=tmp_path / "j.jsonl",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "2 strategies in turn" in done.stdout
+    assert "[1/2] grpc" in done.stdout and "[2/2] smira" in done.stdout
+    assert "pause target for 10s" in done.stdout
+    demo = retrystorm("demo", "--dry-run", cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert demo.returncode == 0, demo.stderr
+    assert "scenario smira-laptop" in demo.stdout
+    assert "[1/2] fixed:100ms" in demo.stdout
+    assert list(workdir.iterdir()) == []
+
+
+#: Live, users that never wait just send fast; the simulator refuses them (virtual time would stand still).
+STANDSTILL = textwrap.dedent(
+    """\
+    name: standstill
+    model: fixed:base_delay=0
+    load: {users: 1, think_time: constant:0s, duration: 3s}
+    strategies: [fixed:100ms]
+    """
+)
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry run"])
+def test_simulate_refuses_what_the_simulator_refuses_before_anything_starts(workdir, tmp_path, dry_run):
+    (workdir / "standstill.yaml").write_text(STANDSTILL)
+    journal = tmp_path / "journal.jsonl"
+    done = retrystorm("run", "standstill.yaml", "--simulate", "--out", "run", *dry_run, cwd=workdir, journal=journal)
+    line = error_line(done)
+    assert "--simulate: the simulator cannot run fixed:100ms" in line
+    assert "sim.requests_per_user" in line  # what would make it run
+    assert list(workdir.iterdir()) == [workdir / "standstill.yaml"]  # no run folder, no logs
+    assert not journal.exists()
+    without = retrystorm("run", "standstill.yaml", "--dry-run", cwd=workdir, journal=journal)
+    assert without.returncode == 0, without.stderr  # live alone, such users are fine
+
+
+#: Where nothing answers, and no Docker engine: a compose run that touched either would fail.
+NOWHERE = {
+    "RETRYSTORM_TARGET_URL": "http://127.0.0.1:9",
+    "RETRYSTORM_LOCUST_URL": "http://127.0.0.1:9",
+    "RETRYSTORM_PROMETHEUS_URL": "http://127.0.0.1:9",
+    "RETRYSTORM_LOAD_TARGET_URL": "",
+    "RETRYSTORM_CHAOS_URL": "",
+    "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+}
+
+
+def test_compose_dry_run_names_every_address_and_touches_nothing(workdir, tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    args = ("run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run")
+    env = {**NOWHERE, "RETRYSTORM_LOCUST_URL": "http://127.0.0.1:18089", "COMPOSE_PROJECT_NAME": "ci"}
+    done = retrystorm(*args, "--target-url", "http://127.0.0.1:18070/", cwd=workdir, journal=journal, env=env)
+    assert done.returncode == 0, done.stderr
+    plan = done.stdout
+    assert "compose stack (target http://127.0.0.1:18070, Locust master http://127.0.0.1:18089, " in plan
+    assert "metrics from Prometheus http://127.0.0.1:9)" in plan
+    assert "load sent to http://127.0.0.1:18070)" in plan
+    assert "through the docker backend (compose project 'ci')" in plan
+    assert "POST http://127.0.0.1:18089/swarm" in plan
+    assert "dry run: nothing was started" in plan
+    assert list(workdir.iterdir()) == []
+    assert not journal.exists()
+    chaos = retrystorm(*args, cwd=workdir, journal=journal, env={**env, "RETRYSTORM_CHAOS_URL": "http://127.0.0.1:9"})
+    assert "through the chaos API at http://127.0.0.1:9" in chaos.stdout, chaos.stderr
+
+
+def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
+    env = {name: "" for name in NOWHERE if name.startswith("RETRYSTORM_")}
+    args = ("run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run")
+    done = retrystorm(*args, cwd=workdir, journal=tmp_path / "j.jsonl", env=env)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "compose stack (target http://target:8070, Locust master http://locust-master:8089, "
+        "metrics from Prometheus http://prometheus:9090)" in done.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--locust-url", "http://127.0.0.1:8089"], "--locust-url: applies to --backend compose only"),
+        (["--backend", "compose", "--prometheus-url", "prometheus:9090"], "--prometheus-url: got 'prometheus:9090'"),
+        (["--backend", "compose", "--target-url", "http://t:99999"], "--target-url: got"),
+        (["--backend", "docker"], "'docker' is not one of 'local', 'compose'"),
+    ],
+)
+def test_bad_compose_options_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
+    done = retrystorm("run", SCENARIO_DIR / "smira-laptop.yaml", *args, cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert expected in error_line(done)
+    assert list(workdir.iterdir()) == []
+
+
+def test_no_docker_engine_is_one_line_and_exit_3(workdir, tmp_path):
+    done = retrystorm(
+        "run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--out", "run",
+        cwd=workdir, journal=tmp_path / "j.jsonl", env=NOWHERE,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("retrystorm run: cannot reach a Docker engine ("), done.stderr
+    assert last.endswith("start dockerd or set DOCKER_HOST")
+    assert "Traceback" not in done.stderr
+    assert not (workdir / "run" / "results.json").exists()

@@ -1,0 +1,56 @@
+"""The plan of a run and the phase of a moment."""
+
+import pytest
+
+from experiment.scenario import Outage
+from retrystorm.errors import UserError
+from runner.plan import check_fault_targets, make_plan, phase_at, select
+
+OUTAGES = [Outage(20.0, 35.0), Outage(50.0, 55.0)]
+
+
+@pytest.mark.parametrize(
+    ("time_s", "phase"),
+    [(0.0, "ramp-up"), (9.9, "ramp-up"), (10.0, "steady"), (20.0, "outage"), (34.9, "outage"), (35.0, "recovery"),
+     (50.0, "outage"), (60.0, "recovery")],
+)  # fmt: skip
+def test_phase_at(time_s, phase):
+    assert phase_at(time_s, OUTAGES) == phase
+
+
+def test_without_outages_every_moment_is_steady():
+    assert phase_at(0.0, []) == "steady"
+
+
+def test_steps_in_time_order_with_checks(small):
+    plan = make_plan(small, small.strategies)
+    steps = [(step.at_s, step.what) for step in plan.strategies[0].steps]
+    assert [at for at, _ in steps] == [0.0, 10.0, 20.0, 25.0, 40.0]
+    assert steps[2][1] == "pause target for 5s"
+    assert plan.strategies[0].checks == ["server_recovers_within never", "client_recovers_within never"]
+    assert plan.strategies[1].checks[0] == "server_recovers_within 10s"
+    assert plan.estimated_s == pytest.approx(2 * (40 + 10))
+    assert plan.outages == [Outage(20.0, 25.0)]
+
+
+def test_select_keeps_the_scenario_order_and_names_the_labels(small):
+    assert [entry.label for entry in select(small, ["smira", "fixed:100ms"])] == ["fixed:100ms", "smira"]
+    assert [entry.label for entry in select(small, [])] == ["fixed:100ms", "smira"]
+    with pytest.raises(UserError, match=r"no strategy labelled 'EB' in small; labels: fixed:100ms, smira"):
+        select(small, ["EB"])
+
+
+def test_unknown_fault_target():
+    check_fault_targets([Outage(1, 2, "target")], ["target"], "local stack")
+    with pytest.raises(UserError, match=r"'db' is not a target of the local stack; accepted: target"):
+        check_fault_targets([Outage(1, 2, "db")], ["target"], "local stack")
+
+
+def test_open_arrivals_become_a_think_time(small):
+    from runner.settings import LoadSettings
+
+    scenario = small.model_copy(update={"load": small.load.model_copy(update={"arrival": "open", "rate": 50.0})})
+    settings = LoadSettings.of(scenario, scenario.strategies[0])
+    assert settings.think_time == "exponential:2s"  # 100 users / 50 per s
+    assert settings.options()["arrival"] == "open"
+    assert "budget" not in settings.describe()
