@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from chaos.controller import Outage, OutageListener
-from dashboards.grafana_api import GrafanaSettings, connect
 from retrystorm.errors import UserError
+from retrystorm.grafana import GrafanaSettings, connect
 
 log = logging.getLogger(__name__)
 

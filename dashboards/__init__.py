@@ -7,7 +7,7 @@
   (``dashboards/grafana/dashboards/``); ``retrystorm dashboards build`` rewrites it.
 * :mod:`dashboards.queries` -- every panel's PromQL with the template variables
   substituted, to run the dashboard's queries against a real Prometheus.
-* :mod:`dashboards.grafana_api` and :mod:`dashboards.push` -- upload to an existing
+* :mod:`retrystorm.grafana` and :mod:`dashboards.push` -- upload to an existing
   Grafana through ``grafana-client`` (``retrystorm dashboards push``).
 
 The files Grafana and Prometheus read live beside the code: ``grafana/provisioning/``

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from dashboards.grafana_api import GRAFANA_EXTRA
 from retrystorm.console import out
 from retrystorm.errors import UserError
+from retrystorm.grafana import GRAFANA_EXTRA
 
 
 def _grafana_libraries(what: str) -> None:
@@ -63,8 +63,8 @@ def push(*, grafana_url: str, token: str | None, user: str | None, password: str
     """Upload the dashboards to an existing Grafana, overwriting the ones with the same uid."""
     _grafana_libraries("retrystorm dashboards push")
     from dashboards.files import GENERATORS
-    from dashboards.grafana_api import GrafanaSettings
     from dashboards.push import push_dashboards
+    from retrystorm.grafana import GrafanaSettings
 
     settings = GrafanaSettings(url=grafana_url, token=token, user=user, password=password)
     if folder is not None and not folder.strip():

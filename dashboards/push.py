@@ -18,8 +18,8 @@ from typing import Any
 import niquests
 from grafana_client.client import GrafanaException
 
-from dashboards.grafana_api import GrafanaSettings, connect
 from retrystorm.errors import UserError
+from retrystorm.grafana import GrafanaSettings, connect
 
 log = logging.getLogger(__name__)
 

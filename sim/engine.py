@@ -47,7 +47,7 @@ from typing import Any
 from experiment.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
 from sim.config import RunConfig
-from sim.events import EventQueue
+from sim.events import ARRIVAL, NEW, PAUSE, RESUME, RETRY, TIMEOUT, WAKE, EventQueue
 from sim.population import open_wait_s, start_population
 from sim.result import RunOutput
 from sim.series import Series
@@ -55,7 +55,6 @@ from target.models import Outcome
 
 logger = logging.getLogger(__name__)
 
-NEW, RETRY, TIMEOUT, WAKE, ARRIVAL, PAUSE, RESUME = range(7)
 #: The soonest a client retries after its budget rejected an attempt locally.
 LOCAL_RETRY_FLOOR_S = 0.01
 #: Totals kept only as per-interval counters: count name -> series name.

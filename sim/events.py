@@ -17,6 +17,10 @@ from typing import Any
 
 Event = tuple[float, int, int, Any, int]
 
+#: Event kinds: a client's new logical request, its retry, an attempt's timeout, the
+#: server's next check, an open-loop arrival, an outage's pause and resume.
+NEW, RETRY, TIMEOUT, WAKE, ARRIVAL, PAUSE, RESUME = range(7)
+
 
 class EventQueue:
     """``push`` events; ``pop_before`` the earliest, up to an end time.

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import random
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from sim.engine import Simulation
+from sim.config import RunConfig
+from sim.events import ARRIVAL, NEW
 
-#: Event kinds, as in :mod:`sim.engine` (kept here to avoid an import cycle).
-_NEW, _ARRIVAL = 0, 4
+
+class Simulation(Protocol):
+    """What the population needs of a simulation (:class:`sim.engine.Simulation`)."""
+
+    config: RunConfig
+    think_rng: random.Random
+    arrival_rng: random.Random
+
+    def add_client(self, requests_left: int | None) -> Any:
+        """A new client with its own retry session."""
+        ...
+
+    def push(self, time_s: float, kind: int, client: Any = None, token: int = 0) -> None:
+        """Schedule an event."""
+        ...
 
 
 def start_population(sim: Simulation) -> None:
@@ -38,17 +52,17 @@ def start_population(sim: Simulation) -> None:
         if config.arrival == "open":
             constant = config.open_arrivals == "constant"
             client.think_s = (index + 1) / (config.rate or 1.0) if constant else open_wait_s(sim)
-            sim.push(start + client.think_s, _ARRIVAL, client)
+            sim.push(start + client.think_s, ARRIVAL, client)
             continue
         if pattern is not None:
             if index < spiking:
                 first = pattern.spike_at + sim.arrival_rng.uniform(0.0, pattern.spike_width)
             else:
                 first = sim.arrival_rng.uniform(0.0, pattern.uniform_over)
-            sim.push(first, _NEW, client)
+            sim.push(first, NEW, client)
             continue
         client.think_s = config.think.sample(sim.think_rng)
-        sim.push(start + client.think_s, _NEW, client)
+        sim.push(start + client.think_s, NEW, client)
 
 
 def open_wait_s(sim: Simulation) -> float:

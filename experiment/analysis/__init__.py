@@ -14,10 +14,10 @@ from experiment.analysis.recovery import (
     server_recovery_s,
     steady_levels,
 )
-from experiment.analysis.results import RunResult, results_document
+from experiment.analysis.results import RunResult, Verdict, results_document
 from experiment.analysis.samples import Samples
 from experiment.analysis.stats import LatencySummary, percentile
-from experiment.analysis.verdicts import Verdict, evaluate
+from experiment.analysis.verdicts import evaluate
 
 __all__ = [
     "LatencySummary",

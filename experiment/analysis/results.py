@@ -13,13 +13,41 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from experiment.analysis.recovery import Recovery
 from experiment.analysis.stats import LatencySummary
 
-if TYPE_CHECKING:
-    from experiment.analysis.verdicts import Verdict
+Measured = float | None | list[float | None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Verdict:
+    """One assertion checked: its name, the bound, what was measured, whether it held."""
+
+    check: str
+    bound: float | str
+    measured: Measured
+    passed: bool
+
+    def describe(self) -> str:
+        """``server_recovers_within 15s: measured 6s (pass)``."""
+        status = "pass" if self.passed else "FAIL"
+        unit = "s" if self.check.endswith("_within") else ""
+        return f"{self.check} {_show(self.bound)}: measured {_show(self.measured, unit)} ({status})"
+
+    def to_json(self) -> dict[str, object]:
+        """The verdict as a JSON object."""
+        return {"check": self.check, "bound": self.bound, "measured": self.measured, "passed": self.passed}
+
+
+def _show(value: object, unit: str = "") -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item, unit) for item in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.4g}{unit}"
+    return f"{value}{unit}"
 
 
 def _round(value: float | None) -> float | None:

@@ -7,45 +7,12 @@ With several outages a recovery check must hold after every one of them:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Literal
 
-from experiment.analysis.results import RunResult
+from experiment.analysis.results import Measured, RunResult, Verdict
 from experiment.scenario.model import Assertions
 from retrystorm.durations import format_duration
-
-Measured = float | None | list[float | None]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Verdict:
-    """One assertion checked: its name, the bound, what was measured, whether it held."""
-
-    check: str
-    bound: float | str
-    measured: Measured
-    passed: bool
-
-    def describe(self) -> str:
-        """``server_recovers_within 15s: measured 6s (pass)``."""
-        status = "pass" if self.passed else "FAIL"
-        unit = "s" if self.check.endswith("_within") else ""
-        return f"{self.check} {_show(self.bound)}: measured {_show(self.measured, unit)} ({status})"
-
-    def to_json(self) -> dict[str, object]:
-        """The verdict as a JSON object."""
-        return {"check": self.check, "bound": self.bound, "measured": self.measured, "passed": self.passed}
-
-
-def _show(value: object, unit: str = "") -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        return "[" + ", ".join(_show(item, unit) for item in value) + "]"
-    if isinstance(value, float):
-        return f"{value:.4g}{unit}"
-    return f"{value}{unit}"
 
 
 def _recovery_verdict(check: str, bound: float | Literal["never"], times: Sequence[float | None]) -> Verdict:

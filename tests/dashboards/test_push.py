@@ -8,9 +8,9 @@ import urllib.request
 import pytest
 
 from dashboards import experiment
-from dashboards.grafana_api import GrafanaSettings, GrafanaSettingsError
 from dashboards.push import GrafanaRequestError, push_dashboards
 from retrystorm.cli import main
+from retrystorm.grafana import GrafanaSettings, GrafanaSettingsError
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
 from tests.loadgen.conftest import free_port
 

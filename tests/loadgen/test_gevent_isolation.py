@@ -1,6 +1,6 @@
 """``import locust`` patches the process with gevent: asyncio code must never import it.
 
-Imports every module of target/, chaos/, sim/ and retrystorm/ plus the Locust-free
+Imports every module of every package but loadgen/, plus the Locust-free
 modules of loadgen/ in a fresh interpreter, and checks that neither Locust nor gevent
 came along.
 """
@@ -21,7 +21,7 @@ PROBE = textwrap.dedent(
     import importlib, json, pkgutil, sys
     skip = set(json.loads(sys.argv[1]))
     imported = []
-    for name in ("retrystorm", "target", "chaos", "sim", "loadgen"):
+    for name in ("retrystorm", "chaos", "target", "experiment", "sim", "runner", "loadgen", "dashboards"):
         try:
             package = importlib.import_module(name)
         except ModuleNotFoundError:

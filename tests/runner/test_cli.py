@@ -1,5 +1,6 @@
 """``retrystorm run`` / ``retrystorm demo`` on the command line: bad input, and --dry-run touching nothing."""
 
+import json
 import os
 import subprocess
 import sys
@@ -198,3 +199,27 @@ def test_no_docker_engine_is_one_line_and_exit_3(workdir, tmp_path):
     assert last.endswith("start dockerd or set DOCKER_HOST")
     assert "Traceback" not in done.stderr
     assert not (workdir / "run" / "results.json").exists()
+
+
+DOCKER_PROBE = textwrap.dedent(
+    """
+    import json, runpy, sys
+    sys.argv = ["retrystorm", "run", sys.argv[1], "--dry-run"]
+    try:
+        runpy.run_module("retrystorm", run_name="__main__")
+    except SystemExit as done:
+        status = done.code
+    print(json.dumps({"status": status, "docker": sorted(m for m in sys.modules if m.split(".")[0] == "docker")}))
+    """
+)
+
+
+def test_a_local_run_never_imports_the_docker_sdk(workdir, tmp_path):
+    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(tmp_path / "journal.jsonl")}
+    done = subprocess.run(
+        [sys.executable, "-c", DOCKER_PROBE, str(SCENARIO_DIR / "smira-laptop.yaml")],
+        capture_output=True, text=True, cwd=workdir, env=env, timeout=120, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["status"] == 0, done.stderr
+    assert report["docker"] == []
