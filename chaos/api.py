@@ -3,32 +3,48 @@
 ``POST /outages`` ``{"target": "target", "duration": "30s"}``  -> 201 with the outage
 ``GET /outages``  every outage;  ``GET /outages/{id}``;  ``DELETE /outages/{id}`` resumes early
 ``GET /targets``  targets this controller may pause, and whether each is paused
-``GET /metrics``  Prometheus text;  ``GET /healthz``
+``GET /metrics``  Prometheus text;  ``GET /healthz``;  ``GET /openapi.json`` (:mod:`chaos.openapi`)
 
-Bound to loopback it needs no credentials; bound anywhere else every route but
-``/healthz`` and ``/metrics`` requires ``Authorization: Bearer TOKEN``.
+Only targets registered when the server started can be paused (:class:`~chaos.targets.TargetRegistry`);
+a raw ``pid:N`` is refused. The API refuses what a web page could make a browser send
+(:func:`refuse_cross_site`): a request whose ``Origin`` is another origin or whose
+``Sec-Fetch-Site`` is not ``same-origin``/``none``, a body that is not
+``application/json`` (415, so no HTML form can post one), and, without a token, a
+``Host`` that is not this machine's loopback (DNS rebinding). Bound to loopback it needs
+no credentials; bound anywhere else every route but ``/healthz`` and ``/metrics``
+requires ``Authorization: Bearer TOKEN``. Every malformed field is a 400 with one line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from pydantic import ValidationError
 
 from chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
+from chaos.bodies import PauseRequest, first_problem
 from chaos.controller import OutageController
-from retrystorm.durations import parse_duration
+from chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
 
 CONTROLLER = web.AppKey("controller", OutageController)
+TARGETS = web.AppKey("targets", TargetRegistry)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
 TOKEN = web.AppKey("token", str)
-OPEN_PATHS = frozenset({"/healthz", "/metrics"})
+OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
+#: ``Host`` values a server without a token answers (with any port): this machine's loopback names.
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+#: The largest request body read, in bytes.
+MAX_BODY_BYTES = 16 * 1024
+OPENAPI = Path(__file__).with_name("openapi.json")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -37,14 +53,41 @@ def _error(status: type[web.HTTPException], message: str) -> web.HTTPException:
     return status(text=json.dumps({"error": message}), content_type="application/json")
 
 
+def _host_name(host: str) -> str:
+    """``127.0.0.1:8071`` -> ``127.0.0.1``; ``[::1]:8071`` -> ``[::1]``."""
+    if host.startswith("["):
+        return host.partition("]")[0] + "]"
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def refuse_cross_site(request: web.Request, *, has_token: bool) -> None:
+    """Raise 403 for a request a page of another site made a browser send (see the module docstring)."""
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+        raise _error(web.HTTPForbidden, f"refusing a {fetch_site} request: the chaos API is not for web pages")
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != f"{request.scheme}://{request.host}":
+        raise _error(web.HTTPForbidden, f"refusing a request from origin {origin}: the chaos API is not for web pages")
+    if not has_token and _host_name(request.host.lower()) not in LOOPBACK_HOSTS:
+        raise _error(
+            web.HTTPForbidden, f"refusing Host {request.host!r}: without a token this API answers loopback names only"
+        )
+
+
 @web.middleware
-async def errors_and_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Bearer-token check when a token is set; user errors as 4xx JSON ``{"error": ...}``."""
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Token, cross-site and content-type checks; user errors as 4xx JSON ``{"error": ...}``."""
     token = request.app.get(TOKEN, "")
     if token and request.path not in OPEN_PATHS:
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             raise _error(web.HTTPUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN")
+    refuse_cross_site(request, has_token=bool(token))
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
+        raise _error(
+            web.HTTPUnsupportedMediaType,
+            f"Content-Type: got {request.content_type!r}, expected application/json",
+        )
     try:
         return await handler(request)
     except UnknownTargetError as error:
@@ -57,32 +100,33 @@ async def errors_and_auth(request: web.Request, handler: Handler) -> web.StreamR
         raise _error(web.HTTPBadGateway, str(error)) from error
 
 
-async def _json_body(request: web.Request) -> dict[str, Any]:
+def _too_large(size: int) -> web.HTTPException:
+    return web.HTTPRequestEntityTooLarge(
+        max_size=MAX_BODY_BYTES,
+        actual_size=size,
+        text=json.dumps({"error": f"body: larger than {MAX_BODY_BYTES} bytes"}),
+        content_type="application/json",
+    )
+
+
+async def _pause_request(request: web.Request) -> PauseRequest:
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise _too_large(request.content_length)
     try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError('body: expected JSON like {"target": "target", "duration": "30s"}') from None
-    if not isinstance(body, dict):
-        raise UserError('body: expected a JSON object like {"target": "target", "duration": "30s"}')
-    return body
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise _too_large(MAX_BODY_BYTES + 1) from None
+    try:
+        return PauseRequest.model_validate_json(raw)
+    except ValidationError as error:
+        raise UserError(first_problem(error)) from None
 
 
 async def create_outage(request: web.Request) -> web.Response:
-    """``POST /outages``: pause a target for a duration."""
-    body = await _json_body(request)
-    unknown = sorted(set(body) - {"target", "duration", "backend"})
-    if unknown:
-        raise UserError(f"body: unknown field {unknown[0]!r}; accepted: target, duration, backend")
-    target = body.get("target")
-    if not isinstance(target, str) or not target:
-        raise UserError('target: expected the name of a target, e.g. "target" (see GET /targets)')
-    if "duration" not in body:
-        raise UserError('duration: required, e.g. "30s"')
-    duration = parse_duration(body["duration"], what="duration")
-    backend = body.get("backend")
-    if backend is not None and not isinstance(backend, str):
-        raise UserError("backend: expected a backend name")
-    outage = await request.app[CONTROLLER].pause(target, duration, backend=backend)
+    """``POST /outages``: pause a registered target for a duration."""
+    body = await _pause_request(request)
+    target = request.app[TARGETS].find(body.target, body.backend)
+    outage = await request.app[CONTROLLER].pause(target, body.duration_s)
     return web.json_response(outage.to_json(), status=201)
 
 
@@ -96,7 +140,7 @@ def _outage(request: web.Request) -> Any:
     for outage in request.app[CONTROLLER].outages():
         if outage.id == outage_id:
             return outage
-    raise _error(web.HTTPNotFound, f"no outage {outage_id!r}")
+    raise _error(web.HTTPNotFound, f"no outage {outage_id[:40]!r}")
 
 
 async def get_outage(request: web.Request) -> web.Response:
@@ -112,14 +156,17 @@ async def end_outage(request: web.Request) -> web.Response:
 
 
 async def list_targets(request: web.Request) -> web.Response:
-    """``GET /targets``: ``[{"backend", "target", "state"}]``."""
-    states = await request.app[CONTROLLER].states()
-    return web.json_response(
-        [
-            {"backend": key.split(":", 1)[0], "target": key.split(":", 1)[1], "state": str(state)}
-            for key, state in sorted(states.items())
-        ]
-    )
+    """``GET /targets``: ``[{"backend", "target", "state"}]``, the state of each target's first instance."""
+    return web.json_response(await asyncio.to_thread(target_states, request.app[TARGETS]))
+
+
+def target_states(targets: TargetRegistry) -> list[dict[str, str]]:
+    """Each registered target with the state of its first instance (blocking: backends are synchronous)."""
+    rows = []
+    for backend, name in targets.listing():
+        refs = backend.resolve(name)
+        rows.append({"backend": backend.name, "target": name, "state": str(backend.state(refs[0]))})
+    return rows
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -132,19 +179,35 @@ async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok", "active_outages": len(request.app[CONTROLLER].active())})
 
 
-def create_app(controller: OutageController, *, registry: CollectorRegistry, token: str = "") -> web.Application:
-    """The chaos API around ``controller``; resumes every outage when the app shuts down."""
-    app = web.Application(middlewares=[errors_and_auth])
+async def openapi(_request: web.Request) -> web.Response:
+    """``GET /openapi.json``: this API as OpenAPI 3.1 (``chaos/openapi.json``)."""
+    return web.Response(body=OPENAPI.read_bytes(), content_type="application/json")
+
+
+#: (method, path, handler): the routes, also read by :mod:`chaos.openapi` to check the document.
+ROUTES: tuple[tuple[str, str, Handler], ...] = (
+    ("POST", "/outages", create_outage),
+    ("GET", "/outages", list_outages),
+    ("GET", "/outages/{outage_id}", get_outage),
+    ("DELETE", "/outages/{outage_id}", end_outage),
+    ("GET", "/targets", list_targets),
+    ("GET", "/metrics", metrics),
+    ("GET", "/healthz", healthz),
+    ("GET", "/openapi.json", openapi),
+)
+
+
+def create_app(
+    controller: OutageController, targets: TargetRegistry, *, registry: CollectorRegistry, token: str = ""
+) -> web.Application:
+    """The chaos API around ``controller``, pausing ``targets`` only; resumes every outage when the app shuts down."""
+    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY_BYTES)
     app[CONTROLLER] = controller
+    app[TARGETS] = targets
     app[REGISTRY] = registry
     app[TOKEN] = token
-    app.router.add_post("/outages", create_outage)
-    app.router.add_get("/outages", list_outages)
-    app.router.add_get("/outages/{outage_id}", get_outage)
-    app.router.add_delete("/outages/{outage_id}", end_outage)
-    app.router.add_get("/targets", list_targets)
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
+    for method, path, handler in ROUTES:
+        app.router.add_route(method, path, handler)
 
     async def lifecycle(_app: web.Application) -> Any:
         await controller.recover()

@@ -1,4 +1,4 @@
-"""``retrystorm chaos``: one-shot outages and recovery of targets left paused."""
+"""``retrystorm chaos``: one-shot outages, the chaos API, and recovery of targets left paused."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ import click
 
 from chaos.annotations import annotations_from_env
 from chaos.backends import FaultBackend, ProcessBackend
-from chaos.controller import DEFAULT_MAX_OUTAGE_S, OutageController
+from chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING_S, OutageController, check_max_outage
+from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, default_journal_path
+from chaos.targets import FaultTarget, TargetRegistry
+from retrystorm.addresses import is_loopback_bind
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.durations import format_duration
+from retrystorm.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +43,7 @@ MAX_OUTAGE_OPTION = click.option(
     type=DURATION,
     default=format_duration(DEFAULT_MAX_OUTAGE_S),
     show_default=True,
-    help="No outage lasts longer than this, whatever was asked.",
+    help=f"No outage lasts longer than this, whatever was asked; at most {format_duration(MAX_OUTAGE_CEILING_S)}.",
 )
 
 
@@ -56,6 +60,20 @@ def make_backends(names: tuple[str, ...], project: str | None = None) -> dict[st
     return backends
 
 
+def make_controller(
+    backends: dict[str, FaultBackend], journal: Path | None, max_outage_s: float = DEFAULT_MAX_OUTAGE_S
+) -> OutageController:
+    """A controller over ``backends`` whose every pause arms a watchdog, writing to ``journal``."""
+    book = Journal(journal)
+    return OutageController(
+        book,
+        dead_man=WatchdogSwitch(book.path),
+        recovery_backends=list(backends.values()),
+        max_outage_s=check_max_outage(max_outage_s),
+        listener=annotations_from_env(),  # GRAFANA_URL set: one Grafana annotation per outage
+    )
+
+
 @click.group()
 def chaos() -> None:
     """Pause targets the way SIGSTOP / docker pause does, and always resume them."""
@@ -69,11 +87,21 @@ def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Pat
     """Resume every target a killed controller left paused (journal; labelled paused containers)."""
 
     async def run() -> list[str]:
-        controller = OutageController(make_backends(backend_names, project), Journal(journal))
+        controller = make_controller(make_backends(backend_names, project), journal)
         return [ref.describe() for ref in await controller.recover()]
 
     resumed = asyncio.run(run())
     out.print("\n".join(f"resumed {what}" for what in resumed) if resumed else "nothing was left paused")
+
+
+def _one_shot_target(target: str, backend: FaultBackend) -> FaultTarget:
+    """``pid:NUMBER`` (registered now, with the registration's refusals) or a backend's target name."""
+    if isinstance(backend, ProcessBackend):
+        pid_text = target.removeprefix("pid:")
+        if not target.startswith("pid:") or not pid_text.isdigit() or len(pid_text) > 10:
+            raise UserError(f"target: got {target[:40]!r}, expected pid:NUMBER for the process backend")
+        backend.register(target, int(pid_text))
+    return TargetRegistry([backend]).find(target)
 
 
 @chaos.command()
@@ -90,15 +118,17 @@ def pause(
 ) -> None:
     """Pause TARGET for a while, then resume it; Ctrl-C or SIGTERM resume it at once.
 
-    TARGET is pid:NUMBER for the process backend, a compose service name for docker.
+    TARGET is pid:NUMBER for the process backend (not pid 1, this command or its
+    ancestors, nor another user's process), a compose service name for docker.
     """
+    backends = make_backends((backend_name,), project)
+    fault_target = _one_shot_target(target, backends[backend_name])
 
     async def run() -> None:
-        backends = make_backends((backend_name,), project)
-        async with OutageController(backends, Journal(journal), max_outage_s=max_outage) as controller:
+        async with make_controller(backends, journal, max_outage) as controller:
             done = asyncio.Event()
             controller.install_signal_handlers(done.set)
-            outage = await controller.pause(target, duration)
+            outage = await controller.pause(fault_target, duration)
             out.print(f"paused {target} for {format_duration(outage.duration_s)} (outage {outage.id})")
             waiter = asyncio.create_task(done.wait())
             while outage.status == "active" and not done.is_set():
@@ -113,14 +143,22 @@ def _parse_targets(values: tuple[str, ...]) -> dict[str, int]:
     targets: dict[str, int] = {}
     for value in values:
         name, eq, pid = value.partition("=")
-        if not eq or not name or not pid.isdigit():
+        if not eq or not name or not pid.isdigit() or len(pid) > 10 or len(name) > 200:
             raise click.BadParameter(f"got {value!r}, expected NAME=PID, e.g. target=1234", param_hint="--target")
         targets[name] = int(pid)
     return targets
 
 
-def _is_loopback(host: str) -> bool:
-    return host in ("localhost", "::1") or host.startswith("127.")
+def _check_bind(host: str, token: str) -> None:
+    try:
+        loopback = is_loopback_bind(host)
+    except ValueError as error:
+        raise click.BadParameter(f"{error}; give an address such as 127.0.0.1", param_hint="--host") from None
+    if not loopback and not token:
+        raise click.BadParameter(
+            f"binding to {host} exposes the API beyond this machine: set --token or RETRYSTORM_CHAOS_TOKEN",
+            param_hint="--host",
+        )
 
 
 @chaos.command()
@@ -132,7 +170,7 @@ def _is_loopback(host: str) -> bool:
     "process_targets",
     multiple=True,
     metavar="NAME=PID",
-    help="A local process open to chaos under NAME (process backend; repeatable).",
+    help="A local process open to chaos under NAME (process backend; repeatable). Nothing else can be paused.",
 )
 @click.option(
     "--project",
@@ -166,24 +204,20 @@ def serve(
     from chaos.api import create_app
     from chaos.metrics import register_chaos_metrics
 
-    if not _is_loopback(host) and not token:
-        raise click.BadParameter(
-            f"binding to {host} exposes the API beyond this machine: set --token or RETRYSTORM_CHAOS_TOKEN",
-            param_hint="--host",
-        )
-    backends = make_backends(backend_names, project)
+    _check_bind(host, token)
+    check_max_outage(max_outage)
     targets = _parse_targets(process_targets)
-    process_backend = backends.get("process")
-    if targets and not isinstance(process_backend, ProcessBackend):
+    if targets and "process" not in backend_names:
         raise click.BadParameter("--target needs --backend process", param_hint="--target")
+    backends = make_backends(backend_names, project)
+    process_backend = backends.get("process")
     if isinstance(process_backend, ProcessBackend):
         for name, pid in targets.items():
             process_backend.register(name, pid)
-    listener = annotations_from_env()  # GRAFANA_URL set: one Grafana annotation per outage
-    controller = OutageController(backends, Journal(journal), max_outage_s=max_outage, listener=listener)
+    controller = make_controller(backends, journal, max_outage)
     registry = CollectorRegistry()
-    known = [name for backend in backends.values() for name in backend.targets()]
-    register_chaos_metrics(registry, controller, known)
-    app = create_app(controller, registry=registry, token=token)
+    allowed = TargetRegistry(list(backends.values()))
+    register_chaos_metrics(registry, controller, [name for _, name in allowed.listing()])
+    app = create_app(controller, allowed, registry=registry, token=token)
     out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
     web.run_app(app, host=host, port=port, print=None, access_log=None)

@@ -1,11 +1,17 @@
 """Outages with guaranteed resume: the one place that pauses targets.
 
-:class:`OutageController` pauses a target for a duration and resumes it when the
-duration ends, when asked early, when the controller stops (normal end, exception,
-SIGINT/SIGTERM) — and, if the controller was killed outright, when the next controller
-starts (:meth:`OutageController.recover`, from the journal and, for docker, from the
-labelled containers found paused). Every pause is journaled and fsynced before it
-happens. No outage lasts longer than ``max_outage_s``, whatever was asked.
+:class:`OutageController` pauses a :class:`~chaos.targets.FaultTarget` for a duration
+and resumes it when the duration ends, when asked early, when the controller stops
+(normal end, exception, SIGINT/SIGTERM). No outage lasts longer than ``max_outage_s``,
+whatever was asked, and never longer than :data:`MAX_OUTAGE_CEILING_S`.
+
+If the controller is killed outright, two nets remain. First, before each pause a
+*dead-man switch* is armed (:class:`DeadManSwitch`, in production an independent
+watchdog process, :mod:`chaos.watchdog`) that resumes the target at its deadline
+whatever happens to this process; a pause whose switch cannot be armed does not
+happen. Second, every pause is journaled and fsynced before it happens, and the next
+controller resumes what the journal shows left paused (:meth:`OutageController.recover`,
+also from the labelled containers found paused).
 
 Overlapping outages of one target are allowed: the target stays paused until the last
 of them ends.
@@ -21,16 +27,45 @@ import itertools
 import logging
 import signal
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Self
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, Self
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
+from chaos.backends.base import BackendError, FaultBackend, TargetRef
 from chaos.journal import Journal, controller_alive, utc_now
+from chaos.targets import FaultTarget
+from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_OUTAGE_S = 600.0
+#: No controller may be configured to hold a target longer than this.
+MAX_OUTAGE_CEILING_S = 3600.0
+
+
+def check_max_outage(seconds: float) -> float:
+    """``seconds`` if it is a maximum outage a controller may be given (``> 0`` and at most 1 h)."""
+    if not 0 < seconds <= MAX_OUTAGE_CEILING_S:
+        raise UserError(
+            f"max outage: got {format_duration(seconds)}, expected a duration > 0 and at most "
+            f"{format_duration(MAX_OUTAGE_CEILING_S)}"
+        )
+    return seconds
+
+
+class Disarm(Protocol):
+    """An armed dead-man switch; :meth:`disarm` when the pause ended normally."""
+
+    def disarm(self) -> None:
+        """Stand the switch down without acting (idempotent, never raises)."""
+
+
+class DeadManSwitch(Protocol):
+    """Resumes a paused ref after ``hold_s`` even if the controller that paused it is gone."""
+
+    def arm(self, ref: TargetRef, outage_id: str, hold_s: float) -> Disarm:
+        """Arm before the pause; raise :class:`BackendError` if it cannot be armed (then nothing is paused)."""
+        ...
 
 
 class OutageStatus(enum.StrEnum):
@@ -97,21 +132,23 @@ class OutageController:
 
     def __init__(
         self,
-        backends: Mapping[str, FaultBackend],
         journal: Journal,
         *,
+        dead_man: DeadManSwitch,
+        recovery_backends: Sequence[FaultBackend] = (),
         max_outage_s: float = DEFAULT_MAX_OUTAGE_S,
         listener: OutageListener | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not backends:
-            raise ValueError("at least one backend is needed")
-        self.backends = dict(backends)
         self.journal = journal
-        self.max_outage_s = max_outage_s
+        self.dead_man = dead_man
+        self.recovery_backends = {backend.name: backend for backend in recovery_backends}
+        self.max_outage_s = check_max_outage(max_outage_s)
         self.listener = listener or OutageListener()
         self.clock = clock
         self._outages: dict[str, Outage] = {}
+        self._backends: dict[str, FaultBackend] = {}
+        self._switches: dict[str, list[Disarm]] = {}
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._holders: dict[TargetRef, set[str]] = {}
         self._ids = itertools.count(1)
@@ -124,14 +161,6 @@ class OutageController:
     async def __aexit__(self, *exc: object) -> None:
         await self.resume_all("shutdown")
 
-    def backend_for(self, name: str | None) -> FaultBackend:
-        """The named backend, or the only one; an unknown name lists the known ones."""
-        if name is None and len(self.backends) == 1:
-            return next(iter(self.backends.values()))
-        if name not in self.backends:
-            raise UserError(f"backend: got {name!r}, expected one of {', '.join(self.backends)}")
-        return self.backends[name]
-
     async def recover(self) -> list[TargetRef]:
         """Resume what a killed controller left paused; return what was resumed."""
         resumed: list[TargetRef] = []
@@ -140,13 +169,13 @@ class OutageController:
             if controller_alive(pending.controller) and pending.controller != self.journal.controller:
                 held_elsewhere.add(pending.ref)  # another live controller owns this outage
                 continue
-            backend = self.backends.get(pending.ref.backend)
+            backend = self.recovery_backends.get(pending.ref.backend)
             if backend is None:
                 log.warning("journal names %s but that backend is not configured here", pending.ref.describe())
                 continue
             if await self._recover_ref(backend, pending.ref, pending.outage):
                 resumed.append(pending.ref)
-        for backend in self.backends.values():
+        for backend in self.recovery_backends.values():
             for ref in await asyncio.to_thread(backend.stray_paused):
                 if ref not in resumed and ref not in held_elsewhere and await self._recover_ref(backend, ref, "stray"):
                     resumed.append(ref)
@@ -163,17 +192,20 @@ class OutageController:
             return False
         return True
 
-    async def pause(self, target: str, duration_s: float, *, backend: str | None = None) -> Outage:
-        """Pause ``target`` for ``duration_s`` (at most ``max_outage_s``) and schedule its resume."""
+    async def pause(self, target: FaultTarget, duration_s: float) -> Outage:
+        """Pause ``target`` for ``duration_s`` (at most ``max_outage_s``) and schedule its resume.
+
+        For each concrete ref: journal the pause, arm its dead-man switch, then freeze it.
+        """
         if not duration_s > 0:
             raise UserError(f"duration: got {duration_s}, expected a duration > 0")
-        chosen = self.backend_for(backend)
-        refs = await asyncio.to_thread(chosen.resolve, target)
+        backend = target.backend
+        refs = await asyncio.to_thread(target.refs)
         async with self._lock:
             outage = Outage(
                 id=f"o{next(self._ids)}",
-                target=target,
-                backend=chosen.name,
+                target=target.name,
+                backend=backend.name,
                 refs=refs,
                 requested_s=duration_s,
                 duration_s=min(duration_s, self.max_outage_s),
@@ -182,14 +214,17 @@ class OutageController:
             )
             if outage.clamped:
                 log.warning(
-                    "outage of %s clamped from %.1f s to the maximum %.1f s", target, duration_s, self.max_outage_s
+                    "outage of %s clamped from %.1f s to the maximum %.1f s", target.name, duration_s, self.max_outage_s
                 )
+            self._backends[outage.id] = backend
+            self._switches[outage.id] = []
             for ref in refs:
                 self.journal.append("pause", ref, outage.id, duration_s=outage.duration_s)
-                holders = self._holders.setdefault(ref, set())
-                holders.add(outage.id)
+                self._holders.setdefault(ref, set()).add(outage.id)
                 try:
-                    await asyncio.to_thread(chosen.pause, ref)
+                    switch = await asyncio.to_thread(self.dead_man.arm, ref, outage.id, outage.duration_s)
+                    self._switches[outage.id].append(switch)
+                    await asyncio.to_thread(backend.pause, ref)
                 except BackendError as error:
                     outage.status, outage.error = OutageStatus.FAILED, str(error)
                     await self._release(outage, "pause failed")
@@ -217,7 +252,7 @@ class OutageController:
         return outage
 
     async def _release(self, outage: Outage, reason: str) -> None:
-        backend = self.backends[outage.backend]
+        backend = self._backends[outage.id]
         errors = []
         for ref in outage.refs:
             holders = self._holders.get(ref, set())
@@ -229,6 +264,8 @@ class OutageController:
                 await self._resume_ref(backend, ref, outage.id, reason=reason)
             except BackendError as error:
                 errors.append(str(error))
+        for switch in self._switches.pop(outage.id, []):
+            switch.disarm()  # after the resume: had this process died in between, the switch would still resume
         outage.ended_utc = utc_now()
         outage.ended_monotonic = self.clock()
         outage.end_reason = reason
@@ -269,15 +306,6 @@ class OutageController:
     def active(self) -> list[Outage]:
         """Outages still pausing their target."""
         return [o for o in self._outages.values() if o.status is OutageStatus.ACTIVE]
-
-    async def states(self) -> dict[str, TargetState]:
-        """``backend:target`` -> the state of its first instance, for every known target."""
-        found: dict[str, TargetState] = {}
-        for backend in self.backends.values():
-            for target in await asyncio.to_thread(backend.targets):
-                refs = await asyncio.to_thread(backend.resolve, target)
-                found[f"{backend.name}:{target}"] = await asyncio.to_thread(backend.state, refs[0])
-        return found
 
     def install_signal_handlers(self, on_stop: Callable[[], None]) -> None:
         """On SIGINT/SIGTERM: resume every outage, then call ``on_stop``."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import urllib.parse
 
 
@@ -27,3 +29,21 @@ def http_address(text: str) -> str:
     if port == 0:
         raise BadPortError(f"the port of {text!r} is not a number from 1 to 65535")
     return value
+
+
+def is_loopback_bind(host: str) -> bool:
+    """Whether binding to ``host`` keeps a server on this machine: every address it resolves to is loopback.
+
+    The address is resolved, not read as text: ``127.attacker.example`` is a host name
+    like any other. A host that does not resolve is a :class:`ValueError` naming it.
+    """
+    name = host.strip().removeprefix("[").removesuffix("]")
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError) as error:
+        raise ValueError(f"cannot resolve {host!r}: {error}") from None
+    return bool(found) and all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in found)

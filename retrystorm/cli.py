@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 
 from retrystorm import __version__
-from retrystorm.errors import UserError
+from retrystorm.errors import EnvironmentFailureError, UserError
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -60,11 +60,14 @@ def cli(verbose: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Entry point: run the CLI; a user error prints one line and exits 2."""
+    """Entry point: run the CLI; a user error prints one line and exits 2, a failure of the environment 3."""
     try:
         result = cli.main(args=argv, prog_name="retrystorm", standalone_mode=False)
     except UserError as error:
         click.echo(f"retrystorm: error: {error}", err=True)
+        sys.exit(error.exit_code)
+    except EnvironmentFailureError as error:
+        click.echo(f"retrystorm: {' '.join(str(error).split())}", err=True)
         sys.exit(error.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from retrystorm.errors import RetrystormError
+from retrystorm.errors import EnvironmentFailureError
 
 
-class RunFailedError(RetrystormError):
+class RunFailedError(EnvironmentFailureError):
     """A run could not go on: a process did not start, died, or could not be paused (exit 3)."""
-
-    exit_code = 3

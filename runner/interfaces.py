@@ -5,8 +5,9 @@ code runs against local processes (:mod:`runner.local`) and a compose
 stack (the Locust master's HTTP API, the docker fault backend, the target's
 ``POST /admin/reset`` and Prometheus' HTTP API):
 
-* a :class:`TargetProvider` starts a fresh target for each strategy (or resets one),
-  and names the fault backends that pause its targets;
+* a :class:`TargetProvider` starts a fresh target for each strategy (or resets one);
+  the :class:`TargetHandle` it returns carries its fault targets, each with the
+  backend that pauses it;
 * a :class:`LoadDriver` starts one strategy's load against a target;
 * a :class:`MetricsSource` takes one reading of the target's and the client's
   metrics, within a deadline (a paused target cannot answer: its part is ``None``).
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from chaos.backends.base import FaultBackend
+from chaos.targets import FaultTarget
 from runner.readings import ClientReading, TargetReading
 from runner.settings import LoadSettings
 from target.models import OverloadModel
@@ -30,8 +32,8 @@ class TargetHandle(Protocol):
     base_url: str
     #: The target's Prometheus endpoint.
     metrics_url: str
-    #: Fault target name (as scenarios write ``pause: NAME``) -> the backend that pauses it.
-    fault_targets: Mapping[str, str]
+    #: Fault target name (as scenarios write ``pause: NAME``) -> the target with the backend that pauses it.
+    faults: Mapping[str, FaultTarget]
 
     def describe(self) -> str:
         """One line for the plan and the report: what runs where."""
@@ -49,8 +51,9 @@ class TargetHandle(Protocol):
 class TargetProvider(Protocol):
     """Starts a fresh target per strategy."""
 
-    #: Name -> backend, for the outage controller.
-    backends: Mapping[str, FaultBackend]
+    def recovery_backends(self) -> list[FaultBackend]:
+        """The backends whose journaled pauses a run resumes at its start (made now: may raise ``BackendError``)."""
+        ...
 
     def fault_target_names(self) -> list[str]:
         """Names a scenario may pause, known before anything starts (for validation)."""

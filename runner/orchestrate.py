@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from chaos.annotations import annotations_from_env
+from chaos.controller import MAX_OUTAGE_CEILING_S, OutageController
 from chaos.controller import Outage as ControllerOutage
-from chaos.controller import OutageController
+from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
 from experiment.scenario import Outage
 from retrystorm.durations import format_duration
@@ -31,6 +32,8 @@ from runner.record import StrategyRecord
 
 #: Deadline of one reading: a second's reading must not delay the next.
 READ_TIMEOUT_S = 0.8
+#: The controller's maximum outage is the longest planned one plus this.
+OUTAGE_MARGIN_S = 5.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -79,8 +82,7 @@ class StrategyRun:
         """Pause each outage's target at its time; the controller resumes it after its duration."""
         for outage in self.outages:
             await _sleep_until(t0 + outage.start_s, self.clock)
-            backend = target.fault_targets[outage.target]
-            handle = await self.controller.pause(outage.target, outage.duration_s, backend=backend)
+            handle = await self.controller.pause(target.faults[outage.target], outage.duration_s)
             self.paused.append(handle)
 
     def actual_outages(self, t0: float) -> list[Outage]:
@@ -187,11 +189,17 @@ async def execute(plan: Plan, stack: Stack, display: Display, journal: Journal) 
 
     The controller first resumes whatever a killed run left paused (its journal), and
     resumes everything again when it exits; no outage can outlast the longest planned
-    one by more than 5 s.
+    one by more than :data:`OUTAGE_MARGIN_S`, and each pause arms a watchdog that resumes
+    its target at that deadline even if this process is killed.
     """
     longest = max((outage.duration_s for outage in plan.outages), default=1.0)
-    listener = annotations_from_env(plan.scenario.name)  # GRAFANA_URL set: a Grafana annotation per outage
-    controller = OutageController(stack.targets.backends, journal, max_outage_s=longest + 5.0, listener=listener)
+    controller = OutageController(
+        journal,
+        dead_man=WatchdogSwitch(journal.path),
+        recovery_backends=stack.targets.recovery_backends(),
+        max_outage_s=min(longest + OUTAGE_MARGIN_S, MAX_OUTAGE_CEILING_S),
+        listener=annotations_from_env(plan.scenario.name),  # GRAFANA_URL set: a Grafana annotation per outage
+    )
     main = asyncio.current_task()
     interrupted: list[bool] = []
 

@@ -14,7 +14,7 @@ import enum
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from retrystorm.errors import RetrystormError, UserError
+from retrystorm.errors import EnvironmentFailureError, UserError
 
 
 class TargetState(enum.StrEnum):
@@ -46,7 +46,7 @@ class UnknownTargetError(UserError):
     """No target of that name."""
 
 
-class BackendError(RetrystormError):
+class BackendError(EnvironmentFailureError):
     """The backend failed to act (engine unreachable, permission denied...)."""
 
 

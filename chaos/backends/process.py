@@ -1,4 +1,18 @@
-"""Freeze local processes with SIGSTOP / SIGCONT, as the seed experiment does (``^Z``, ``fg``)."""
+"""Freeze local processes with SIGSTOP / SIGCONT, as the seed experiment does (``^Z``, ``fg``).
+
+Only processes *registered* under a name can be paused, and registration refuses what
+must never be frozen (:func:`check_pausable`): pid 1, kernel threads, the controller
+itself and its ancestors (freezing them would freeze the one thing that resumes), and
+processes of another user. A registered process is identified by its pid *and* its
+start time (``PID@STARTTICKS``), so a pid the kernel recycled for another process is
+never signalled.
+
+Identity reads the start time in clock ticks from ``/proc/PID/stat`` (field 22), an
+exact integer; psutil's ``create_time()`` is derived from it through the boot time,
+which the kernel reports rounded to the second and which moves when the clock is
+slewed, so it is not a stable key for a journal that outlives processes. State,
+owner and ancestors come from psutil.
+"""
 
 from __future__ import annotations
 
@@ -6,33 +20,33 @@ import errno
 import os
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState, UnknownTargetError
+import psutil
+
+from chaos.backends.base import (
+    BackendError,
+    FaultBackend,
+    TargetRef,
+    TargetRefusedError,
+    TargetState,
+    UnknownTargetError,
+)
+
+#: Where a refused registration points the user.
+REGISTER_HINT = "register a process when the controller starts: retrystorm chaos serve --target NAME=PID"
 
 
 def process_start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22).
-
-    Together with the pid it identifies a process: a pid reused by a later process has
-    a later start time. ``None`` when the process does not exist.
-    """
+    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22), ``None`` if gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
-    # The command name (field 2) is in parentheses and may contain spaces.
+    # The command name (field 2) is in parentheses and may contain spaces and parentheses.
     fields = stat.rsplit(")", 1)[1].split()
     return int(fields[19])
-
-
-def process_state_letter(pid: int) -> str | None:
-    """The state letter of ``/proc/PID/stat`` (``T`` stopped, ``Z`` zombie...), or ``None``."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return stat.rsplit(")", 1)[1].split()[0]
 
 
 def process_ident(pid: int) -> str:
@@ -43,36 +57,88 @@ def process_ident(pid: int) -> str:
     return f"{pid}@{start}"
 
 
+def live_pid(ident: str) -> int | None:
+    """The pid of ``ident`` (``PID@STARTTICKS``) if that very process still exists, else ``None``.
+
+    A malformed ident (a journal line written by something else) is ``None`` too.
+    """
+    pid_text, _, start_text = ident.partition("@")
+    if not pid_text.isdigit() or not start_text.isdigit():
+        return None
+    pid = int(pid_text)
+    start = process_start_ticks(pid)
+    return pid if start is not None and start == int(start_text) else None
+
+
+def process_state(pid: int) -> TargetState:
+    """Running, paused (stopped or traced) or gone (no such process, or a zombie)."""
+    try:
+        status = psutil.Process(pid).status()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return TargetState.GONE
+    if status in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+        return TargetState.GONE
+    return TargetState.PAUSED if status in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP) else TargetState.RUNNING
+
+
+def check_pausable(pid: int) -> None:
+    """Raise :class:`TargetRefusedError` (or :class:`UnknownTargetError`) unless ``pid`` may be frozen.
+
+    Refused: pid 1 and below, kernel threads (children of ``kthreadd``, pid 2), this
+    process and its ancestors, and a process whose real user is not this process's real
+    user (as root too: run the controller as the target's user to pause it).
+    """
+    if pid <= 1:
+        raise TargetRefusedError(f"refusing pid {pid}: init and the kernel are never paused; {REGISTER_HINT}")
+    try:
+        process = psutil.Process(pid)
+        ancestors = {parent.pid for parent in psutil.Process(os.getpid()).parents()}
+        owner, parent = process.uids().real, process.ppid()
+    except psutil.NoSuchProcess:
+        raise UnknownTargetError(f"no process with pid {pid}") from None
+    except psutil.AccessDenied as error:
+        raise TargetRefusedError(f"refusing pid {pid}: cannot inspect it ({error})") from None
+    if pid == 2 or parent == 2:
+        raise TargetRefusedError(f"refusing pid {pid}: a kernel thread cannot be paused")
+    if pid == os.getpid():
+        raise TargetRefusedError(f"refusing pid {pid}: that is this controller itself; it would never resume")
+    if pid in ancestors:
+        raise TargetRefusedError(f"refusing pid {pid}: it is an ancestor of this controller, which it would freeze")
+    if owner != os.getuid():
+        raise TargetRefusedError(
+            f"refusing pid {pid}: it belongs to uid {owner}, not to this controller's uid {os.getuid()}; "
+            "run the controller as the process's user"
+        )
+
+
 class ProcessBackend(FaultBackend):
-    """Targets are named local processes: ``{"target": 1234}``, or ``pid:1234`` directly."""
+    """Registered local processes (``{"target": 1234}``); nothing else can be paused."""
 
     name = "process"
 
-    def __init__(self, targets: dict[str, int] | None = None) -> None:
-        self._targets = dict(targets or {})
-
-    def register(self, target: str, pid: int) -> None:
-        """Make ``target`` name the process ``pid`` (e.g. a target the runner started)."""
-        self._targets[target] = pid
-
-    def targets(self) -> list[str]:
-        return sorted(self._targets)
-
-    def resolve(self, target: str) -> list[TargetRef]:
-        if target.startswith("pid:"):
-            try:
-                pid = int(target.removeprefix("pid:"))
-            except ValueError:
-                raise UnknownTargetError(f"target {target!r}: expected pid:NUMBER") from None
-        elif target in self._targets:
-            pid = self._targets[target]
-        else:
-            known = ", ".join(self.targets()) or "none registered"
-            raise UnknownTargetError(f"unknown process target {target!r}; known: {known}, or pid:NUMBER")
-        return [TargetRef(self.name, target, process_ident(pid))]
-
     #: How long pause/resume wait for the kernel to report the new state.
     settle_s = 5.0
+
+    def __init__(self, targets: Mapping[str, int] | None = None) -> None:
+        self._idents: dict[str, str] = {}
+        for target, pid in (targets or {}).items():
+            self.register(target, pid)
+
+    def register(self, target: str, pid: int) -> TargetRef:
+        """Make ``target`` name the process ``pid`` as it is now (pid and start time), if it may be paused."""
+        check_pausable(pid)
+        ident = process_ident(pid)
+        self._idents[target] = ident
+        return TargetRef(self.name, target, ident)
+
+    def targets(self) -> list[str]:
+        return sorted(self._idents)
+
+    def resolve(self, target: str) -> list[TargetRef]:
+        if target not in self._idents:
+            known = ", ".join(self.targets()) or "none"
+            raise UnknownTargetError(f"no process target {target!r} (registered: {known}); {REGISTER_HINT}")
+        return [TargetRef(self.name, target, self._idents[target])]
 
     def pause(self, ref: TargetRef) -> None:
         """SIGSTOP, then wait until the kernel reports the process stopped (signals are asynchronous)."""
@@ -92,25 +158,11 @@ class ProcessBackend(FaultBackend):
             time.sleep(0.001)
 
     def state(self, ref: TargetRef) -> TargetState:
-        pid = self._live_pid(ref)
-        if pid is None:
-            return TargetState.GONE
-        letter = process_state_letter(pid)
-        if letter is None or letter in "ZX":
-            return TargetState.GONE
-        return TargetState.PAUSED if letter in "Tt" else TargetState.RUNNING
-
-    def _live_pid(self, ref: TargetRef) -> int | None:
-        """The pid of ``ref`` if that very process still exists (not a recycled pid)."""
-        pid_text, _, start_text = ref.ident.partition("@")
-        pid = int(pid_text)
-        start = process_start_ticks(pid)
-        if start is None or str(start) != start_text:
-            return None
-        return pid
+        pid = live_pid(ref.ident)
+        return TargetState.GONE if pid is None else process_state(pid)
 
     def _signal(self, ref: TargetRef, signum: signal.Signals) -> None:
-        pid = self._live_pid(ref)
+        pid = live_pid(ref.ident)
         if pid is None:
             return
         try:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 
 from chaos.backends.base import FaultBackend
 
 
-class LazyBackend(Mapping[str, FaultBackend]):
-    """One fault backend under its name, made on first use (the controller reads it when a run starts).
+class LazyBackend:
+    """One fault backend, made on first use (when a run starts, never for a dry run).
 
     ``what`` says which, for the plan: ``the docker backend``, ``the chaos API at ...``.
     """
@@ -29,17 +29,6 @@ class LazyBackend(Mapping[str, FaultBackend]):
         if self._backend is None:
             self._backend = self._make()
         return self._backend
-
-    def __getitem__(self, name: str) -> FaultBackend:
-        if name != self.name:
-            raise KeyError(name)
-        return self.backend()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([self.name])
-
-    def __len__(self) -> int:
-        return 1
 
 
 def docker_backend(project: str | None) -> LazyBackend:

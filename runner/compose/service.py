@@ -24,6 +24,7 @@ import logging
 from collections.abc import Mapping
 
 from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
+from chaos.targets import FaultTarget
 from runner.compose.lazy import LazyBackend, docker_backend
 from runner.compose.watch import Watch
 from runner.compose.webapi import WebApi
@@ -64,7 +65,7 @@ class ServiceTarget:
         self.api = api
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"
-        self.fault_targets: Mapping[str, str] = {refs[0].target: backend.name}
+        self.faults: Mapping[str, FaultTarget] = {refs[0].target: FaultTarget(refs[0].target, backend)}
         self.backend = backend
         self.refs = refs
         self.watch = Watch(f"the target at {api.base_url}", self.probe, allowed_s=unhealthy_after_s)
@@ -127,7 +128,9 @@ class ServiceTargets:
         if backend is None:
             backend = docker_backend(None)
         self.lazy = backend if isinstance(backend, LazyBackend) else LazyBackend.of(backend)
-        self.backends: Mapping[str, FaultBackend] = self.lazy
+
+    def recovery_backends(self) -> list[FaultBackend]:
+        return [self.lazy.backend()]
 
     def fault_target_names(self) -> list[str]:
         return [self.fault_target]

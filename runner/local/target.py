@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from chaos.backends import FaultBackend, ProcessBackend
+from chaos.targets import FaultTarget
 from runner.local.processes import ManagedProcess
 from runner.paths import slug
 from target.models import OverloadModel
@@ -24,11 +25,11 @@ TARGET_START_S = 30.0
 class LocalTarget:
     """A ``retrystorm target`` child process."""
 
-    def __init__(self, process: ManagedProcess, base_url: str) -> None:
+    def __init__(self, process: ManagedProcess, base_url: str, backend: ProcessBackend) -> None:
         self.process = process
         self.base_url = base_url
         self.metrics_url = base_url + "/metrics"
-        self.fault_targets: Mapping[str, str] = {FAULT_TARGET: ProcessBackend.name}
+        self.faults: Mapping[str, FaultTarget] = {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)}
 
     def describe(self) -> str:
         return f"retrystorm target on {self.base_url} (pid {self.process.pid})"
@@ -47,7 +48,9 @@ class LocalTargets:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
         self.process_backend = ProcessBackend()
-        self.backends: Mapping[str, FaultBackend] = {ProcessBackend.name: self.process_backend}
+
+    def recovery_backends(self) -> list[FaultBackend]:
+        return [self.process_backend]
 
     def fault_target_names(self) -> list[str]:
         return [FAULT_TARGET]
@@ -67,4 +70,4 @@ class LocalTargets:
             await process.stop()
             raise
         self.process_backend.register(FAULT_TARGET, process.pid)
-        return LocalTarget(process, found.group(1))
+        return LocalTarget(process, found.group(1), self.process_backend)

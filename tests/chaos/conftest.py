@@ -15,7 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from chaos.backends.process import process_state_letter
+from chaos.backends import ProcessBackend
+from chaos.targets import FaultTarget
+from tests.proc import process_state_letter
 
 
 def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
@@ -102,3 +104,30 @@ def chaos_api(victim, journal_path):
     if process.poll() is None:
         process.terminate()
         process.wait(timeout=20)
+
+
+class RecordingSwitch:
+    """A dead-man switch that records what it was asked to guard (``armed``) and what was stood down."""
+
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.fail = fail
+        self.armed: list[tuple[str, str, float]] = []
+        self.disarmed: list[str] = []
+
+    def arm(self, ref, outage_id: str, hold_s: float):
+        if self.fail is not None:
+            raise self.fail
+        self.armed.append((ref.ident, outage_id, hold_s))
+        switch = self
+
+        class Armed:
+            def disarm(self) -> None:
+                switch.disarmed.append(outage_id)
+
+        return Armed()
+
+
+def process_target(pid: int, name: str = "target") -> FaultTarget:
+    """``pid`` registered under ``name`` in a fresh process backend."""
+    backend = ProcessBackend({name: pid})
+    return FaultTarget(name, backend)

@@ -15,13 +15,12 @@ import threading
 import pytest
 
 from chaos.annotations import GrafanaAnnotations, OutageAnnotation, annotations_from_env
-from chaos.backends import ProcessBackend
 from chaos.controller import Outage, OutageController, OutageStatus
 from chaos.journal import Journal
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
 from tests.loadgen.conftest import free_port
 
-from .conftest import call, is_stopped, wait_for
+from .conftest import RecordingSwitch, call, is_stopped, process_target, wait_for
 
 pytestmark = pytest.mark.signals
 
@@ -40,8 +39,13 @@ def grafana(monkeypatch):
 
 
 def controller_for(victim, tmp_path, listener):
-    backend = ProcessBackend({"target": victim.pid})
-    return OutageController({"process": backend}, Journal(tmp_path / "j.jsonl"), listener=listener)
+    """A controller whose pauses arm a recording switch."""
+    return OutageController(Journal(tmp_path / "j.jsonl"), dead_man=RecordingSwitch(), listener=listener)
+
+
+def target_of(victim):
+    """The victim as a fault target (the same ref each time: overlapping pauses hold one target)."""
+    return process_target(victim.pid)
 
 
 async def wait_until(predicate, timeout_s=20.0):
@@ -86,7 +90,7 @@ def test_real_outage_posts_one_region_annotation(victim, tmp_path, grafana):
 
     async def scenario():
         async with controller_for(victim, tmp_path, listener) as controller:
-            outage = await controller.pause("target", 0.3)
+            outage = await controller.pause(target_of(victim), 0.3)
             await wait_until(lambda: outage.status is OutageStatus.RESUMED)
             await listener.drain()
             return outage
@@ -110,7 +114,7 @@ def test_basic_auth_from_the_environment(victim, tmp_path, grafana, monkeypatch)
 
     async def scenario():
         async with controller_for(victim, tmp_path, listener) as controller:
-            outage = await controller.pause("target", 30)
+            outage = await controller.pause(target_of(victim), 30)
             await controller.resume(outage.id)
             await listener.drain()
 
@@ -136,9 +140,9 @@ def test_a_failing_grafana_never_breaks_an_outage(victim, tmp_path, failing_graf
 
     async def scenario():
         async with controller_for(victim, tmp_path, listener) as controller:
-            first = await controller.pause("target", 0.2)
+            first = await controller.pause(target_of(victim), 0.2)
             await wait_until(lambda: first.status is OutageStatus.RESUMED)
-            second = await controller.pause("target", 0.2)
+            second = await controller.pause(target_of(victim), 0.2)
             await wait_until(lambda: second.status is OutageStatus.RESUMED)
             await listener.drain()
             return first, second
@@ -166,7 +170,7 @@ def test_posting_never_holds_up_the_event_loop(victim, tmp_path):
 
     async def scenario():
         async with controller_for(victim, tmp_path, listener) as controller:
-            outage = await controller.pause("target", 30)
+            outage = await controller.pause(target_of(victim), 30)
             await controller.resume(outage.id)
             ticks = 0
             while ticks < 5:  # the loop keeps running while the post hangs

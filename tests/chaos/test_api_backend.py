@@ -11,8 +11,9 @@ from chaos.backends.api import ChaosApiBackend
 from chaos.client import ChaosClient
 from chaos.controller import OutageController
 from chaos.journal import Journal
+from chaos.targets import FaultTarget
 
-from .conftest import call, free_port, is_stopped, wait_for
+from .conftest import RecordingSwitch, call, free_port, is_stopped, wait_for
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 
@@ -47,11 +48,13 @@ def test_the_chaos_service_resumes_when_the_hold_runs_out(chaos_api, victim):
 
 def test_a_controller_over_the_api_resumes_on_schedule(chaos_api, victim, tmp_path):
     base, _ = chaos_api
-    backends = {"chaos-api": ChaosApiBackend(ChaosClient(base), hold_s=60)}
+    backend = ChaosApiBackend(ChaosClient(base), hold_s=60)
+    switch = RecordingSwitch()
 
     async def scenario() -> str | None:
-        async with OutageController(backends, Journal(tmp_path / "journal.jsonl")) as controller:
-            outage = await controller.pause("target", 0.3)
+        journal = Journal(tmp_path / "journal.jsonl")
+        async with OutageController(journal, dead_man=switch, recovery_backends=[backend]) as controller:
+            outage = await controller.pause(FaultTarget("target", backend), 0.3)
             assert is_stopped(victim.pid)
             while outage.status == "active":
                 await asyncio.sleep(0.05)
@@ -59,6 +62,7 @@ def test_a_controller_over_the_api_resumes_on_schedule(chaos_api, victim, tmp_pa
 
     assert asyncio.run(scenario()) == "scheduled"
     assert not is_stopped(victim.pid)
+    assert [ident for ident, *_ in switch.armed] == ["target"]  # the switch decides; the real one arms nothing here
     assert call(base, "GET", "/outages")[1][0]["end_reason"] == "early"  # ended by the runner, before its hold
 
 

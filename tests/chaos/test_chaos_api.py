@@ -39,13 +39,14 @@ def test_outage_lifecycle_over_http(chaos_api, victim):
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [
-        (b"not json", 400, "expected JSON"),
+        (b"not json", 400, "not valid JSON"),
         ([1, 2], 400, "expected a JSON object"),
         ({"target": "target"}, 400, "duration: required"),
         ({"target": "target", "duration": "soon"}, 400, "duration: got 'soon'"),
-        ({"target": "target", "duration": "0"}, 400, "duration: got 0"),
+        ({"target": "target", "duration": "0"}, 400, "duration: got '0', expected a finite duration > 0"),
         ({"target": "target", "duration": "1s", "colour": "red"}, 400, "unknown field 'colour'"),
-        ({"target": "nope", "duration": "1s"}, 404, "unknown process target 'nope'"),
+        ({"target": "nope", "duration": "1s"}, 404, "no target 'nope'; targets: process:target"),
+        ({"target": "pid:1", "duration": "1s"}, 403, "raw pids are not accepted"),
         ({"target": "target", "duration": "1s", "backend": "docker"}, 400, "backend: got 'docker'"),
     ],
 )

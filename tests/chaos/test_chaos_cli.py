@@ -31,7 +31,27 @@ def test_sigterm_or_sigint_resumes_before_exit(victim, journal_path, signum):
     assert "resumed" in controller.stdout.read()
 
 
-def test_sigkill_leaves_it_paused_and_the_next_start_resumes_it(victim, journal_path):
+def test_after_sigkill_the_watchdog_resumes_at_the_deadline(victim, journal_path):
+    controller = start_pause(victim.pid)
+    controller.kill()  # before it even paused, or mid-outage: either way nothing may stay frozen
+    controller.wait(timeout=20)
+    short = subprocess.Popen(
+        [sys.executable, "-m", "retrystorm", "chaos", "pause", f"pid:{victim.pid}", "--for", "1s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    wait_for(lambda: is_stopped(victim.pid), what="the target to be paused")
+    os.killpg(short.pid, signal.SIGKILL)  # the controller and its whole process group
+    short.wait(timeout=20)
+    assert is_stopped(victim.pid)
+    wait_for(lambda: not is_stopped(victim.pid), timeout_s=15, what="the watchdog to resume the target")
+    records = [line for line in journal_path.read_text().splitlines() if '"watchdog"' in line]
+    assert records, "the watchdog journals its resume"
+
+
+def test_sigkill_then_recover_resumes_before_the_deadline(victim, journal_path):
     controller = start_pause(victim.pid)
     wait_for(lambda: is_stopped(victim.pid), what="the target to be paused")
     controller.kill()  # SIGKILL: no handler runs
@@ -74,3 +94,63 @@ def test_bad_target_is_one_line_exit_2(journal_path):
     )
     assert result.returncode == 2
     assert result.stderr.strip() == "retrystorm: error: no process with pid 999999999"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("pid:1", "refusing pid 1: init and the kernel are never paused"),
+        ("pid:abc", "target: got 'pid:abc', expected pid:NUMBER"),
+        ("1234", "target: got '1234', expected pid:NUMBER"),
+        ("pid:" + "9" * 400, "expected pid:NUMBER"),
+    ],
+)
+def test_what_may_not_be_paused_is_one_line_exit_2(journal_path, target, message):
+    result = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "chaos", "pause", target, "--for", "1s"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("retrystorm: error: ")
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_controller_may_not_pause_its_own_shell(journal_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "chaos", "pause", f"pid:{os.getpid()}", "--for", "1s"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "an ancestor of this controller" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--host", "127.attacker.example"], "cannot resolve '127.attacker.example'"),
+        (["--host", "0.0.0.0"], "set --token or RETRYSTORM_CHAOS_TOKEN"),  # noqa: S104
+        (["--max-outage", "1000000h"], "max outage: got 1000000h, expected a duration > 0 and at most 1h"),
+        (["--max-outage", "0"], "max outage: got 0s"),
+        (["--target", "x=1"], "refusing pid 1"),
+        (["--target", "x=" + "9" * 30], "expected NAME=PID"),
+    ],
+)
+def test_serve_refuses_bad_settings_in_one_line(journal_path, args, message):
+    result = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "chaos", "serve", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -11,6 +11,9 @@ import pytest
 from chaos.backends import TargetRefusedError, TargetState, UnknownTargetError
 from chaos.controller import OutageController
 from chaos.journal import Journal
+from chaos.targets import FaultTarget
+
+from .conftest import RecordingSwitch
 
 pytestmark = pytest.mark.docker
 
@@ -98,7 +101,8 @@ def test_start_up_resumes_labelled_containers_left_paused(client, project, tmp_p
     container.pause()  # as if a controller had been killed mid-outage
 
     async def start():
-        controller = OutageController({"docker": DockerBackend(client, project=name)}, Journal(tmp_path / "j"))
+        backend = DockerBackend(client, project=name)
+        controller = OutageController(Journal(tmp_path / "j"), dead_man=RecordingSwitch(), recovery_backends=[backend])
         return await controller.recover()
 
     resumed = asyncio.run(start())
@@ -113,9 +117,10 @@ def test_controller_outage_on_a_container(client, project, tmp_path):
     container = run("target")
 
     async def outage():
-        backends = {"docker": DockerBackend(client, project=name)}
-        async with OutageController(backends, Journal(tmp_path / "j"), max_outage_s=0.5) as controller:
-            await controller.pause("target", 60)
+        backend = DockerBackend(client, project=name)
+        journal = Journal(tmp_path / "j")
+        async with OutageController(journal, dead_man=RecordingSwitch(), max_outage_s=0.5) as controller:
+            await controller.pause(FaultTarget("target", backend), 60)
             assert status(container) == "paused"
             while controller.active():
                 await asyncio.sleep(0.05)

@@ -21,8 +21,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from chaos.backends.process import process_state_letter
 from chaos.client import ChaosApiError, ChaosClient
+from tests.proc import process_state_letter
 
 from .browser import Page, chromium_argv, chromium_path, devtools_page_url
 from .conftest import Processes, Target, free_port, get_text, locust_argv, post_form, target_starter, wait_until

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.backends.process import process_state_letter
 from chaos.journal import Journal
 from experiment.scenario import SCENARIO_DIR
+from tests.proc import process_state_letter
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from chaos.backends import ProcessBackend
-from chaos.backends.process import process_state_letter
 from chaos.journal import Journal
 from experiment.scenario import parse_scenario
 from runner.cli import RunOptions, run_plan
@@ -33,6 +32,7 @@ from runner.errors import RunFailedError
 from runner.plan import make_plan
 from runner.readings import ClientReading, TargetReading
 from runner.settings import LoadSettings
+from tests.proc import process_state_letter
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
     Processes,

@@ -168,7 +168,6 @@ def test_the_backend_is_made_when_first_used():
     provider = ServiceTargets("http://target:8070", backend=lazy)
     assert provider.fault_target_names() == ["target"]
     assert "through the process backend" in provider.describe(MODEL)
-    assert list(provider.backends) == ["process"]
     assert made == []
-    assert dict(provider.backends)["process"] is lazy.backend()
+    assert provider.recovery_backends() == [lazy.backend()]
     assert made == [1]

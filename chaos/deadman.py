@@ -1,0 +1,54 @@
+"""The dead-man switch every pause arms: an independent watchdog process per paused ref.
+
+:class:`WatchdogSwitch` is the :class:`~chaos.controller.DeadManSwitch` of every
+controller that pauses for real: before a process or a container is frozen it starts a
+watchdog (:mod:`chaos.watchdog`) that resumes it ``hold_s`` (plus
+:data:`GRACE_S`) later even if the controller, the runner and their process group were
+SIGKILLed, and that exits without acting once the controller disarms it after a normal
+resume. A pause made through another chaos API (backend ``chaos-api``) is guarded by
+that API's own controller and its watchdog, so nothing is armed here for it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from chaos.backends.base import TargetRef
+from chaos.controller import Disarm
+
+#: The watchdog acts this long after the outage's own end, so the controller's on-time resume normally wins.
+GRACE_S = 0.5
+#: Backends whose refs a local watchdog can resume.
+GUARDED_BACKENDS = frozenset({"process", "docker"})
+
+
+class _Nothing:
+    """Nothing armed (a pause another controller guards)."""
+
+    def disarm(self) -> None:
+        """Nothing to stand down."""
+
+
+class WatchdogSwitch:
+    """Arms a :mod:`chaos.watchdog` process per paused ref; it appends its resume to ``journal``."""
+
+    def __init__(self, journal: Path | None) -> None:
+        self.journal = journal
+
+    def arm(self, ref: TargetRef, outage_id: str, hold_s: float) -> Disarm:
+        """Start the watchdog of ``ref`` and return once it watches (raises ``BackendError`` otherwise)."""
+        if ref.backend not in GUARDED_BACKENDS:
+            return _Nothing()
+        from chaos.watchdog import WatchdogOrder, arm  # noqa: PLC0415 - keeps this module import-light
+
+        order = WatchdogOrder(
+            backend=ref.backend,
+            ident=ref.ident,
+            target=ref.target,
+            outage=outage_id,
+            deadline_monotonic=time.monotonic() + hold_s + GRACE_S,
+            journal=self.journal,
+        )
+        switch: Disarm = arm(order)
+        return switch
