@@ -4,6 +4,12 @@ Every error is one line, ``FILE:LINE: field.path: what was found; what is accept
 raised as :class:`ScenarioError` (a user error: exit 2). The YAML is composed into
 nodes first, so each value's line is known; pydantic validates the plain data; then
 :meth:`Scenario.problems` checks the cross-field rules.
+
+Hostile or absurd files are refused within a fraction of a second, before anything
+is built from them: more than :data:`MAX_FILE_BYTES`, bytes that are not UTF-8 text,
+nesting deeper than :data:`MAX_DEPTH` (checked on the parser's events, before the
+recursive composer runs), and aliases that expand to more than :data:`MAX_VALUES`
+values (a "billion laughs" file) or refer to themselves.
 """
 
 from __future__ import annotations
@@ -19,6 +25,14 @@ from retrystorm.errors import UserError
 
 #: Where the shipped scenario files live (the repository's ``scenarios/`` folder).
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+#: The largest scenario file read.
+MAX_FILE_BYTES = 1024 * 1024
+#: The deepest nesting of mappings and lists (a scenario needs 4).
+MAX_DEPTH = 32
+#: The most values a file may hold once its aliases are expanded.
+MAX_VALUES = 10_000
+#: A YAML parser written in C where PyYAML has one: the pure-Python scanner takes seconds on deep flow nesting.
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ScenarioError(UserError):
@@ -41,11 +55,27 @@ def load_scenario(path: Path | str, *, overrides: dict[str, Any] | None = None) 
     still get the same validation.
     """
     path = Path(path)
+    return parse_scenario(_read_text(path), source=str(path), default_name=path.stem, overrides=overrides)
+
+
+def _read_text(path: Path) -> str:
+    """The file as text: at most :data:`MAX_FILE_BYTES`, UTF-8, no NUL byte."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         raise ScenarioError(f"{path}: cannot read the scenario: {error.strerror or error}") from None
-    return parse_scenario(text, source=str(path), default_name=path.stem, overrides=overrides)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is a short YAML file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise ScenarioError(f"{path}:{line}: not UTF-8 text (byte {error.start}); expected a YAML file") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ScenarioError(f"{path}:{line}: a NUL byte: this is a binary file, expected a YAML file")
+    return text
 
 
 def parse_scenario(
@@ -92,41 +122,96 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[key] = value
 
 
+def _yaml_error(error: yaml.YAMLError, source: str) -> ScenarioError:
+    mark = getattr(error, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else 1
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    return ScenarioError(f"{source}:{line}: not valid YAML: {problem}")
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH`, reading parser events (no recursion, no tree)."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = event.start_mark.line + 1 if event.start_mark is not None else 1
+                    raise ScenarioError(f"{source}:{line}: nested deeper than {MAX_DEPTH} levels; a scenario needs 4")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as error:
+        raise _yaml_error(error, source) from None
+
+
 def _compose(text: str, source: str) -> tuple[Any, dict[Loc, int]]:
     """The YAML as plain data, and the line of every mapping key and list item."""
+    _check_depth(text, source)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        problem = getattr(error, "problem", None) or str(error)
-        raise ScenarioError(f"{source}:{line}: not valid YAML: {problem}") from None
+        raise _yaml_error(error, source) from None
     if root is None:
         raise ScenarioError(f"{source}:1: the file is empty; expected a scenario mapping")
     lines: dict[Loc, int] = {(): root.start_mark.line + 1}
-    constructor = yaml.SafeLoader("")
-    return _build(root, (), lines, constructor, source), lines
+    builder = _Builder(source, lines)
+    return builder.build(root, ()), lines
 
 
-def _build(node: yaml.Node, loc: Loc, lines: dict[Loc, int], constructor: yaml.SafeLoader, source: str) -> Any:
-    if isinstance(node, yaml.MappingNode):
+class _Builder:
+    """Plain data from composed nodes, counting values so that aliases cannot expand without bound."""
+
+    def __init__(self, source: str, lines: dict[Loc, int]) -> None:
+        self.source = source
+        self.lines = lines
+        self.values = 0
+        self.constructor = yaml.SafeLoader("")
+
+    def build(self, node: yaml.Node, loc: Loc) -> Any:
+        self.values += 1
+        line = node.start_mark.line + 1
+        if self.values > MAX_VALUES:
+            raise ScenarioError(
+                f"{self.source}:{line}: more than {MAX_VALUES:,} values once aliases are expanded; "
+                "a scenario is a short file (are aliases nested inside each other?)"
+            )
+        if len(loc) > MAX_DEPTH:
+            raise ScenarioError(f"{self.source}:{line}: an alias that contains itself; expected plain values")
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, loc)
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for index, item in enumerate(node.value):
+                self.lines[(*loc, index)] = item.start_mark.line + 1
+                items.append(self.build(item, (*loc, index)))
+            return items
+        return self._scalar(node, loc)
+
+    def _mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = constructor.construct_object(key_node)
-            child = (*loc, str(key))
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ScenarioError(f"{self.source}:{key_node.start_mark.line + 1}: {_path(loc)}: a key must be a name")
+            key = self._scalar(key_node, loc)
+            child = (*loc, str(key)[:100])
             if key in result:
                 where = _path(child)
-                raise ScenarioError(f"{source}:{key_node.start_mark.line + 1}: {where}: given twice; keep one")
-            lines[child] = key_node.start_mark.line + 1
-            result[key] = _build(value_node, child, lines, constructor, source)
+                raise ScenarioError(f"{self.source}:{key_node.start_mark.line + 1}: {where}: given twice; keep one")
+            self.lines[child] = key_node.start_mark.line + 1
+            result[key] = self.build(value_node, child)
         return result
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for index, item in enumerate(node.value):
-            lines[(*loc, index)] = item.start_mark.line + 1
-            items.append(_build(item, (*loc, index), lines, constructor, source))
-        return items
-    return constructor.construct_object(node, deep=True)
+
+    def _scalar(self, node: yaml.Node, loc: Loc) -> Any:
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except (ValueError, OverflowError):  # e.g. an integer of more than 4,300 digits
+            text = str(node.value)
+            shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+            where = f"{self.source}:{node.start_mark.line + 1}: {_path(loc)}"
+            raise ScenarioError(f"{where}: {shown} is not a number this file format can hold") from None
+        except yaml.YAMLError as error:
+            raise _yaml_error(error, self.source) from None
 
 
 def _line(lines: dict[Loc, int], loc: Loc) -> int:
@@ -166,7 +251,13 @@ def _message(error: Any, loc: Loc) -> str:
         accepted = _accepted_keys(loc[:-1])
         return f"unknown field; accepted: {', '.join(accepted)}" if accepted else "unknown field"
     expected = str(error["msg"]).replace("Input should be", "expected").replace("Input", "expected")
-    return f"got {error.get('input')!r}; {expected}"
+    return f"got {_short(error.get('input'))}; {expected}"
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut to 60 characters: a file may hold a number of 4,000 digits."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
 
 
 def _accepted_keys(loc: Loc) -> list[str]:

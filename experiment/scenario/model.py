@@ -32,6 +32,19 @@ from retrystorm.errors import SpecError
 
 Loc = tuple[str | int, ...]
 
+#: Ceilings on sizes, so that no scenario can hang the simulator or exhaust memory (README, "Scenario files").
+MAX_USERS = 1_000_000
+MAX_RATE = 1_000_000.0
+MAX_RUN_S = 24 * 3600.0
+MAX_PAUSE_S = 3600.0
+MAX_STRATEGIES = 100
+MAX_FAULTS = 1000
+MAX_PAUSES = 10_000
+MAX_ATTEMPTS = 1_000_000
+MAX_NAME_CHARS = 200
+MIN_SAMPLE_EVERY_S = 0.01
+MAX_INTERVALS = 1_000_000
+
 
 def rng_for(seed: int, component: str) -> random.Random:
     """The random source of one component (``think``, ``faults``, ``server``...) of a run.
@@ -51,16 +64,16 @@ class Repeat(_Strict):
     """Start the fault again every ``every``, ``times`` times in all (default: until the end)."""
 
     every: PositiveDuration
-    times: int | None = Field(default=None, ge=1)
+    times: int | None = Field(default=None, ge=1, le=MAX_PAUSES)
 
 
 class Fault(_Strict):
     """Pause target ``pause`` for ``for`` seconds at ``at``; optionally repeated, optionally
     at a random start within ``random_start`` after each nominal start."""
 
-    pause: str = Field(default="target", min_length=1)
+    pause: str = Field(default="target", min_length=1, max_length=MAX_NAME_CHARS)
     at: Duration
-    for_s: PositiveDuration = Field(alias="for")
+    for_s: PositiveDuration = Field(alias="for", le=MAX_PAUSE_S)
     repeat: Repeat | None = None
     random_start: Duration = 0.0
 
@@ -74,14 +87,14 @@ class Fault(_Strict):
 class Load(_Strict):
     """The users and how they send requests."""
 
-    users: int = Field(ge=1)
-    spawn_rate: float | None = Field(default=None, gt=0)
+    users: int = Field(ge=1, le=MAX_USERS)
+    spawn_rate: float | None = Field(default=None, gt=0, le=MAX_USERS)
     think_time: ThinkTimeField = ThinkTime("exponential", 10.0)
     arrival: Literal["closed", "open"] = "closed"
-    rate: float | None = Field(default=None, gt=0)
+    rate: float | None = Field(default=None, gt=0, le=MAX_RATE)
     attempt_timeout: PositiveDuration | None = 2.0
-    duration: PositiveDuration
-    max_attempts: int | None = Field(default=None, ge=1)
+    duration: PositiveDuration = Field(le=MAX_RUN_S)
+    max_attempts: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
     request_deadline: PositiveDuration | None = None
     budget: BudgetField | None = None
     reset_after_success: bool = True
@@ -95,10 +108,10 @@ class StrategyEntry(_Strict):
     max_attempts, request_deadline}``, the last three overriding ``load``'s.
     """
 
-    label: str = Field(min_length=1)
+    label: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     strategy: StrategyField
     budget: BudgetField | None = None
-    max_attempts: int | None = Field(default=None, ge=1)
+    max_attempts: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
     request_deadline: PositiveDuration | None = None
 
     @model_validator(mode="before")
@@ -141,7 +154,7 @@ class Assertions(_Strict):
     client_recovers_within: RecoveryBound | None = None
     min_success_ratio: float | None = Field(default=None, ge=0, le=1)
     max_amplification: float | None = Field(default=None, ge=1)
-    max_peak_in_flight: int | None = Field(default=None, ge=0)
+    max_peak_in_flight: int | None = Field(default=None, ge=0, le=2**53)
 
 
 class SpikeUniform(_Strict):
@@ -162,23 +175,23 @@ class SpikeUniform(_Strict):
 class SimOptions(_Strict):
     """Simulator-only knobs; the live runner ignores this section."""
 
-    sample_every: PositiveDuration = 1.0
+    sample_every: PositiveDuration = Field(default=1.0, ge=MIN_SAMPLE_EVERY_S)
     first_request: SpikeUniform | None = None
-    requests_per_user: int | None = Field(default=None, ge=1)
-    accept_backlog: int | None = Field(default=None, ge=0)
+    requests_per_user: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
+    accept_backlog: int | None = Field(default=None, ge=0, le=100 * MAX_USERS)
     open_arrivals: Literal["poisson", "constant"] = "poisson"
 
 
 class Scenario(_Strict):
     """A whole scenario file."""
 
-    name: str = Field(min_length=1)
-    description: str = ""
-    seed: int = 1
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    description: str = Field(default="", max_length=10_000)
+    seed: int = Field(default=1, ge=0, lt=2**63)
     model: ModelField
     load: Load
-    strategies: list[StrategyEntry] = Field(min_length=1)
-    faults: list[Fault] = []
+    strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
+    faults: list[Fault] = Field(default=[], max_length=MAX_FAULTS)
     assertions: dict[str, Assertions] = {}
     sim: SimOptions = SimOptions()
 
@@ -202,6 +215,15 @@ class Scenario(_Strict):
                     f"duplicate label {entry.label!r}; give each strategy its own label",
                 )
             seen[entry.label] = index
+        pauses = 0
+        for index, fault in enumerate(self.faults):
+            pauses += fault.plan().most_starts(self.load.duration)
+            if pauses > MAX_PAUSES:
+                yield (
+                    ("faults", index),
+                    f"the timeline would hold more than {MAX_PAUSES:,} pauses; repeat less often or fewer times",
+                )
+                break
         for index, fault in enumerate(self.faults):
             end = fault.plan().latest_end_s()
             if end == float("inf"):  # repeats until the run ends: only the first must fit
@@ -223,6 +245,15 @@ class Scenario(_Strict):
 
     def _load_problems(self) -> Iterator[tuple[Loc, str]]:
         load = self.load
+        intervals = load.duration / self.sim.sample_every
+        if intervals > MAX_INTERVALS:
+            yield (
+                ("sim", "sample_every"),
+                (
+                    f"{intervals:,.0f} intervals of {format_duration(self.sim.sample_every)} in load.duration; "
+                    f"at most {MAX_INTERVALS:,}: sample less often"
+                ),
+            )
         if load.arrival == "open" and load.rate is None:
             yield ("load", "arrival"), "open arrivals need load.rate (logical requests per second, e.g. rate: 100)"
         if load.arrival == "closed" and load.rate is not None:

@@ -52,6 +52,13 @@ class FaultPlan:
                 return found
             nominal += self.every_s
 
+    def most_starts(self, duration_s: float) -> int:
+        """An upper bound on how many times this fault starts within ``duration_s``, without listing them."""
+        if self.every_s is None:
+            return 1
+        fitting = max(0.0, duration_s - self.at_s) // self.every_s + 1
+        return int(fitting if self.times is None else min(fitting, self.times))
+
     def latest_end_s(self) -> float:
         """The latest the last occurrence can end (``inf`` when it repeats until the run ends)."""
         if self.every_s is not None and self.times is None:
