@@ -27,7 +27,7 @@ import itertools
 import logging
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, Self
 
 from chaos.backends.base import BackendError, FaultBackend, TargetRef
@@ -139,6 +139,8 @@ class OutageController:
         max_outage_s: float = DEFAULT_MAX_OUTAGE_S,
         listener: OutageListener | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        run_blocking: Callable[..., Awaitable[Any]] = asyncio.to_thread,
     ) -> None:
         self.journal = journal
         self.dead_man = dead_man
@@ -146,6 +148,9 @@ class OutageController:
         self.max_outage_s = check_max_outage(max_outage_s)
         self.listener = listener or OutageListener()
         self.clock = clock
+        self.sleep = sleep
+        #: How backends (synchronous) are called: in a worker thread, so the event loop never blocks.
+        self.run_blocking = run_blocking
         self._outages: dict[str, Outage] = {}
         self._backends: dict[str, FaultBackend] = {}
         self._switches: dict[str, list[Disarm]] = {}
@@ -176,7 +181,7 @@ class OutageController:
             if await self._recover_ref(backend, pending.ref, pending.outage):
                 resumed.append(pending.ref)
         for backend in self.recovery_backends.values():
-            for ref in await asyncio.to_thread(backend.stray_paused):
+            for ref in await self.run_blocking(backend.stray_paused):
                 if ref not in resumed and ref not in held_elsewhere and await self._recover_ref(backend, ref, "stray"):
                     resumed.append(ref)
         self.journal.compact()
@@ -200,7 +205,7 @@ class OutageController:
         if not duration_s > 0:
             raise UserError(f"duration: got {duration_s}, expected a duration > 0")
         backend = target.backend
-        refs = await asyncio.to_thread(target.refs)
+        refs = await self.run_blocking(target.refs)
         async with self._lock:
             outage = Outage(
                 id=f"o{next(self._ids)}",
@@ -222,9 +227,9 @@ class OutageController:
                 self.journal.append("pause", ref, outage.id, duration_s=outage.duration_s)
                 self._holders.setdefault(ref, set()).add(outage.id)
                 try:
-                    switch = await asyncio.to_thread(self.dead_man.arm, ref, outage.id, outage.duration_s)
+                    switch = await self.run_blocking(self.dead_man.arm, ref, outage.id, outage.duration_s)
                     self._switches[outage.id].append(switch)
-                    await asyncio.to_thread(backend.pause, ref)
+                    await self.run_blocking(backend.pause, ref)
                 except BackendError as error:
                     outage.status, outage.error = OutageStatus.FAILED, str(error)
                     await self._release(outage, "pause failed")
@@ -235,7 +240,7 @@ class OutageController:
         return outage
 
     async def _expire(self, outage: Outage) -> None:
-        await asyncio.sleep(max(0.0, outage.started_monotonic + outage.duration_s - self.clock()))
+        await self.sleep(max(0.0, outage.started_monotonic + outage.duration_s - self.clock()))
         await self.resume(outage.id, reason="max_outage" if outage.clamped else "scheduled")
 
     async def resume(self, outage_id: str, *, reason: str = "early") -> Outage:
@@ -264,8 +269,10 @@ class OutageController:
                 await self._resume_ref(backend, ref, outage.id, reason=reason)
             except BackendError as error:
                 errors.append(str(error))
-        for switch in self._switches.pop(outage.id, []):
-            switch.disarm()  # after the resume: had this process died in between, the switch would still resume
+        switches = self._switches.pop(outage.id, [])
+        if not errors:  # after the resume: had this process died in between, the switches would still resume
+            for switch in switches:
+                switch.disarm()
         outage.ended_utc = utc_now()
         outage.ended_monotonic = self.clock()
         outage.end_reason = reason
@@ -278,7 +285,7 @@ class OutageController:
     async def _resume_ref(self, backend: FaultBackend, ref: TargetRef, outage_id: str, *, reason: str) -> None:
         error: str | None = None
         try:
-            await asyncio.to_thread(backend.resume, ref)
+            await self.run_blocking(backend.resume, ref)
         except BackendError as failure:
             error = str(failure)
             raise
@@ -302,6 +309,10 @@ class OutageController:
     def outages(self) -> list[Outage]:
         """Every outage of this controller, oldest first."""
         return list(self._outages.values())
+
+    def failed(self) -> list[Outage]:
+        """Outages whose pause or resume failed (a target that failed to resume is left to its dead-man switch)."""
+        return [o for o in self._outages.values() if o.status is OutageStatus.FAILED]
 
     def active(self) -> list[Outage]:
         """Outages still pausing their target."""

@@ -136,6 +136,6 @@ def _pending(records: list[dict[str, Any]]) -> list[PendingPause]:
         if record["op"] == "pause":
             ref = TargetRef(record["backend"], record["target"], record["ident"])
             open_pauses[key] = PendingPause(ref, record["outage"], record["controller"], record["utc"])
-        elif record["op"] == "resume":
+        elif record["op"] == "resume" and record.get("status") != "failed":  # a failed resume left it paused
             open_pauses.pop(key, None)
     return list(open_pauses.values())

@@ -41,6 +41,7 @@ from runner.paths import default_folder
 from runner.plan import Plan, check_fault_targets, make_plan, select
 from runner.progress import Display
 from runner.record import StrategyRecord, analyse
+from runner.runtime import Runtime
 from runner.show import failures, plan_lines, print_verdicts
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class RunOptions:
     journal: Path | None = None
     #: The compose stack to run against; ``None``: local processes.
     compose: ComposeEndpoints | None = None
+    #: Time, sleep, blocking calls and the dead-man switch (tests pass fakes).
+    runtime: Runtime | None = None
 
 
 def prepare(
@@ -79,9 +82,9 @@ def prepare(
     return plan, loads
 
 
-def _run_live(plan: Plan, stack: Stack, journal: Path | None) -> list[StrategyRecord]:
+def _run_live(plan: Plan, stack: Stack, options: RunOptions) -> list[StrategyRecord]:
     with Display(err) as display:
-        return asyncio.run(execute(plan, stack, display, Journal(journal)))
+        return asyncio.run(execute(plan, stack, display, Journal(options.journal), options.runtime))
 
 
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
@@ -91,7 +94,7 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
 
     scenario = plan.scenario
     try:
-        records = _run_live(plan, stack, options.journal)
+        records = _run_live(plan, stack, options)
     except RunInterruptedError as error:
         err.print(f"retrystorm run: {error}", markup=False)
         return EXIT_INTERRUPTED

@@ -14,8 +14,7 @@ import asyncio
 import dataclasses
 import math
 import signal
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from chaos.annotations import annotations_from_env
 from chaos.controller import MAX_OUTAGE_CEILING_S, OutageController
@@ -24,11 +23,13 @@ from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
 from experiment.scenario import Outage
 from retrystorm.durations import format_duration
+from runner.errors import RunFailedError
 from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
 from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from runner.progress import Display, Status
 from runner.readings import Reading
 from runner.record import StrategyRecord
+from runner.runtime import Runtime
 
 #: Deadline of one reading: a second's reading must not delay the next.
 READ_TIMEOUT_S = 0.8
@@ -50,12 +51,6 @@ class RunInterruptedError(Exception):
     """SIGINT or SIGTERM stopped the run (every target was resumed, every process stopped)."""
 
 
-async def _sleep_until(deadline: float, clock: Callable[[], float]) -> None:
-    delay = deadline - clock()
-    if delay > 0:
-        await asyncio.sleep(delay)
-
-
 class StrategyRun:
     """One strategy's run against a started target and load."""
 
@@ -67,21 +62,22 @@ class StrategyRun:
         display: Display,
         position: tuple[int, int, float],
         *,
-        clock: Callable[[], float] = time.monotonic,
+        runtime: Runtime,
     ) -> None:
         self.plan = plan
         self.outages = list(outages)
         self.controller = controller
         self.display = display
         self.index, self.total, self.later_s = position
-        self.clock = clock
+        self.runtime = runtime
+        self.clock = runtime.clock
         self.paused: list[ControllerOutage] = []
         self.readings: list[Reading] = []
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
         """Pause each outage's target at its time; the controller resumes it after its duration."""
         for outage in self.outages:
-            await _sleep_until(t0 + outage.start_s, self.clock)
+            await self.runtime.sleep_until(t0 + outage.start_s)
             handle = await self.controller.pause(target.faults[outage.target], outage.duration_s)
             self.paused.append(handle)
 
@@ -101,13 +97,22 @@ class StrategyRun:
         """A reading at time 0 and then every second until the run's duration."""
         ticks = math.ceil(self.plan.settings.duration_s - 1e-9)
         for tick in range(ticks + 1):
-            await _sleep_until(t0 + tick, self.clock)
+            await self.runtime.sleep_until(t0 + tick)
             target.check()
             load.check()
+            self.check_outages()
             taken = self.clock() - t0
             target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
             self.readings.append(Reading(tick, taken, target_part, client_part))
             self.display.update(self.status(tick))
+
+    def check_outages(self) -> None:
+        """Fail the run if a pause or a resume failed: the target may still be frozen (its watchdog resumes it)."""
+        for outage in self.controller.failed():
+            raise RunFailedError(
+                f"the outage of {outage.target!r} failed: {outage.error}; a paused target is resumed by its "
+                "watchdog at the outage's deadline, or by `retrystorm chaos recover`"
+            )
 
     def status(self, tick: int) -> Status:
         """The display's view after the reading of ``tick``."""
@@ -146,13 +151,14 @@ class StrategyRun:
 
 
 async def run_strategy(
-    plan: Plan, index: int, stack: Stack, controller: OutageController, display: Display
+    plan: Plan, index: int, stack: Stack, controller: OutageController, *, display: Display, runtime: Runtime
 ) -> StrategyRecord:
     """Strategy ``index`` (from 1) of ``plan``: fresh target, load, timeline, readings; then all stopped."""
     strategy = plan.strategies[index - 1]
     scenario, settings = plan.scenario, strategy.settings
     later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
-    run = StrategyRun(strategy, plan.outages, controller, display, (index, len(plan.strategies), later_s))
+    position = (index, len(plan.strategies), later_s)
+    run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
     started_utc = utc_now()
     target = await stack.targets.start(settings.label, scenario.model, scenario.seed)
     try:
@@ -184,7 +190,9 @@ async def run_strategy(
     )
 
 
-async def execute(plan: Plan, stack: Stack, display: Display, journal: Journal) -> list[StrategyRecord]:
+async def execute(
+    plan: Plan, stack: Stack, display: Display, journal: Journal, runtime: Runtime | None = None
+) -> list[StrategyRecord]:
     """Run every strategy of ``plan`` in turn; SIGINT/SIGTERM raise :class:`RunInterruptedError`.
 
     The controller first resumes whatever a killed run left paused (its journal), and
@@ -192,10 +200,14 @@ async def execute(plan: Plan, stack: Stack, display: Display, journal: Journal) 
     one by more than :data:`OUTAGE_MARGIN_S`, and each pause arms a watchdog that resumes
     its target at that deadline even if this process is killed.
     """
+    runtime = runtime or Runtime()
     longest = max((outage.duration_s for outage in plan.outages), default=1.0)
     controller = OutageController(
         journal,
-        dead_man=WatchdogSwitch(journal.path),
+        dead_man=runtime.dead_man or WatchdogSwitch(journal.path),
+        clock=runtime.clock,
+        sleep=runtime.sleep,
+        run_blocking=runtime.run_blocking,
         recovery_backends=stack.targets.recovery_backends(),
         max_outage_s=min(longest + OUTAGE_MARGIN_S, MAX_OUTAGE_CEILING_S),
         listener=annotations_from_env(plan.scenario.name),  # GRAFANA_URL set: a Grafana annotation per outage
@@ -216,7 +228,7 @@ async def execute(plan: Plan, stack: Stack, display: Display, journal: Journal) 
             for index, strategy in enumerate(plan.strategies, start=1):
                 label = strategy.settings.label
                 display.note(f"[{index}/{count}] {label}: starting a fresh target and the load ({stack.name})")
-                records.append(await run_strategy(plan, index, stack, controller, display))
+                records.append(await run_strategy(plan, index, stack, controller, display=display, runtime=runtime))
                 display.note(f"[{index}/{count}] {label}: done")
     except asyncio.CancelledError:
         if interrupted:

@@ -52,11 +52,12 @@ def test_the_displayed_attempts_per_second_are_attempts_sent(small):
     from runner.orchestrate import StrategyRun
     from runner.plan import make_plan
     from runner.readings import Reading
+    from runner.runtime import Runtime
 
     from .conftest import client
 
     plan = make_plan(small, small.strategies)
-    run = StrategyRun(plan.strategies[0], plan.outages, None, None, (1, 2, 40.0))
+    run = StrategyRun(plan.strategies[0], plan.outages, None, None, (1, 2, 40.0), runtime=Runtime())
     run.readings = [
         Reading(20, 20.0, None, client(0.0, 100.0, sent=100.0)),
         Reading(21, 21.0, None, client(0.0, 100.0, sent=160.0)),

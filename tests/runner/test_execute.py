@@ -1,0 +1,160 @@
+"""The heart of ``retrystorm run`` with one-line fakes in virtual time: minutes of runs in milliseconds.
+
+A fake stack (targets, load, readings), a fake fault backend and a recording dead-man
+switch, with :class:`~tests.runner.fakes.VirtualTime` as the clock: the order of the
+steady state, pauses and resumes; SIGINT mid-outage; a child that dies; a backend that
+fails to resume. The real processes are tested end to end once per backend
+(``test_live_run.py``, ``compose/test_live_compose_backend.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import textwrap
+
+import pytest
+
+from chaos.journal import Journal
+from experiment.scenario import parse_scenario
+from runner.cli import RunOptions, run_plan
+from runner.errors import RunFailedError
+from runner.orchestrate import RunInterruptedError, execute
+from runner.plan import make_plan
+from runner.progress import Display
+from tests.chaos.conftest import RecordingSwitch
+
+from .fakes import VirtualTime, World, fake_runtime, fake_stack
+
+SCENARIO = textwrap.dedent(
+    """\
+    name: fake
+    model: exponential:limit=30
+    load: {users: 100, think_time: exponential:1s, attempt_timeout: 2s, duration: 60s}
+    strategies: [fixed:100ms, smira]
+    faults: [{at: 20s, for: 15s}]
+    """
+)
+
+
+class QuietConsole:
+    """A console that keeps nothing (the display's lines are not what these tests check)."""
+
+    is_terminal = False
+
+    def print(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+def setting(tmp_path, *, fail_resume=False, text=SCENARIO):
+    time = VirtualTime()
+    world = World(time)
+    stack, backend, metrics = fake_stack(world, fail_resume=fail_resume)
+    switch = RecordingSwitch()
+    scenario = parse_scenario(text, source="fake.yaml")
+    plan = make_plan(scenario, scenario.strategies)
+    journal = Journal(tmp_path / "journal.jsonl")
+    return world, stack, backend, metrics, switch, plan, journal, fake_runtime(time, switch)
+
+
+def run(plan, stack, journal, runtime):
+    return asyncio.run(execute(plan, stack, Display(QuietConsole()), journal, runtime))
+
+
+def test_each_strategy_runs_steady_state_outage_and_recovery_in_order(tmp_path):
+    world, stack, _, metrics, switch, plan, journal, runtime = setting(tmp_path)
+    records = run(plan, stack, journal, runtime)
+    assert world.events == [
+        (0.0, "start target fixed:100ms"),
+        (0.0, "start load fixed:100ms"),
+        (20.0, "pause target"),
+        (35.0, "resume target"),
+        (60.0, "stop load fixed:100ms"),
+        (60.0, "stop target fixed:100ms"),
+        (60.0, "start target smira"),
+        (60.0, "start load smira"),
+        (80.0, "pause target"),
+        (95.0, "resume target"),
+        (120.0, "stop load smira"),
+        (120.0, "stop target smira"),
+        (120.0, "close metrics"),
+    ]
+    assert [record.label for record in records] == ["fixed:100ms", "smira"]
+    for record in records:
+        assert [reading.tick for reading in record.readings] == list(range(61))
+        assert [(outage.start_s, outage.end_s) for outage in record.outages] == [(20.0, 35.0)]
+    paused_seconds = [second for second, paused in metrics.reads if paused]
+    assert paused_seconds == [*range(20, 35), *range(20, 35)]  # the pause at 20 s before that second's reading
+    assert [outage for _, outage, _ in switch.armed] == ["o1", "o2"]
+    assert switch.disarmed == ["o1", "o2"]
+    assert not journal.pending()
+
+
+def test_sigint_mid_outage_resumes_the_target_stops_everything_and_raises(tmp_path):
+    world, stack, backend, _, _, plan, journal, runtime = setting(tmp_path)
+    world.at[("fixed:100ms", 25.0)] = lambda: os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(RunInterruptedError, match="every target was resumed and every process stopped"):
+        run(plan, stack, journal, runtime)
+    names = world.names()
+    assert names[:3] == ["start target fixed:100ms", "start load fixed:100ms", "pause target"]
+    assert names[3:] == ["resume target", "stop load fixed:100ms", "stop target fixed:100ms", "close metrics"]
+    assert 25.0 <= world.events[3][0] < 35.0  # resumed when the signal came (a second or so), not at the outage's end
+    assert not backend.paused
+    assert not journal.pending()
+
+
+def test_a_target_that_dies_fails_the_run_after_resuming_and_stopping_everything(tmp_path):
+    world, stack, backend, _, _, plan, journal, runtime = setting(tmp_path)
+    world.at[("fixed:100ms", 30.0)] = "die"
+    with pytest.raises(RunFailedError, match="the target of fixed:100ms died during the run"):
+        run(plan, stack, journal, runtime)
+    assert world.names()[-4:] == ["resume target", "stop load fixed:100ms", "stop target fixed:100ms", "close metrics"]
+    assert not backend.paused
+    assert not journal.pending()
+    assert "start target smira" not in world.names()
+
+
+def test_a_target_that_dies_is_exit_3_on_the_command_line(tmp_path, capsys):
+    world, stack, _, _, _, plan, _, runtime = setting(tmp_path)
+    world.at[("smira", 40.0)] = "die"
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 3
+    assert "the target of smira died during the run" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_a_backend_that_fails_to_resume_fails_the_run_and_leaves_the_switch_armed(tmp_path):
+    _, stack, backend, _, switch, plan, journal, runtime = setting(tmp_path, fail_resume=True)
+    with pytest.raises(RunFailedError, match=r"the outage of 'target' failed: cannot resume .* its watchdog"):
+        run(plan, stack, journal, runtime)
+    assert [outage for _, outage, _ in switch.armed] == ["o1"]
+    assert switch.disarmed == []  # the dead-man switch still guards the target
+    assert backend.paused  # it could not be resumed: the switch is the net
+    assert journal.pending()  # and the journal says so, for `retrystorm chaos recover`
+
+
+def test_a_run_without_faults_is_steady_throughout(tmp_path):
+    text = SCENARIO.replace("faults: [{at: 20s, for: 15s}]\n", "")
+    world, stack, _, _, switch, plan, journal, runtime = setting(tmp_path, text=text)
+    records = run(plan, stack, journal, runtime)
+    assert "pause target" not in world.names()
+    assert switch.armed == []
+    assert all(not record.outages for record in records)
+
+
+def test_a_whole_run_writes_its_folder_and_exits_0(tmp_path, capsys):
+    _, stack, _, _, _, plan, _, runtime = setting(tmp_path)
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 0
+    assert {path.name for path in (tmp_path / "run").iterdir()} >= {"results.json", "timeseries.csv", "report.html"}
+    assert "run folder:" in capsys.readouterr().out
+
+
+def test_a_failed_assertion_exits_1_naming_the_measured_value_and_the_bound(tmp_path, capsys):
+    text = SCENARIO + "assertions:\n  smira: {max_peak_in_flight: 5, server_recovers_within: 20s}\n"
+    _, stack, _, _, _, plan, _, runtime = setting(tmp_path, text=text)
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 1
+    failed = [line for line in capsys.readouterr().err.splitlines() if line.startswith("assertion failed:")]
+    assert failed == ["assertion failed: smira: max_peak_in_flight 5: measured 10 (FAIL)"]
