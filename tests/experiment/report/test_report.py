@@ -214,3 +214,14 @@ def test_fit_uses_the_exact_simulated_peak_when_the_curves_carry_one():
     rows = {row.figure: row for row in fit_rows(live, sim)}
     assert (rows["peak in flight"].live, rows["peak in flight"].simulated) == ("5,000", "410")
     assert rows["peak in flight"].off == "×0.08"
+
+
+@pytest.mark.parametrize("outages", [((30.0, 50.0),), ()])
+def test_log_panels_are_labelled_in_plain_numbers(outages):
+    """In flight (symlog) and delay (log): 10 and 0.1, not powers of ten; a flat delay still shows two labels."""
+    figure = strategy_figure(curves("a", outages=outages, server_back_s=None))
+    figure.draw_without_rendering()
+    for axis in figure.axes[2:]:
+        shown = [label.get_text() for label in axis.get_yticklabels(which="both") if label.get_text()]
+        assert len(shown) >= 2
+        assert all(re.fullmatch(r"[\d,.]+", text) for text in shown), shown
