@@ -6,7 +6,7 @@ import csv
 import dataclasses
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,12 +170,15 @@ def run_metadata(report: Report, folder: Path) -> dict[str, object]:
     }
 
 
-def write_page(report: Report, folder: Path, plots: Sequence[Path]) -> list[Path]:
-    """The run report of a scenario run, as ``retrystorm run`` writes it, with ``requests.png`` added."""
+def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots: Sequence[Path]) -> list[Path]:
+    """The run report of a scenario run, as ``retrystorm run`` writes it, with ``requests.png`` added.
+
+    ``document`` is the report's results document; the page adds what ran to it (``run``).
+    """
     from experiment.report import write_report  # noqa: PLC0415 - matplotlib and jinja2 only when writing
     from experiment.report.page import Image  # noqa: PLC0415
 
-    document = {**report.document(), "run": run_metadata(report, folder)}
+    document = {**document, "run": run_metadata(report, folder)}
     more = [
         Image("Each finished request's latency and attempts, sorted by latency (requests.png)", path.read_bytes())
         for path in plots
@@ -191,8 +194,9 @@ def write_outputs(report: Report, folder: Path) -> list[Path]:
     from sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
 
     folder.mkdir(parents=True, exist_ok=True)
+    document = report.document()
     written = [folder / "results.json", folder / "results.csv"]
-    written[0].write_text(json.dumps(report.document(), indent=2) + "\n", encoding="utf-8")
+    written[0].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     written[1].write_text(csv_text(report.rows), encoding="utf-8")
     if report.runs:
         path = folder / "timeseries.csv"
@@ -201,5 +205,5 @@ def write_outputs(report: Report, folder: Path) -> list[Path]:
     plots = write_plots(report, folder)
     written += plots
     if report.kind == "runs" and report.runs:
-        written += write_page(report, folder, plots)
+        written += write_page(report, document, folder, plots)
     return written

@@ -66,8 +66,7 @@ class Titled:
 
     label: str
     verdicts: tuple[VerdictRow, ...] = ()
-    table: Table | None = None
-    curves: Table | None = None
+    tables: tuple[Table, ...] = ()
     entries: tuple[Entry, ...] = ()
 
 
@@ -169,7 +168,8 @@ def _fits(fits: Mapping[str, Sequence[FitRow]], simulated: Mapping[str, Any]) ->
             ("figure", "live", "simulated", "simulated off by"),
             tuple((r.figure, r.live, r.simulated, r.off) for r in rows),
         )
-        found.append(Titled(label, table=table, curves=curves_table(compared.get(label))))
+        curves = curves_table(compared.get(label))
+        found.append(Titled(label, tables=(table,) if curves is None else (table, curves)))
     return found
 
 

@@ -10,6 +10,7 @@ from markupsafe import escape
 
 from experiment.report import ranking
 from experiment.report.markup import to_html, to_plain
+from experiment.report.model_fit import fit_rows
 from experiment.report.page import Image, render
 from experiment.scenario import Assertions
 from tests.experiment.report.conftest import PNG_MAGIC, curves, document, parse, result, words
@@ -141,6 +142,18 @@ def test_every_figure_of_a_strategy_reads_in_words():
     assert (1, "readings missed", "target 5, client 0") in found
     assert (1, "latency max", "3s") in found and (1, "strategy spec", "exponential:base=100ms") in found
     assert not any(re.search(r"[\[\]{}]|\b(true|false)\b", text) for _, _, text in found)
+
+
+def test_simulated_results_and_curve_differences_are_tables_not_json():
+    live, model = curves("fixed", server_back_s=8.0), curves("fixed", server_back_s=5.0)
+    (run,) = [result(live)]
+    compared = {"curves": {"goodput": {"mean_abs_diff": 7.224396, "live_mean": 44.064195, "seconds": 30}}}
+    doc = document(run, simulated={"results": [result(model).to_json()], "compared": {"fixed": compared}})
+    text = render(doc, [], {"fixed": fit_rows(live, model)}, rule="")
+    reader = words(text)
+    assert "Simulated figures" in reader and "fixed 13,000 10,000 9,500" in reader
+    assert "goodput (req/s) 7.2 44.1 30" in reader and "server recovery 8s 5s -3s" in reader
+    assert "{" not in reader and "mean_abs_diff" not in reader
 
 
 def test_a_recovery_not_seen_is_measured_never():
