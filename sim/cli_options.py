@@ -112,7 +112,7 @@ def output_options(command: F) -> F:
     @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV on stdout.")
     @click.option(
         "-o", "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
-        help="Write results.json, results.csv, timeseries.csv and PNG plots to this folder.",
+        help="Write results.json, results.csv, timeseries.csv, PNG plots and (scenario runs) report.html here.",
     )  # fmt: skip
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
-from experiment.report.panels import PANELS, shade_outages, style_panel
+from experiment.report.panels import PANELS, plain_number, shade_outages, style_panel, value_axis
 from sim.experiments.base import Report
 from sim.result import RunOutput
 
@@ -44,19 +45,33 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
 
 
 def requests_figure(runs: list[RunOutput], title: str) -> Figure:
-    """Each finished request's latency and attempts, sorted by latency: one panel per strategy."""
+    """Each finished request's latency and attempts, sorted by latency: one panel per strategy.
+
+    Latency is a line on the left axis, attempts dots on the right one; either axis is
+    logarithmic when its values span two powers of ten (see
+    :func:`experiment.report.panels.value_axis`), and no axis uses an offset.
+    """
     figure = Figure(figsize=(12, 3 * max(1, len(runs))), layout="constrained")
     axes = figure.subplots(max(1, len(runs)), 1, squeeze=False)[:, 0]
     for axis, run in zip(axes, runs, strict=False):
         order = sorted(range(len(run.latencies)), key=run.latencies.__getitem__)
-        axis.plot([run.latencies[i] for i in order], color="tab:green", label="latency (s)")
-        axis.set_ylabel("latency (s)")
+        ranks = range(1, len(order) + 1)
+        latencies = [run.latencies[i] for i in order]
+        attempts = [run.request_attempts[i] for i in order]
+        (latency_line,) = axis.plot(ranks, latencies, color="tab:green", lw=1.5, label="latency (left axis)")
+        value_axis(axis, latencies, "latency (s)")
         twin = axis.twinx()
-        twin.plot([run.request_attempts[i] for i in order], color="tab:blue", label="attempts")
-        twin.set_ylabel("attempts")
+        (attempt_dots,) = twin.plot(
+            ranks, attempts, ls="none", marker=".", ms=3, alpha=0.5, color="tab:blue", label="attempts (right axis)"
+        )
+        value_axis(twin, [float(a) for a in attempts], "attempts", integer=True)
+        axis.set_zorder(twin.get_zorder() + 1)  # the latency line over the dots, the twin's background under both
+        axis.patch.set_visible(False)
+        axis.xaxis.set_major_formatter(FuncFormatter(plain_number))
         axis.set_title(f"{run.config.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
         axis.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("requests, sorted by latency")
+        axis.legend(handles=[latency_line, attempt_dots], loc="upper left", fontsize=8, markerscale=4)
+    axes[-1].set_xlabel("finished requests, sorted by latency (1 = fastest)")
     figure.suptitle(title, fontsize=10)
     return figure
 

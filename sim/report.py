@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from experiment.analysis import RunResult
+from experiment.report.curves import StrategyCurves
 from experiment.report.text import recovery_text, seconds
+from retrystorm.durations import format_duration
 from sim.experiments.base import Report
+from sim.result import RunOutput
 
 
 def runs_table(results: Sequence[RunResult], title: str) -> Table:
@@ -147,16 +151,59 @@ def timeseries_rows(report: Report) -> list[dict[str, Any]]:
     return [{"strategy": run.config.label, **row} for run in report.runs for row in run.series.rows()]
 
 
+def run_curves(run: RunOutput) -> StrategyCurves:
+    """A simulated run's curves as the run report draws them: its series, its outages, its exact peak."""
+    curves = StrategyCurves.from_samples(run.config.label, run.series.samples(), run.config.outages)
+    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight))
+
+
+def run_metadata(report: Report, folder: Path) -> dict[str, object]:
+    """What the report's "Run" section says of a simulated run: scenario, seed, what ran, the folder."""
+    config = report.runs[0].config
+    return {
+        "scenario": report.experiment,
+        "seed": config.seed,
+        "stack": "the simulator, in virtual time",
+        "target": f"the {config.model.spec()} model",
+        "load": f"{config.users:,} users ({config.arrival} loop) for {format_duration(config.duration_s)}",
+        "folder": str(folder),
+    }
+
+
+def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots: Sequence[Path]) -> list[Path]:
+    """The run report of a scenario run, as ``retrystorm run`` writes it, with ``requests.png`` added.
+
+    ``document`` is the report's results document; the page adds what ran to it (``run``).
+    """
+    from experiment.report import write_report  # noqa: PLC0415 - matplotlib and jinja2 only when writing
+    from experiment.report.page import Image  # noqa: PLC0415
+
+    document = {**document, "run": run_metadata(report, folder)}
+    more = [
+        Image("Each finished request's latency and attempts, sorted by latency (requests.png)", path.read_bytes())
+        for path in plots
+        if path.name == "requests.png"
+    ]
+    curves = [run_curves(run) for run in report.runs]
+    return write_report(folder, document, curves, source="simulated", more_images=more)
+
+
 def write_outputs(report: Report, folder: Path) -> list[Path]:
-    """``results.json``, ``results.csv``, ``timeseries.csv`` (runs) and the PNG plots; the paths written."""
+    """``results.json``, ``results.csv``, ``timeseries.csv`` (runs), the PNG plots and, for scenario runs,
+    the run report (a PNG per strategy, ``comparison.png``, ``report.html``); the paths written."""
     from sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
 
     folder.mkdir(parents=True, exist_ok=True)
+    document = report.document()
     written = [folder / "results.json", folder / "results.csv"]
-    written[0].write_text(json.dumps(report.document(), indent=2) + "\n", encoding="utf-8")
+    written[0].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     written[1].write_text(csv_text(report.rows), encoding="utf-8")
     if report.runs:
         path = folder / "timeseries.csv"
         path.write_text(csv_text(timeseries_rows(report)), encoding="utf-8")
         written.append(path)
-    return written + write_plots(report, folder)
+    plots = write_plots(report, folder)
+    written += plots
+    if report.kind == "runs" and report.runs:
+        written += write_page(report, document, folder, plots)
+    return written

@@ -1,33 +1,31 @@
 """``report.html``: one self-contained page (inline CSS, images as data URIs, no scripts).
 
-Every string that comes from the results document (labels, names, descriptions,
-metadata) is HTML-escaped: labels come from user YAML.
+The page is the template ``templates/report.html.j2``, rendered by jinja2 with
+autoescaping on: every string from the results document (labels, names, descriptions,
+metadata; labels come from user YAML) reaches the template as plain text and is
+escaped there. The only markup made here is the ranking rule's, by
+:func:`experiment.report.markup.to_html`, which escapes the text before adding its tags.
+This module turns the document into what the template shows: tables of strings,
+definition-list entries, images.
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
-import json
+import functools
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
+import jinja2
+
+from experiment.report.markup import to_html
+from experiment.report.metadata import Entry, row_entries, run_entries
 from experiment.report.model_fit import FitRow
-from experiment.report.ranking import headline
+from experiment.report.ranking import Headline, headline
 from experiment.report.text import DASH, count, per_outage, percent, recovery_text, seconds, times
 
-CSS = """
-body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1150px;padding:0 1em;color:#222}
-h1{margin-bottom:.2em} h2{margin-top:1.6em;border-bottom:1px solid #ddd}
-.headline{background:#f4f7fb;border-left:6px solid #2a6fdb;padding:.8em 1.2em;margin:1em 0}
-.headline h2{border:0;margin:.1em 0 .3em} .muted{color:#666}
-table{border-collapse:collapse;margin:.6em 0 1.2em} th,td{padding:.25em .7em;border-bottom:1px solid #e3e3e3}
-th{text-align:left;background:#fafafa} td.num{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#126b2b;font-weight:600} .fail{color:#b3141b;font-weight:700} tr.failed{background:#fdecec}
-.wide{overflow-x:auto} .wide table{font-size:13px}
-img{max-width:100%;border:1px solid #eee} figure{margin:1em 0} code{font-size:90%}
-"""
+TEMPLATE = "report.html.j2"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -37,35 +35,43 @@ class Image:
     caption: str
     png: bytes
 
-
-def _row(cells: Sequence[str], *, header: bool = False, numeric_from: int = 1, css: str = "") -> str:
-    tag = "th" if header else "td"
-    out = []
-    for index, cell in enumerate(cells):
-        cls = ' class="num"' if not header and index >= numeric_from else ""
-        out.append(f"<{tag}{cls}>{cell}</{tag}>")
-    attribute = f' class="{css}"' if css else ""
-    return f"<tr{attribute}>{''.join(out)}</tr>"
+    @property
+    def data_uri(self) -> str:
+        """The PNG as a ``data:`` URI, so the page needs no other file."""
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
 
 
-def _table(header: Sequence[str], rows: Sequence[str]) -> str:
-    return f"<table>{_row([escape(h) for h in header], header=True)}{''.join(rows)}</table>"
+@dataclasses.dataclass(frozen=True, slots=True)
+class Table:
+    """A table of text: a header and rows; columns from ``numeric_from`` on are right-aligned."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric_from: int = 1
 
 
-def _headline(document: Mapping[str, Any]) -> str:
-    top = headline(document)
-    lines = "".join(f"<li><strong>{escape(label)}</strong>: {escape(text)}</li>" for label, text in top.lines)
-    tally = ""
-    if top.assertions:
-        css = "pass" if top.assertions.startswith("All") else "fail"
-        tally = f'<p class="{css}">{escape(top.assertions)}</p>'
-    reason = f"<p>{escape(top.reason)}</p>" if top.reason else ""
-    rule = '<p class="muted">Ranking rule: see "How the winner is chosen" below.</p>'
-    return f'<section class="headline"><h2>{escape(top.title)}</h2>{reason}<ul>{lines}</ul>{tally}{rule}</section>'
+@dataclasses.dataclass(frozen=True, slots=True)
+class VerdictRow:
+    """One assertion: its check, measured value and bound as the tables show them, and whether it held."""
+
+    check: str
+    measured: str
+    bound: str
+    passed: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Titled:
+    """A strategy's label above what the page shows for it (verdicts, a fit, its other figures)."""
+
+    label: str
+    verdicts: tuple[VerdictRow, ...] = ()
+    tables: tuple[Table, ...] = ()
+    entries: tuple[Entry, ...] = ()
 
 
 def measured_text(check: str, value: object) -> str:
-    """A verdict's measured value or bound as the tables show it."""
+    """A verdict's measured value or bound as the tables show it (``never`` for a recovery not seen)."""
     if isinstance(value, str):
         return value
     values = value if isinstance(value, list) else [value]
@@ -76,143 +82,145 @@ def measured_text(check: str, value: object) -> str:
     return ", ".join((show or (lambda v: DASH if v is None else f"{v:.4g}"))(n) for n in numbers)
 
 
-def _verdicts(document: Mapping[str, Any]) -> str:
-    parts = []
+def _verdicts(document: Mapping[str, Any]) -> list[Titled]:
+    found = []
     for row in document.get("results", []):
-        verdicts = row.get("assertions") or []
-        label = escape(str(row["strategy"]))
-        if not verdicts:
-            parts.append(f"<h3>{label}</h3><p class='muted'>No assertions for this strategy.</p>")
-            continue
-        rows = []
-        for verdict in verdicts:
-            check, passed = str(verdict["check"]), bool(verdict["passed"])
-            result = '<span class="pass">pass</span>' if passed else '<span class="fail">FAIL</span>'
-            cells = [
-                escape(check),
-                escape(measured_text(check, verdict["measured"])),
-                escape(measured_text(check, verdict["bound"])),
-                result,
-            ]
-            rows.append(_row(cells, css="" if passed else "failed"))
-        parts.append(f"<h3>{label}</h3>" + _table(["assertion", "measured", "bound", "result"], rows))
-    return "<h2>Verdicts</h2>" + "".join(parts)
+        rows = tuple(
+            VerdictRow(
+                check=str(verdict["check"]),
+                measured=measured_text(str(verdict["check"]), verdict["measured"]),
+                bound=measured_text(str(verdict["check"]), verdict["bound"]),
+                passed=bool(verdict["passed"]),
+            )
+            for verdict in row.get("assertions") or []
+        )
+        found.append(Titled(str(row["strategy"]), verdicts=rows))
+    return found
 
 
 FIGURE_COLUMNS = (
     "strategy", "attempts", "requests", "succeeded", "gave up", "success", "amplification",
     "p50", "p99", "peak in flight", "server recovery", "client recovery",
 )  # fmt: skip
+#: The keys of a results row that the figures and verdicts tables show; the rest go under "every figure".
+FIGURE_KEYS = (
+    "strategy", "attempts", "requests", "succeeded", "gave_up", "success_ratio", "amplification",
+    "latency_p50", "latency_p99", "peak_in_flight", "server_recovery_s", "client_recovery_s", "assertions",
+)  # fmt: skip
 
 
-def _figures(document: Mapping[str, Any]) -> str:
-    rows = []
-    for row in document.get("results", []):
-        has_outage = bool(row.get("outages"))
-        cells = [
-            str(row["strategy"]),
-            count(row.get("attempts")),
-            count(row.get("requests")),
-            count(row.get("succeeded")),
-            count(row.get("gave_up")),
-            percent(row.get("success_ratio")),
-            times(row.get("amplification")),
-            seconds(row.get("latency_p50"), none=DASH),
-            seconds(row.get("latency_p99"), none=DASH),
-            count(row.get("peak_in_flight")),
-            recovery_text(per_outage(row, "server_recovery_s"), has_outage, none="no outage"),
-            recovery_text(per_outage(row, "client_recovery_s"), has_outage, none="no outage"),
-        ]
-        rows.append(_row([escape(cell) for cell in cells]))
-    note = (
-        '<p class="muted">Recovery times are seconds after each resume, one per outage; "never": not seen '
-        "before the data ended or the next outage began. Latencies are of successful logical requests.</p>"
+def _figure_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
+    has_outage = bool(row.get("outages"))
+    return (
+        str(row["strategy"]),
+        count(row.get("attempts")),
+        count(row.get("requests")),
+        count(row.get("succeeded")),
+        count(row.get("gave_up")),
+        percent(row.get("success_ratio")),
+        times(row.get("amplification")),
+        seconds(row.get("latency_p50"), none=DASH),
+        seconds(row.get("latency_p99"), none=DASH),
+        count(row.get("peak_in_flight")),
+        recovery_text(per_outage(row, "server_recovery_s"), has_outage, none="no outage"),
+        recovery_text(per_outage(row, "client_recovery_s"), has_outage, none="no outage"),
     )
-    return f'<h2>Figures</h2><div class="wide">{_table(FIGURE_COLUMNS, rows)}</div>{note}'
 
 
-def _model_fit(fits: Mapping[str, Sequence[FitRow]]) -> str:
-    if not fits:
-        return ""
-    parts = ["<h2>Simulation beside the live run</h2>"]
+def figures_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """One row per strategy run: counts, success, amplification, latencies, peak, recoveries."""
+    return Table(FIGURE_COLUMNS, tuple(_figure_cells(row) for row in rows))
+
+
+#: The curves ``simulated.compared`` holds per strategy, as the page names them, and how to show a value.
+CURVES = {
+    "goodput": ("goodput (req/s)", lambda v: f"{v:,.1f}"),
+    "attempts": ("attempts/s", lambda v: f"{v:,.1f}"),
+    "in_flight": ("in flight", lambda v: f"{v:,.1f}"),
+    "delay_s": ("modelled delay", seconds),
+}
+
+
+def curves_table(compared: object) -> Table | None:
+    """Each curve's mean absolute difference per second, simulated against live, beside the live mean."""
+    if not isinstance(compared, Mapping) or not isinstance(compared.get("curves"), Mapping):
+        return None
+    rows = []
+    for name, difference in compared["curves"].items():
+        label, show = CURVES.get(name, (name.replace("_", " "), lambda v: f"{v:.4g}"))
+        diff, mean = difference.get("mean_abs_diff"), difference.get("live_mean")
+        rows.append(
+            (
+                label,
+                DASH if diff is None else show(diff),
+                DASH if mean is None else show(mean),
+                count(difference.get("seconds")),
+            )
+        )
+    return Table(("curve", "mean |simulated − live| per second", "live mean", "seconds compared"), tuple(rows))
+
+
+def _fits(fits: Mapping[str, Sequence[FitRow]], simulated: Mapping[str, Any]) -> list[Titled]:
+    compared = simulated.get("compared") or {}
+    found = []
     for label, rows in fits.items():
-        body = [_row([escape(r.figure), escape(r.live), escape(r.simulated), escape(r.off)]) for r in rows]
-        parts.append(f"<h3>{escape(label)}</h3>" + _table(["figure", "live", "simulated", "simulated off by"], body))
-    return "".join(parts)
+        table = Table(
+            ("figure", "live", "simulated", "simulated off by"),
+            tuple((r.figure, r.live, r.simulated, r.off) for r in rows),
+        )
+        curves = curves_table(compared.get(label))
+        found.append(Titled(label, tables=(table,) if curves is None else (table, curves)))
+    return found
 
 
-def _plain(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+def _details(document: Mapping[str, Any]) -> list[Titled]:
+    rows = document.get("results", [])
+    return [Titled(str(row["strategy"]), entries=row_entries(row, FIGURE_KEYS)) for row in rows]
 
 
-def _findings(findings: Sequence[Mapping[str, Any]]) -> str:
-    items = []
-    for finding in findings:
-        mark = '<span class="pass">holds</span>' if finding.get("holds") else '<span class="fail">FAILS</span>'
-        items.append(f"<li>{mark} {escape(str(finding.get('text')))}</li>")
-    return "<ul>" + "".join(items) + "</ul>"
+def _tally_css(top: Headline) -> str:
+    return "pass" if top.assertions.startswith("All") else "fail"
 
 
-def _key_values(pairs: Sequence[tuple[object, object]]) -> str:
-    rows = [_row([escape(str(key)), escape(_plain(value))], numeric_from=2) for key, value in pairs]
-    return _table(["key", "value"], rows)
-
-
-def _metadata(document: Mapping[str, Any]) -> str:
-    """Notes, findings and every other top-level entry of the document (the run's metadata)."""
-    skip = {"experiment", "results", "description", "choices", "notes", "findings"}
-    parts = []
-    for key in ("notes", "choices"):
-        items = document.get(key) or []
-        if items:
-            parts.append("<ul>" + "".join(f"<li>{escape(_plain(item))}</li>" for item in items) + "</ul>")
-    if document.get("findings"):
-        parts.append(_findings(document["findings"]))
-    kept = [(key, value) for key, value in document.items() if key not in skip]
-    if kept:
-        parts.append(_key_values(kept))
-    return "<h2>Run</h2>" + "".join(parts) if parts else ""
-
-
-def _details(document: Mapping[str, Any]) -> str:
-    shown = {"strategy", "attempts", "requests", "succeeded", "gave_up", "success_ratio", "amplification"}
-    shown |= {"latency_p50", "latency_p99", "peak_in_flight", "server_recovery_s", "client_recovery_s", "assertions"}
-    parts = []
-    for row in document.get("results", []):
-        table = _key_values([(key, value) for key, value in row.items() if key not in shown])
-        parts.append(f"<details><summary>{escape(str(row['strategy']))}: every figure</summary>{table}</details>")
-    return "".join(parts)
-
-
-def _images(images: Sequence[Image]) -> str:
-    parts = ["<h2>Plots</h2>"]
-    for image in images:
-        data = base64.b64encode(image.png).decode("ascii")
-        caption = escape(image.caption)
-        image_tag = f'<img src="data:image/png;base64,{data}" alt="{caption}">'
-        parts.append(f"<figure>{image_tag}<figcaption>{caption}</figcaption></figure>")
-    return "".join(parts)
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The template environment: the package's templates, autoescaping on, undefined names an error."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("experiment.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
 
 
 def render(
     document: Mapping[str, Any], images: Sequence[Image], fits: Mapping[str, Sequence[FitRow]], rule: str
 ) -> str:
-    """The whole page: title, headline, verdicts, figures, simulation fit, run metadata, plots, details."""
-    name = escape(str(document.get("experiment", "run")))
+    """The whole page: title, headline, verdicts, figures, simulation fit, run metadata, plots, details, rule.
+
+    ``rule`` is the ranking rule in the report's markup (:mod:`experiment.report.markup`).
+    """
+    top = headline(document)
+    simulated = document.get("simulated")
+    simulated = simulated if isinstance(simulated, Mapping) else {}
     description = document.get("description")
-    intro = f"<p>{escape(str(description))}</p>" if description else ""
-    body = "".join(
-        [
-            f"<h1>{name}</h1>{intro}",
-            _headline(document),
-            _verdicts(document),
-            _figures(document),
-            _model_fit(fits),
-            _metadata(document),
-            _images(images),
-            "<h2>Every figure, per strategy</h2>" + _details(document),
-            f"<h2>How the winner is chosen</h2><pre>{escape(rule)}</pre>",
-        ]
+    findings = [(bool(f.get("holds")), str(f.get("text"))) for f in document.get("findings") or []]
+    template = environment().get_template(TEMPLATE)
+    return template.render(
+        title=str(document.get("experiment", "run")),
+        description=str(description) if description else "",
+        top=top,
+        tally_css=_tally_css(top),
+        verdicts=_verdicts(document),
+        figures=figures_table(document.get("results", [])),
+        simulated_figures=figures_table(simulated["results"]) if simulated.get("results") else None,
+        fits=_fits(fits, simulated),
+        run=run_entries(document),
+        choices=[str(item) for key in ("notes", "choices") for item in document.get(key) or []],
+        findings=findings,
+        images=images,
+        details=_details(document),
+        rule=to_html(rule),
     )
-    head = f'<meta charset="utf-8"><title>{name}: retrystorm report</title><style>{CSS}</style>'
-    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head><body>{body}</body></html>\n'

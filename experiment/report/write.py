@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from experiment.report import ranking
 from experiment.report.curves import StrategyCurves
@@ -36,11 +36,17 @@ def write_report(
     document: Mapping[str, Any],
     live: Sequence[StrategyCurves],
     simulated: Sequence[StrategyCurves] = (),
+    *,
+    source: Literal["live", "simulated"] = "live",
+    more_images: Sequence[Image] = (),
 ) -> list[Path]:
     """Writes one PNG per strategy, comparison.png and report.html into folder; returns their paths.
 
-    ``simulated`` curves are matched to ``live`` ones by label and drawn dashed beside
-    them; the page then also tabulates how far the simulation is from the live run.
+    ``live`` are the run's curves, measured live or, with ``source="simulated"``, a
+    simulator's own run (the captions say which). ``simulated`` curves are matched to
+    ``live`` ones by label and drawn dashed beside them; the page then also tabulates
+    how far the simulation is from the live run. ``more_images`` (already written
+    elsewhere) are shown after the plots drawn here.
     """
     folder.mkdir(parents=True, exist_ok=True)
     model = simulated_by_label(simulated)
@@ -56,14 +62,14 @@ def write_report(
         path.write_bytes(png)
         written.append(path)
         beside = ", simulated dashed" if simulation is not None else ""
-        images.append(Image(f"{curves.label}: live{beside}; outages shaded", png))
+        images.append(Image(f"{curves.label}: {source}{beside}; outages shaded", png))
     title = str(document.get("experiment", "run"))
     comparison = png_bytes(comparison_figure(live, f"{title}: every strategy"))
     (folder / COMPARISON).write_bytes(comparison)
     written.append(folder / COMPARISON)
     images.insert(0, Image("Every strategy overlaid; outages shaded", comparison))
     fits = {curves.label: fit_rows(curves, model[curves.label]) for curves in live if curves.label in model}
-    page = render(document, images, fits, rule=ranking.__doc__ or "")
+    page = render(document, [*images, *more_images], fits, rule=ranking.__doc__ or "")
     (folder / REPORT).write_text(page, encoding="utf-8")
     written.append(folder / REPORT)
     return written

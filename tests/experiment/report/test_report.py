@@ -1,151 +1,18 @@
-"""The run report: files, page, ranking, simulated curves, file names.
-
-Runs are fabricated as curves and analysed by the real experiment.analysis functions
-(recoveries, RunResult, evaluate, results_document), so the shapes stay in sync.
-"""
-
-from __future__ import annotations
+"""The run report: files, page, ranking, simulated curves, file names."""
 
 import base64
 import dataclasses
-import html
 import re
-import struct
-from html.parser import HTMLParser
 
 import pytest
+from markupsafe import escape
 
-from experiment.analysis import LatencySummary, RunResult, evaluate, recoveries, results_document
 from experiment.report import StrategyCurves, write_report
 from experiment.report.plots import comparison_figure, png_bytes, strategy_figure
 from experiment.report.ranking import headline, rank
 from experiment.report.write import strategy_file_name
 from experiment.scenario import Assertions
-
-DURATION_S = 120
-
-
-def curves(
-    label: str,
-    *,
-    outages=((30.0, 50.0),),
-    server_back_s: float | None = 6.0,
-    users_back_s: float | None = 20.0,
-    steady_goodput: float = 100.0,
-    stuck_in_flight: float = 5000.0,
-) -> StrategyCurves:
-    """One strategy's curves: steady, then each outage; the server and the users come back
-    ``server_back_s`` / ``users_back_s`` after the resume, or never (``None``)."""
-    goodput, attempts, in_flight, delay = [], [], [], []
-    for second in range(DURATION_S):
-        start, end = float(second), float(second + 1)
-        paused = next(((a, b) for a, b in outages if a < end and start < b), None)
-        last = max((b for _, b in outages if b <= start), default=None)
-        if paused is not None:
-            goodput.append(0.0)
-            attempts.append(steady_goodput * 3)
-            in_flight.append(None)  # a paused target is not read
-            delay.append(None)
-            continue
-        since = None if last is None else start - last
-        server_ok = since is None or (server_back_s is not None and since + 1 >= server_back_s)  # read at the end
-        users_ok = since is None or (users_back_s is not None and since >= users_back_s)
-        goodput.append(steady_goodput if users_ok else steady_goodput * 0.2)
-        attempts.append(steady_goodput * (1.05 if server_ok else 8.0))
-        in_flight.append(20.0 if server_ok else stuck_in_flight)
-        delay.append(0.1 if server_ok else 300.0)
-    return StrategyCurves(
-        label=label,
-        times_s=[float(i + 1) for i in range(DURATION_S)],
-        goodput=goodput,
-        attempts=attempts,
-        in_flight=in_flight,
-        delay_s=delay,
-        outages=[tuple(outage) for outage in outages],
-    )
-
-
-def result(
-    entry: StrategyCurves,
-    *,
-    attempts: int = 13_000,
-    requests: int = 10_000,
-    succeeded: int = 9_500,
-    assertions: Assertions | None = None,
-    latencies=(0.1, 0.2, 0.4, 3.0),
-    peak: int | None = None,
-) -> RunResult:
-    """The run of ``entry`` analysed by the real recovery analysis, verdicts evaluated."""
-    found = recoveries(entry.samples(), entry.recovery_outages()) if entry.outages else []
-    seen = [value for value in entry.in_flight if value is not None]
-    run = RunResult(
-        strategy=entry.label,
-        spec="exponential:base=100ms",
-        attempts=attempts,
-        requests=requests,
-        succeeded=succeeded,
-        gave_up=requests - succeeded,
-        unfinished=0,
-        latency=LatencySummary.of(latencies),
-        peak_in_flight=peak if peak is not None else (round(max(seen)) if seen else None),
-        recoveries=found,
-    )
-    if assertions is None:
-        return run
-    return dataclasses.replace(run, verdicts=evaluate(assertions, run))
-
-
-def document(*runs: RunResult, **extra: object) -> dict[str, object]:
-    """The results document of ``runs``, as the runner writes it."""
-    return results_document("laptop-sigstop", runs, **extra)
-
-
-# --- helpers reading what was written ------------------------------------------------------------
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    """Width and height from the IHDR chunk, which must come first."""
-    assert data[:8] == PNG_MAGIC
-    length, kind = struct.unpack(">I4s", data[8:16])
-    assert kind == b"IHDR" and length == 13
-    return struct.unpack(">II", data[16:24])
-
-
-class Page(HTMLParser):
-    """Collects tags, text, image sources and external references of a page."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[str] = []
-        self.text: list[str] = []
-        self.images: list[str] = []
-        self.open: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        values = dict(attrs)
-        if tag == "img":
-            self.images.append(values["src"])
-        if tag not in ("meta", "img", "br"):
-            self.open.append(tag)
-
-    def handle_endtag(self, tag):
-        assert self.open and self.open[-1] == tag, f"</{tag}> closes <{self.open[-1] if self.open else None}>"
-        self.open.pop()
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
-def parse(text: str) -> Page:
-    page = Page()
-    page.feed(text)
-    page.close()
-    assert page.open == []
-    return page
-
+from tests.experiment.report.conftest import curves, document, parse, png_size, result, words
 
 ODD = 'fixed:delay=100ms,<b>"x"</b>&y'
 EXPO = "exponential:base=100ms,factor=2.718"
@@ -191,8 +58,8 @@ def test_page_parses_escapes_labels_and_embeds_every_png(seed_run):
     _, paths, _, text = seed_run
     page = parse(text)
     assert "script" not in page.tags and "link" not in page.tags and "b" not in page.tags  # the label's <b> escaped
-    assert html.escape(ODD) in text and html.escape(EXPO) in text
-    assert "<outage>" not in text and html.escape("The seed <outage> & its retries") in text
+    assert escape(ODD) in text and escape(EXPO) in text  # as the template's autoescaping writes them
+    assert "<outage>" not in text and escape("The seed <outage> & its retries") in text
     joined = "".join(page.text)
     assert ODD in joined  # shown to the reader exactly as written
     assert "http://" not in text and "https://" not in text
@@ -205,7 +72,7 @@ def test_page_parses_escapes_labels_and_embeds_every_png(seed_run):
 
 def test_page_shows_winner_verdicts_and_figures(seed_run):
     _, _, doc, text = seed_run
-    page = " ".join(parse(text).text)
+    page = words(text)
     assert f"{EXPO} wins" in page
     assert "Decided by server recoveries: 1 of 1 against 0 of 1" in page
     assert "server back 6s after resume" in page and "users back 41s after resume" in page
@@ -221,12 +88,12 @@ def test_page_shows_winner_verdicts_and_figures(seed_run):
     assert text.count('class="failed"') == 1
     # figures table: success ratio, p99, peak, recoveries
     assert "40.0 %" in page and "95.0 %" in page and "5,000" in page and "never" in page
-    assert "seed 7" in page and "2025-01-01T00:00:00Z" in page
+    assert "seed 7" in page and "started (UTC) 2025-01-01 00:00:00" in page
 
 
 def test_simulation_fit_is_tabulated(seed_run):
     _, _, _, text = seed_run
-    page = " ".join(parse(text).text)
+    page = words(text)
     assert "Simulation beside the live run" in page
     assert "server recovery 6s 4s -2s" in page and "client recovery 41s 30s -11s" in page
     assert "peak in flight 5,000 7,800 ×1.56" in page
@@ -322,7 +189,7 @@ def test_several_outages_and_missing_values(tmp_path):
     row = doc["results"][0]
     assert row["server_recovery_s"] == [3.0, 3.0] and row["client_recovery_s"] == [None, None]
     paths = write_report(tmp_path, doc, [flapping, empty])
-    page = " ".join(parse(paths[-1].read_text(encoding="utf-8")).text)
+    page = words(paths[-1].read_text(encoding="utf-8"))
     assert "server recovered after 2 of 2 outages (slowest 3s)" in page
     assert "users never recovered (2 outages)" in page
     assert "server_recovers_within 3s, 3s 5s pass" in page
@@ -347,3 +214,14 @@ def test_fit_uses_the_exact_simulated_peak_when_the_curves_carry_one():
     rows = {row.figure: row for row in fit_rows(live, sim)}
     assert (rows["peak in flight"].live, rows["peak in flight"].simulated) == ("5,000", "410")
     assert rows["peak in flight"].off == "×0.08"
+
+
+@pytest.mark.parametrize("outages", [((30.0, 50.0),), ()])
+def test_log_panels_are_labelled_in_plain_numbers(outages):
+    """In flight (symlog) and delay (log): 10 and 0.1, not powers of ten; a flat delay still shows two labels."""
+    figure = strategy_figure(curves("a", outages=outages, server_back_s=None))
+    figure.draw_without_rendering()
+    for axis in figure.axes[2:]:
+        shown = [label.get_text() for label in axis.get_yticklabels(which="both") if label.get_text()]
+        assert len(shown) >= 2
+        assert all(re.fullmatch(r"[\d,.]+", text) for text in shown), shown
