@@ -30,21 +30,22 @@ class Verdict:
     passed: bool
 
     def describe(self) -> str:
-        """``server_recovers_within 15s: measured 6s (pass)``."""
+        """``server_recovers_within 15s: measured 6s (pass)``; a recovery not seen is ``never``, as in the tables."""
         status = "pass" if self.passed else "FAIL"
-        unit = "s" if self.check.endswith("_within") else ""
-        return f"{self.check} {_show(self.bound)}: measured {_show(self.measured, unit)} ({status})"
+        within = self.check.endswith("_within")
+        shown = _show(self.measured, "s" if within else "", "never" if within else "none")
+        return f"{self.check} {_show(self.bound)}: measured {shown} ({status})"
 
     def to_json(self) -> dict[str, object]:
         """The verdict as a JSON object."""
         return {"check": self.check, "bound": self.bound, "measured": self.measured, "passed": self.passed}
 
 
-def _show(value: object, unit: str = "") -> str:
+def _show(value: object, unit: str = "", missing: str = "none") -> str:
     if value is None:
-        return "none"
+        return missing
     if isinstance(value, list):
-        return "[" + ", ".join(_show(item, unit) for item in value) + "]"
+        return "[" + ", ".join(_show(item, unit, missing) for item in value) + "]"
     if isinstance(value, float):
         return f"{value:.4g}{unit}"
     return f"{value}{unit}"

@@ -43,7 +43,7 @@ def test_failed_assertion_is_reported_with_its_bound(small, record_of, storm_run
     result = analyse(record_of("smira", storm_run), small.assertions["smira"])
     assert result.passed is False
     failed = [v.describe() for v in result.verdicts if not v.passed]
-    assert "server_recovers_within 10s: measured none (FAIL)" in failed
+    assert "server_recovers_within 10s: measured never (FAIL)" in failed
 
 
 def test_totals_are_differences_from_the_first_reading(record_of, recovered_run):

@@ -95,7 +95,7 @@ def test_a_failed_assertion_exits_1(small):
     result = run("run", str(small))
     assert result.returncode == 1
     assert "FAIL" in result.stdout
-    assert "server_recovers_within 5s: measured none (FAIL)" in result.stdout
+    assert "server_recovers_within 5s: measured never (FAIL)" in result.stdout
 
 
 def test_ad_hoc_run_from_flags():
