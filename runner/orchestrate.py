@@ -18,10 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from chaos.annotations import annotations_from_env
-from chaos.controller import Outage as ControllerOutage
-from chaos.controller import OutageController
+from chaos.controller import Outage, OutageController
 from chaos.journal import Journal, utc_now
-from experiment.scenario import Outage
+from experiment.scenario import OutageWindow
 from retrystorm.durations import format_duration
 from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
 from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
@@ -59,7 +58,7 @@ class StrategyRun:
     def __init__(
         self,
         plan: StrategyPlan,
-        outages: Sequence[Outage],
+        outages: Sequence[OutageWindow],
         controller: OutageController,
         display: Display,
         position: tuple[int, int, float],
@@ -72,7 +71,7 @@ class StrategyRun:
         self.display = display
         self.index, self.total, self.later_s = position
         self.clock = clock
-        self.paused: list[ControllerOutage] = []
+        self.paused: list[Outage] = []
         self.readings: list[Reading] = []
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
@@ -83,11 +82,11 @@ class StrategyRun:
             handle = await self.controller.pause(outage.target, outage.duration_s, backend=backend)
             self.paused.append(handle)
 
-    def actual_outages(self, t0: float) -> list[Outage]:
+    def actual_outages(self, t0: float) -> list[OutageWindow]:
         """The outages as they happened, relative to ``t0``."""
         now = self.clock()
         return [
-            Outage(
+            OutageWindow(
                 handle.started_monotonic - t0,
                 (handle.ended_monotonic if handle.ended_monotonic is not None else now) - t0,
                 handle.target,

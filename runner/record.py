@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from experiment.analysis import LatencySummary, RunResult, recoveries
 from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions, Outage
+from experiment.scenario import Assertions, OutageWindow
 from runner.quantiles import difference, histogram_quantile, upper_bound_of_max
 from runner.readings import ClientReading, Reading
 from runner.series import LiveSeries, build_series
@@ -47,8 +47,8 @@ class StrategyRecord:
 
     settings: LoadSettings
     readings: Sequence[Reading]
-    outages: Sequence[Outage]
-    planned_outages: Sequence[Outage]
+    outages: Sequence[OutageWindow]
+    planned_outages: Sequence[OutageWindow]
     started_utc: str
     ended_utc: str
     target: str

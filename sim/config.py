@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from experiment.scenario import Outage, Scenario, SpikeUniform, StrategyEntry, ThinkTime
+from experiment.scenario import OutageWindow, Scenario, SpikeUniform, StrategyEntry, ThinkTime
 from loadgen.strategies import RetryBudget, RetryPolicy
 from retrystorm.errors import UserError
 from target.models import FixedModel, OverloadModel
@@ -29,7 +29,7 @@ class RunConfig:
     rate: float | None = None
     open_arrivals: Literal["poisson", "constant"] = "poisson"
     attempt_timeout_s: float | None = 2.0
-    outages: tuple[Outage, ...] = ()
+    outages: tuple[OutageWindow, ...] = ()
     sample_every_s: float = 1.0
     first_request: SpikeUniform | None = None
     requests_per_user: int | None = None
@@ -59,7 +59,7 @@ class RunConfig:
         )
 
     @classmethod
-    def from_scenario(cls, scenario: Scenario, entry: StrategyEntry, outages: tuple[Outage, ...]) -> RunConfig:
+    def from_scenario(cls, scenario: Scenario, entry: StrategyEntry, outages: tuple[OutageWindow, ...]) -> RunConfig:
         """The run of ``entry`` in ``scenario`` with the (already drawn) ``outages``."""
         load, sim = scenario.load, scenario.sim
         return cls(

@@ -24,7 +24,7 @@ from experiment.scenario.model import (
     rng_for,
 )
 from experiment.scenario.think import ThinkTime
-from experiment.scenario.timeline import FaultPlan, Outage, expand_faults, merge_outages
+from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 
 __all__ = [
     "SCENARIO_DIR",
@@ -32,7 +32,7 @@ __all__ = [
     "Fault",
     "FaultPlan",
     "Load",
-    "Outage",
+    "OutageWindow",
     "Repeat",
     "Scenario",
     "ScenarioError",

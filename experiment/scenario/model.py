@@ -25,7 +25,7 @@ from experiment.scenario.fields import (
     ThinkTimeField,
 )
 from experiment.scenario.think import ThinkTime
-from experiment.scenario.timeline import FaultPlan, Outage, expand_faults, merge_outages
+from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 from loadgen.strategies import RetryPolicy, parse_strategy
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
@@ -186,7 +186,7 @@ class Scenario(_Strict):
         """The strategies' labels, in order."""
         return [entry.label for entry in self.strategies]
 
-    def outages(self) -> list[Outage]:
+    def outages(self) -> list[OutageWindow]:
         """The merged outages of this scenario's timeline (random starts drawn from its seed)."""
         plans = [fault.plan() for fault in self.faults]
         return merge_outages(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import Outage, ThinkTime
+from experiment.scenario import OutageWindow, ThinkTime
 from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
 from retrystorm.errors import UserError
 from sim.config import RunConfig
@@ -21,7 +21,7 @@ def config(**changes):
         "policy": RetryPolicy(strategy=parse_strategy("fixed:100ms")),
         "users": 200,
         "duration_s": 60.0,
-        "outages": (Outage(20.0, 30.0),),
+        "outages": (OutageWindow(20.0, 30.0),),
     }
     values.update(changes)
     return RunConfig(**values)
@@ -81,7 +81,7 @@ def test_conservation(*, model, strategy, budget, timeout, max_attempts, arrival
         users=30,
         duration_s=40.0,
         think=ThinkTime("exponential", 2.0),
-        outages=(Outage(10.0, 15.0), Outage(25.0, 27.5)),
+        outages=(OutageWindow(10.0, 15.0), OutageWindow(25.0, 27.5)),
         accept_backlog=backlog,
         seed=seed,
     )
@@ -143,7 +143,7 @@ def test_local_rejections_advance_virtual_time():
         users=30,
         duration_s=60.0,
         think=ThinkTime("exponential", 2.0),
-        outages=(Outage(5.0, 35.0),),
+        outages=(OutageWindow(5.0, 35.0),),
     )
     output = check_conservation(run_config)
     assert output.counts["rejected_locally"] > 1000
