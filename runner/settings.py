@@ -44,7 +44,7 @@ class LoadSettings:
         """The load of ``entry`` in ``scenario``."""
         load = scenario.load
         budget = entry.budget if entry.budget is not None else load.budget
-        think = load.think_time.text()
+        think = load.think_time.spec()
         if load.arrival == "open" and load.rate:
             think = f"exponential:{format_duration(load.users / load.rate)}"
         return cls(

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from experiment.scenario import OutageWindow, Scenario, SpikeUniform, StrategyEntry, ThinkTime
+from experiment.scenario import OutageWindow, Scenario, SpikeUniform, StrategyEntry
 from loadgen.strategies import RetryBudget, RetryPolicy
+from loadgen.think import ExponentialThink, ThinkTime
 from retrystorm.errors import UserError
 from target.models import FixedModel, OverloadModel
 
-SEED_THINK_TIME = ThinkTime("exponential", 10.0)
+SEED_THINK_TIME = ExponentialThink(average_s=10.0)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +40,7 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.never_advances:
             raise UserError(
-                f"load.think_time {self.think.text()} with model {self.model.spec()}: each user would send request "
+                f"load.think_time {self.think.spec()} with model {self.model.spec()}: each user would send request "
                 "after request at one instant of virtual time, forever; give a think time or a model delay above 0, "
                 "or sim.requests_per_user"
             )

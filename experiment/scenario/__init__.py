@@ -23,7 +23,6 @@ from experiment.scenario.model import (
     StrategyEntry,
     rng_for,
 )
-from experiment.scenario.think import ThinkTime
 from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 
 __all__ = [
@@ -39,7 +38,6 @@ __all__ = [
     "SimOptions",
     "SpikeUniform",
     "StrategyEntry",
-    "ThinkTime",
     "expand_faults",
     "load_scenario",
     "merge_outages",

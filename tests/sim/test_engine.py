@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import OutageWindow, ThinkTime
+from experiment.scenario import OutageWindow
 from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
+from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
 from sim.config import RunConfig
 from sim.engine import BACKOFF, WAITING, Simulation, simulate
@@ -80,7 +81,7 @@ def test_conservation(*, model, strategy, budget, timeout, max_attempts, arrival
         rate=15.0 if arrival == "open" else None,
         users=30,
         duration_s=40.0,
-        think=ThinkTime("exponential", 2.0),
+        think=ExponentialThink(average_s=2.0),
         outages=(OutageWindow(10.0, 15.0), OutageWindow(25.0, 27.5)),
         accept_backlog=backlog,
         seed=seed,
@@ -142,14 +143,14 @@ def test_local_rejections_advance_virtual_time():
         budget=parse_budget("adaptive"),
         users=30,
         duration_s=60.0,
-        think=ThinkTime("exponential", 2.0),
+        think=ExponentialThink(average_s=2.0),
         outages=(OutageWindow(5.0, 35.0),),
     )
     output = check_conservation(run_config)
     assert output.counts["rejected_locally"] > 1000
 
 
-@pytest.mark.parametrize("think", [ThinkTime("constant", 0.0), ThinkTime("exponential", 0.0)])
+@pytest.mark.parametrize("think", [ConstantThink(wait_s=0.0), ExponentialThink(average_s=0.0)])
 def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
     """Zero think time against a model that answers at once: every request at one instant, forever."""
     with pytest.raises(UserError, match=r"load.think_time .*:0s with model fixed:base_delay=0s: .*forever"):
@@ -159,7 +160,7 @@ def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
 @pytest.mark.parametrize(
     "changes",
     [
-        {"think": ThinkTime("constant", 0.001)},
+        {"think": ConstantThink(wait_s=0.001)},
         {"model": parse_model("fixed:base_delay=1ms")},
         {"model": parse_model("exponential:base_delay=0")},  # released at its first check, one tick on
         {"requests_per_user": 3},
@@ -167,7 +168,7 @@ def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
     ],
 )
 def test_zero_time_is_fine_when_something_advances_the_clock(changes):
-    values = {"model": parse_model("fixed:base_delay=0"), "think": ThinkTime("constant", 0.0), "outages": ()}
+    values = {"model": parse_model("fixed:base_delay=0"), "think": ConstantThink(wait_s=0.0), "outages": ()}
     output = check_conservation(config(**{**values, "users": 5, "duration_s": 2.0, **changes}))
     assert output.counts["succeeded"] > 0
 
