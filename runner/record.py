@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 
 from experiment.analysis import LatencySummary, RunResult, recoveries
+from experiment.analysis.series_names import IN_FLIGHT
 from experiment.analysis.verdicts import evaluate
 from experiment.scenario import Assertions, OutageWindow
 from runner.quantiles import difference, histogram_quantile, upper_bound_of_max
@@ -95,7 +96,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     succeeded = round(last.requests_ok - first.requests_ok)
     gave_up = round(last.requests_gave_up - first.requests_gave_up)
     last_target = next((r.target for r in reversed(record.readings) if r.target is not None), None)
-    peak = series.peak("in_flight")
+    peak = series.peak(IN_FLIGHT)
     extra: dict[str, object] = {
         "timeouts": round(last.attempts.get("timeout", 0.0) - first.attempts.get("timeout", 0.0)),
         "retries": round(last.retries - first.retries),

@@ -44,13 +44,14 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from experiment.analysis.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
 from experiment.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW, PAUSE, RESUME, RETRY, TIMEOUT, WAKE, EventQueue
 from sim.population import open_wait_s, start_population
 from sim.result import RunOutput
-from sim.series import Series
+from sim.series import REJECTIONS, Series
 from target.models import Outcome
 
 logger = logging.getLogger(__name__)
@@ -59,12 +60,12 @@ logger = logging.getLogger(__name__)
 LOCAL_RETRY_FLOOR_S = 0.01
 #: Totals kept only as per-interval counters: count name -> series name.
 _TOTALS = {
-    "attempts": "attempts",
-    "requests": "started",
-    "succeeded": "successes",
-    "gave_up": "give_ups",
-    "timeouts": "timeouts",
-    "rejections": "rejections",
+    "attempts": ATTEMPTS,
+    "requests": STARTED,
+    "succeeded": GOODPUT,
+    "gave_up": GAVE_UP,
+    "timeouts": TIMEOUTS,
+    "rejections": REJECTIONS,
 }
 THINKING, WAITING, BACKOFF, DONE = range(4)
 
@@ -213,7 +214,7 @@ class Simulation:
         """An attempt failed: back off and retry, or give up."""
         delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent)
         if isinstance(delay, GiveUp):
-            self.series.give_ups[self.bin] += 1
+            self.series.gave_up[self.bin] += 1
             self.finish(now, client)
             return
         if not sent:
@@ -229,7 +230,7 @@ class Simulation:
         """The current attempt succeeded: the logical request is done."""
         session = client.session
         session.on_success(now)
-        self.series.successes[self.bin] += 1
+        self.series.goodput[self.bin] += 1
         self.latencies.append(now - client.start_s)
         self.request_attempts.append(session.request_attempts)
         self.finish(now, client)

@@ -8,13 +8,13 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from experiment.analysis.series_names import IN_FLIGHT, RATES
 from experiment.report.panels import PANELS, shade_outages, style_panel
 from sim.experiments.base import Report
 from sim.result import RunOutput
 
-#: The simulator's series under each shared panel, and the labels it draws differently.
-_SERIES = {"goodput": "successes", "attempts": "attempts", "in_flight": "in_flight", "delay_s": "delay_s"}
-_LABELS = {"in_flight": "in flight (dashed: + accept queue)"}
+#: The labels the simulator draws differently.
+_LABELS = {IN_FLIGHT: "in flight (dashed: + accept queue)"}
 
 
 def _outages(run: RunOutput) -> list[tuple[float, float]]:
@@ -26,12 +26,12 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
     figure = Figure(figsize=(12, 11), layout="constrained")
     axes = figure.subplots(len(PANELS), 1, sharex=True)
     for axis, panel in zip(axes, PANELS, strict=True):
-        name = _SERIES[panel.series]
+        name = panel.series
         for run in runs:
             series = run.series
-            values = series.rate(name) if name in ("successes", "attempts") else getattr(series, name)
+            values = series.rate(name) if name in RATES else getattr(series, name)
             (line,) = axis.plot(series.times(), values, lw=1, label=run.config.label)
-            if name == "in_flight" and any(series.accept_queue):
+            if name == IN_FLIGHT and any(series.accept_queue):
                 waiting = [a + b for a, b in zip(series.in_flight, series.accept_queue, strict=True)]
                 axis.plot(series.times(), waiting, lw=1, ls="--", color=line.get_color())
         if runs:

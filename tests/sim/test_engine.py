@@ -56,7 +56,7 @@ def check_conservation(run_config):
     answered = counts["succeeded"] + counts["rejections"]
     assert counts["released"] == answered + counts["late_answers"]
     assert sum(output.series.attempts) == counts["attempts"]
-    assert sum(output.series.successes) == counts["succeeded"]
+    assert sum(output.series.goodput) == counts["succeeded"]
     return output
 
 
@@ -93,13 +93,13 @@ def test_nothing_is_served_while_frozen():
     run_config = config(model=parse_model("fixed:base_delay=100ms"), attempt_timeout_s=None, users=100)
     output = check_conservation(run_config)
     series = output.series
-    assert all(series.successes[i] == 0 for i in range(20, 30))  # intervals [20, 21) ... [29, 30)
+    assert all(series.goodput[i] == 0 for i in range(20, 30))  # intervals [20, 21) ... [29, 30)
     # reading i is taken at (i + 1) s, before the events of that instant
     assert [series.frozen[i] for i in (18, 19, 20, 29, 30)] == [0, 0, 1, 1, 0]
     assert series.in_flight[20] == series.in_flight[29]  # nothing admitted or released meanwhile
     assert series.accept_queue[29] > 50  # attempts wait in the accept queue...
     assert series.accept_queue[30] == 0  # ...and are admitted at the resume
-    assert series.successes[30] > 50  # then served: a flood at the resume
+    assert series.goodput[30] > 50  # then served: a flood at the resume
     assert max(output.latencies) >= 9.9  # a request sent as the outage began waited it out
 
 

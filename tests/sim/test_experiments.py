@@ -63,7 +63,7 @@ def test_smira_fixed_retries_never_recover(smira_report):
     after = run.series.in_flight[55:]
     assert min(after) > 5000  # jumps on resume and keeps growing
     assert after[-1] > after[0]
-    assert sum(run.series.successes[55:]) == 0
+    assert sum(run.series.goodput[55:]) == 0
 
 
 def test_smira_recovers_the_server_within_15_s_while_goodput_lags(smira_report):
@@ -73,8 +73,8 @@ def test_smira_recovers_the_server_within_15_s_while_goodput_lags(smira_report):
     assert recovery.server_s <= 15
     assert recovery.client_s is None or recovery.client_s >= recovery.server_s + 20
     run = next(run for run in smira_report.runs if run.config.label == "smira")
-    steady = statistics.fmean(run.series.successes[10:20])
-    assert statistics.fmean(run.series.successes[55:65]) < 0.6 * steady  # +5..15 s after the resume
+    steady = statistics.fmean(run.series.goodput[10:20])
+    assert statistics.fmean(run.series.goodput[55:65]) < 0.6 * steady  # +5..15 s after the resume
     assert all(finding.holds for finding in smira_report.findings)
     assert smira_report.ok
 
