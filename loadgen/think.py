@@ -59,6 +59,10 @@ class ExponentialThink(ThinkTime):
         return self.average_s
 
 
+#: The seed's clients: ``exponential:10s`` (1000 users offer about 100 requests/s).
+SEED_THINK_TIME = ExponentialThink(average_s=10.0)
+
+
 @THINK_TIMES.register("constant")
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ConstantThink(ThinkTime):

@@ -60,7 +60,7 @@ def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCur
         series = run.series
         curves.append(
             StrategyCurves(
-                label=run.config.label,
+                label=run.config.spec.label,
                 times_s=series.times(),
                 goodput=list(series.rate(GOODPUT)),
                 attempts=list(series.rate(ATTEMPTS)),

@@ -88,19 +88,22 @@ class Simulation:
     """One run of :class:`RunConfig`; call :meth:`run` once."""
 
     def __init__(self, config: RunConfig) -> None:
+        spec = config.spec
         self.config = config
-        self.server: Any = config.model.start(0.0)
+        self.spec = spec
+        self.think = spec.think
+        self.server: Any = spec.model.start(0.0)
         self.admit = self.server.admit
-        self.series = Series.empty(config.duration_s, config.sample_every_s)
-        self.budget = config.budget.start() if config.budget is not None else None
-        self.think_rng = rng_for(config.seed, "think")
-        self.arrival_rng = rng_for(config.seed, "arrivals")
-        self.retry_rng = rng_for(config.seed, "retry")
-        self.server_rng = rng_for(config.seed, "server")
+        self.series = Series.empty(spec.duration_s, config.sample_every_s)
+        self.budget = spec.budget.start() if spec.budget is not None else None
+        self.think_rng = rng_for(spec.seed, "think")
+        self.arrival_rng = rng_for(spec.seed, "arrivals")
+        self.retry_rng = rng_for(spec.seed, "retry")
+        self.server_rng = rng_for(spec.seed, "server")
         self.events = EventQueue(width_s=config.sample_every_s / 20)
         self.push_event = self.events.push
         self.push_timeout = self.events.push_in_order  # one constant timeout: deadlines come in order
-        self.timeout_s = config.attempt_timeout_s
+        self.timeout_s = spec.attempt_timeout_s
         self.attempt_bins = self.series.attempts
         self.sequence = itertools.count()
         self.clients: list[Client] = []
@@ -125,7 +128,7 @@ class Simulation:
 
     def add_client(self, requests_left: int | None) -> Client:
         """A new client with its own retry session (sharing the run's budget and retry random source)."""
-        client = Client(RetrySession(self.config.policy, budget=self.budget, rng=self.retry_rng), requests_left)
+        client = Client(RetrySession(self.spec.policy, budget=self.budget, rng=self.retry_rng), requests_left)
         self.clients.append(client)
         return client
 
@@ -138,7 +141,7 @@ class Simulation:
         for outage in config.outages:
             self.push(outage.start_s, PAUSE)
             self.push(outage.end_s, RESUME)
-        end = config.duration_s
+        end = self.spec.duration_s
         handlers = (self.on_new, self.attempt, self.on_timeout, self.on_wake, self.on_arrival)
         events = 0
         pop_before = self.events.pop_before
@@ -243,7 +246,7 @@ class Simulation:
                 client.state = DONE
                 return
         client.state = THINKING
-        client.think_s = self.config.think.sample(self.think_rng)
+        client.think_s = self.think.sample(self.think_rng)
         self.push(now + client.think_s, NEW, client)
 
     def on_arrival(self, now: float, client: Client, token: int = 0) -> None:
@@ -373,7 +376,7 @@ def _cycle_collector_paused() -> Iterator[None]:
 
 def simulate(config: RunConfig) -> RunOutput:
     """Run ``config`` once."""
-    if not math.isfinite(config.duration_s):
+    if not math.isfinite(config.spec.duration_s):
         raise ValueError("duration must be finite")
     with _cycle_collector_paused():
         return Simulation(config).run()

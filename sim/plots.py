@@ -30,7 +30,7 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
         for run in runs:
             series = run.series
             values = series.rate(name) if name in RATES else getattr(series, name)
-            (line,) = axis.plot(series.times(), values, lw=1, label=run.config.label)
+            (line,) = axis.plot(series.times(), values, lw=1, label=run.config.spec.label)
             if name == IN_FLIGHT and any(series.accept_queue):
                 waiting = [a + b for a, b in zip(series.in_flight, series.accept_queue, strict=True)]
                 axis.plot(series.times(), waiting, lw=1, ls="--", color=line.get_color())
@@ -54,7 +54,7 @@ def requests_figure(runs: list[RunOutput], title: str) -> Figure:
         twin = axis.twinx()
         twin.plot([run.request_attempts[i] for i in order], color="tab:blue", label="attempts")
         twin.set_ylabel("attempts")
-        axis.set_title(f"{run.config.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
+        axis.set_title(f"{run.config.spec.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
         axis.grid(True, alpha=0.3)
     axes[-1].set_xlabel("requests, sorted by latency")
     figure.suptitle(title, fontsize=10)

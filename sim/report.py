@@ -144,7 +144,7 @@ def csv_text(rows: Iterable[dict[str, Any]]) -> str:
 
 def timeseries_rows(report: Report) -> list[dict[str, Any]]:
     """Every run's series, one row per strategy and interval."""
-    return [{"strategy": run.config.label, **row} for run in report.runs for row in run.series.rows()]
+    return [{"strategy": run.config.spec.label, **row} for run in report.runs for row in run.series.rows()]
 
 
 def write_outputs(report: Report, folder: Path) -> list[Path]:

@@ -23,6 +23,7 @@ from experiment.scenario.model import (
     StrategyEntry,
     rng_for,
 )
+from experiment.scenario.run_spec import RunSpec
 from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Load",
     "OutageWindow",
     "Repeat",
+    "RunSpec",
     "Scenario",
     "ScenarioError",
     "SimOptions",

@@ -26,7 +26,7 @@ from experiment.scenario.fields import (
 )
 from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 from loadgen.strategies import RetryPolicy, parse_strategy
-from loadgen.think import ExponentialThink
+from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
 
@@ -76,7 +76,7 @@ class Load(_Strict):
 
     users: int = Field(ge=1)
     spawn_rate: float | None = Field(default=None, gt=0)
-    think_time: ThinkTimeField = ExponentialThink(average_s=10.0)
+    think_time: ThinkTimeField = SEED_THINK_TIME
     arrival: Literal["closed", "open"] = "closed"
     rate: float | None = Field(default=None, gt=0)
     attempt_timeout: PositiveDuration | None = 2.0

@@ -1,12 +1,13 @@
 """The engine: determinism, conservation, outage semantics, timeouts, open loop, budgets."""
 
+import dataclasses
 import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import OutageWindow
+from experiment.scenario import OutageWindow, RunSpec
 from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
 from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
@@ -14,8 +15,11 @@ from sim.config import RunConfig
 from sim.engine import BACKOFF, WAITING, Simulation, simulate
 from target.models import parse_model
 
+SIM_KNOBS = {field.name for field in dataclasses.fields(RunConfig)} - {"spec"}
+
 
 def config(**changes):
+    """A run of 200 users, fixed 100 ms retries, the seed's model, one outage; ``changes`` to the spec or the knobs."""
     values = {
         "label": "t",
         "model": parse_model("exponential"),
@@ -25,7 +29,9 @@ def config(**changes):
         "outages": (OutageWindow(20.0, 30.0),),
     }
     values.update(changes)
-    return RunConfig(**values)
+    knobs = {key: value for key, value in values.items() if key in SIM_KNOBS}
+    spec = RunSpec(**{key: value for key, value in values.items() if key not in SIM_KNOBS})
+    return RunConfig(spec=spec, **knobs)
 
 
 def document(run_config):
