@@ -13,10 +13,9 @@ import dataclasses
 from collections.abc import Sequence
 
 from experiment.analysis import default_steady_window
-from experiment.scenario import Assertions, OutageWindow, Scenario, StrategyEntry
+from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
-from runner.settings import LoadSettings
 
 #: Wall-clock seconds a strategy's run takes beyond its duration (starting and stopping processes).
 OVERHEAD_S = 10.0
@@ -47,7 +46,7 @@ class StrategyPlan:
     """One strategy's run: its load, its steps, its checks."""
 
     entry: StrategyEntry
-    settings: LoadSettings
+    spec: RunSpec
     steps: list[Step]
     checks: list[str]
 
@@ -109,7 +108,7 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
     steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
     steps.sort(key=lambda step: step.at_s)
     plans = [
-        StrategyPlan(entry, LoadSettings.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
+        StrategyPlan(entry, RunSpec.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
         for entry in entries
     ]
     return Plan(scenario, outages, plans)

@@ -29,11 +29,10 @@ from collections.abc import Sequence
 from experiment.analysis import LatencySummary, RunResult, recoveries
 from experiment.analysis.series_names import IN_FLIGHT
 from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions, OutageWindow
+from experiment.scenario import Assertions, OutageWindow, RunSpec
 from runner.quantiles import difference, histogram_quantile, upper_bound_of_max
 from runner.readings import ClientReading, Reading
 from runner.series import LiveSeries, build_series
-from runner.settings import LoadSettings
 
 LATENCY_SOURCE = (
     'client histogram retrystorm_client_request_latency_seconds{outcome="ok"} (successful logical requests, '
@@ -46,7 +45,7 @@ LATENCY_SOURCE = (
 class StrategyRecord:
     """Everything measured during one strategy's run."""
 
-    settings: LoadSettings
+    spec: RunSpec
     readings: Sequence[Reading]
     outages: Sequence[OutageWindow]
     planned_outages: Sequence[OutageWindow]
@@ -58,11 +57,11 @@ class StrategyRecord:
     @property
     def label(self) -> str:
         """The strategy's label."""
-        return self.settings.label
+        return self.spec.label
 
     def series(self) -> LiveSeries:
         """The readings on the one-second grid."""
-        return build_series(self.readings, self.settings.duration_s)
+        return build_series(self.readings, self.spec.duration_s)
 
     def missed(self) -> dict[str, int]:
         """How many readings had no target part and no client part."""
@@ -106,7 +105,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     }
     result = RunResult(
         strategy=record.label,
-        spec=record.settings.strategy,
+        spec=record.spec.policy.strategy.spec(),
         attempts=round(last.attempts_started - first.attempts_started),
         requests=started,
         succeeded=succeeded,

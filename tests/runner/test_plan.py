@@ -2,7 +2,7 @@
 
 import pytest
 
-from experiment.scenario import OutageWindow
+from experiment.scenario import OutageWindow, RunSpec
 from retrystorm.errors import UserError
 from runner.plan import check_fault_targets, make_plan, phase_at, select
 
@@ -46,11 +46,6 @@ def test_unknown_fault_target():
         check_fault_targets([OutageWindow(1, 2, "db")], ["target"], "local stack")
 
 
-def test_open_arrivals_become_a_think_time(small):
-    from runner.settings import LoadSettings
-
-    scenario = small.model_copy(update={"load": small.load.model_copy(update={"arrival": "open", "rate": 50.0})})
-    settings = LoadSettings.of(scenario, scenario.strategies[0])
-    assert settings.think_time == "exponential:2s"  # 100 users / 50 per s
-    assert settings.options()["arrival"] == "open"
-    assert "budget" not in settings.describe()
+def test_each_strategy_runs_its_resolved_spec(small):
+    plan = make_plan(small, small.strategies)
+    assert [strategy.spec for strategy in plan.strategies] == [RunSpec.of(small, entry) for entry in small.strategies]
