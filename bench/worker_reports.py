@@ -36,7 +36,7 @@ from benchlib import Server, target
 from loadgen_common import local_cluster
 
 from experiment.analysis import recoveries
-from experiment.scenario import Outage
+from experiment.scenario import OutageWindow
 from runner.readings import Reading, client_from_samples, parse_target, samples_of
 from runner.series import build_series
 
@@ -80,7 +80,7 @@ def analyse(readings: list[Reading]) -> tuple[float | None, list[float]]:
     """Client recovery (s after the resume) and the steady state's five-second goodput windows."""
     series = build_series(readings, DURATION_S)
     samples = series.samples()
-    found = recoveries(samples, [Outage(OUTAGE_AT_S, OUTAGE_AT_S + OUTAGE_S, "target")])
+    found = recoveries(samples, [OutageWindow(OUTAGE_AT_S, OUTAGE_AT_S + OUTAGE_S, "target")])
     goodput = samples.goodput
     windows = [sum(goodput[i : i + 5]) / 5 for i in range(OUTAGE_AT_S // 2, OUTAGE_AT_S - 5)]
     return found[0].client_s, windows

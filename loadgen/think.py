@@ -3,8 +3,10 @@
 A think time is a spec, like a strategy: ``exponential:10s`` (the seed's clients: an
 exponentially distributed wait with mean 10 s, so 1000 users offer about 100 req/s),
 ``constant:1s``, ``between:1s,3s`` (uniform, as Locust's ``between``). A bare
-duration (``10s``) is read as the mean of an exponential think time. Pure: the caller
-passes the random source, as the strategies do.
+duration (``10s``) is read as the mean of an exponential think time. The one think
+time of the project: the Locust user (``--think-time``), the scenario format
+(``load.think_time``) and the simulator all read it, so a user waits the same live
+and simulated. Pure: the caller passes the random source, as the strategies do.
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ class ExponentialThink(ThinkTime):
         return self.average_s
 
 
+#: The seed's clients: ``exponential:10s`` (1000 users offer about 100 requests/s).
+SEED_THINK_TIME = ExponentialThink(average_s=10.0)
+
+
 @THINK_TIMES.register("constant")
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ConstantThink(ThinkTime):
@@ -94,19 +100,31 @@ class BetweenThink(ThinkTime):
         return (self.low_s + self.high_s) / 2
 
 
-def parse_think_time(spec: str | Mapping[str, object] | ThinkTime) -> ThinkTime:
-    """Parse ``exponential:10s``, ``constant:1s``, ``between:1s,3s`` or a bare ``10s``.
+def parse_think_time(spec: object) -> ThinkTime:
+    """Parse ``exponential:10s``, ``constant:1s``, ``between:1s,3s``, a bare ``10s``, or a mapping.
 
-    A bare duration (or a number, from YAML) is the mean of an exponential think time.
-    Every form must come out finite and ``>= 0`` (``inf`` and ``forever`` are
-    durations, but a user that never sends is no user). Errors name the accepted forms.
+    A bare duration (or a number, from YAML) is the mean of an exponential think time;
+    a mapping names the kind (``{name: constant, wait: 1s}``); a :class:`ThinkTime`
+    passes through. Every form must come out finite and ``>= 0`` (``inf`` and
+    ``forever`` are durations, but a user that never sends is no user). Every error is
+    one line that says what was found and names the accepted forms.
     """
-    if isinstance(spec, int | float) and not isinstance(spec, bool):
-        think: ThinkTime = ExponentialThink(average_s=_bare_duration(spec))
-    elif isinstance(spec, str) and ":" not in spec and spec.strip() not in THINK_TIMES.names():
+    if isinstance(spec, ThinkTime):
+        think = spec
+    elif isinstance(spec, int | float) and not isinstance(spec, bool):
         think = ExponentialThink(average_s=_bare_duration(spec))
-    else:
+    elif isinstance(spec, str):
+        kind, colon, _ = spec.partition(":")
+        if kind.strip() in THINK_TIMES.names():
+            think = THINK_TIMES.parse(spec)
+        elif colon:
+            raise SpecError(f"think time: got {spec!r}, an unknown kind {kind.strip()!r}; expected {_ACCEPTED}")
+        else:
+            think = ExponentialThink(average_s=_bare_duration(spec))
+    elif isinstance(spec, Mapping):
         think = THINK_TIMES.parse(spec)
+    else:
+        raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}")
     if not 0 <= think.mean_s < math.inf:
         raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}")
     return think

@@ -60,9 +60,14 @@ def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """Format ``seconds`` compactly and exactly: ``0.1`` -> ``100ms``, ``300`` -> ``5m``."""
+    """Format ``seconds`` compactly and exactly: ``0.1`` -> ``100ms``, ``300`` -> ``5m``, ``-1`` -> ``-1s``.
+
+    A negative duration is never parsed, but an error that shows one must not fail itself.
+    """
     if seconds == 0:
         return "0s"
+    if seconds < 0:
+        return "-" + format_duration(-seconds)
     if math.isinf(seconds):
         return "inf"
     for digits in (0, 3):  # whole numbers of the largest unit first, then 3 decimals

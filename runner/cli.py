@@ -78,7 +78,7 @@ def prepare(
         from runner.compare import check_simulable  # only with --simulate
 
         check_simulable(scenario, [strategy.entry for strategy in plan.strategies])
-    loads = [stack.load.describe(strategy.settings) for strategy in plan.strategies]
+    loads = [stack.load.describe(strategy.spec) for strategy in plan.strategies]
     return plan, loads
 
 

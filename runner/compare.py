@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 from experiment.report import StrategyCurves
 from experiment.scenario import Scenario, StrategyEntry
 from retrystorm.errors import UserError
@@ -30,7 +31,7 @@ FIGURES = (
     "server_recovery_s",
     "client_recovery_s",
 )
-CURVES = ("goodput", "attempts", "in_flight", "delay_s")
+CURVES = (GOODPUT, ATTEMPTS, IN_FLIGHT, DELAY_S)
 
 
 def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> None:
@@ -59,10 +60,10 @@ def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCur
         series = run.series
         curves.append(
             StrategyCurves(
-                label=run.config.label,
+                label=run.config.spec.label,
                 times_s=series.times(),
-                goodput=list(series.rate("successes")),
-                attempts=list(series.rate("attempts")),
+                goodput=list(series.rate(GOODPUT)),
+                attempts=list(series.rate(ATTEMPTS)),
                 in_flight=[float(value) for value in series.in_flight],
                 delay_s=list(series.delay_s),
                 outages=[(outage.start_s, outage.end_s) for outage in run.config.outages],

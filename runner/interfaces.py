@@ -20,8 +20,8 @@ from typing import Protocol
 
 from chaos.backends.base import FaultBackend
 from chaos.targets import FaultTarget
+from experiment.scenario import RunSpec
 from runner.readings import ClientReading, TargetReading
-from runner.settings import LoadSettings
 from target.models import OverloadModel
 
 
@@ -90,11 +90,11 @@ class LoadHandle(Protocol):
 class LoadDriver(Protocol):
     """Starts load against a target."""
 
-    def describe(self, settings: LoadSettings) -> str:
+    def describe(self, spec: RunSpec) -> str:
         """What :meth:`start` will run, for ``--dry-run``."""
         ...
 
-    async def start(self, target: TargetHandle, settings: LoadSettings) -> LoadHandle:
+    async def start(self, target: TargetHandle, spec: RunSpec) -> LoadHandle:
         """Start the load and return once users are being spawned (time 0 of the timeline)."""
         ...
 

@@ -17,11 +17,10 @@ import signal
 from collections.abc import Sequence
 
 from chaos.annotations import annotations_from_env
-from chaos.controller import MAX_OUTAGE_CEILING_S, OutageController
-from chaos.controller import Outage as ControllerOutage
+from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
-from experiment.scenario import Outage
+from experiment.scenario import OutageWindow
 from retrystorm.durations import format_duration
 from runner.errors import RunFailedError
 from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
@@ -57,7 +56,7 @@ class StrategyRun:
     def __init__(
         self,
         plan: StrategyPlan,
-        outages: Sequence[Outage],
+        outages: Sequence[OutageWindow],
         controller: OutageController,
         display: Display,
         position: tuple[int, int, float],
@@ -71,7 +70,7 @@ class StrategyRun:
         self.index, self.total, self.later_s = position
         self.runtime = runtime
         self.clock = runtime.clock
-        self.paused: list[ControllerOutage] = []
+        self.paused: list[Outage] = []
         self.readings: list[Reading] = []
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
@@ -81,11 +80,11 @@ class StrategyRun:
             handle = await self.controller.pause(target.faults[outage.target], outage.duration_s)
             self.paused.append(handle)
 
-    def actual_outages(self, t0: float) -> list[Outage]:
+    def actual_outages(self, t0: float) -> list[OutageWindow]:
         """The outages as they happened, relative to ``t0``."""
         now = self.clock()
         return [
-            Outage(
+            OutageWindow(
                 handle.started_monotonic - t0,
                 (handle.ended_monotonic if handle.ended_monotonic is not None else now) - t0,
                 handle.target,
@@ -95,7 +94,7 @@ class StrategyRun:
 
     async def sample(self, target: TargetHandle, load: LoadHandle, source: MetricsSource, t0: float) -> None:
         """A reading at time 0 and then every second until the run's duration."""
-        ticks = math.ceil(self.plan.settings.duration_s - 1e-9)
+        ticks = math.ceil(self.plan.spec.duration_s - 1e-9)
         for tick in range(ticks + 1):
             await self.runtime.sleep_until(t0 + tick)
             target.check()
@@ -116,7 +115,7 @@ class StrategyRun:
 
     def status(self, tick: int) -> Status:
         """The display's view after the reading of ``tick``."""
-        settings = self.plan.settings
+        spec = self.plan.spec
         last = self.readings[-1]
         before = self.readings[-2] if len(self.readings) >= 2 else None
         goodput = attempts = None
@@ -125,13 +124,13 @@ class StrategyRun:
             goodput = (last.client.requests_ok - before.client.requests_ok) / span
             attempts = (last.client.attempts_started - before.client.attempts_started) / span
         return Status(
-            label=settings.label,
+            label=spec.label,
             index=self.index,
             total=self.total,
             phase=phase_at(float(tick), self.outages),
             elapsed_s=float(tick),
-            duration_s=settings.duration_s,
-            remaining_total_s=settings.duration_s - tick + self.later_s,
+            duration_s=spec.duration_s,
+            remaining_total_s=spec.duration_s - tick + self.later_s,
             outage=self.outage_state(float(tick)),
             goodput=goodput,
             attempts=attempts,
@@ -155,31 +154,31 @@ async def run_strategy(
 ) -> StrategyRecord:
     """Strategy ``index`` (from 1) of ``plan``: fresh target, load, timeline, readings; then all stopped."""
     strategy = plan.strategies[index - 1]
-    scenario, settings = plan.scenario, strategy.settings
+    scenario, spec = plan.scenario, strategy.spec
     later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
     position = (index, len(plan.strategies), later_s)
     run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
     started_utc = utc_now()
-    target = await stack.targets.start(settings.label, scenario.model, scenario.seed)
+    target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:
-        load = await stack.load.start(target, settings)
+        load = await stack.load.start(target, spec)
         try:
             t0 = run.clock()
-            faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {settings.label}")
+            faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
             try:
                 await run.sample(target, load, stack.metrics, t0)
                 await faults  # every pause has started by now; its errors surface here
             finally:
                 faults.cancel()
-                await controller.resume_all(f"end of {settings.label}")
+                await controller.resume_all(f"end of {spec.label}")
             actual = run.actual_outages(t0)
         finally:
             await load.stop()
     finally:
-        await controller.resume_all(f"end of {settings.label}")
+        await controller.resume_all(f"end of {spec.label}")
         await target.stop()
     return StrategyRecord(
-        settings=settings,
+        spec=spec,
         readings=run.readings,
         outages=actual,
         planned_outages=list(plan.outages),
@@ -226,7 +225,7 @@ async def execute(
         async with controller:
             controller.install_signal_handlers(stop)
             for index, strategy in enumerate(plan.strategies, start=1):
-                label = strategy.settings.label
+                label = strategy.spec.label
                 display.note(f"[{index}/{count}] {label}: starting a fresh target and the load ({stack.name})")
                 records.append(await run_strategy(plan, index, stack, controller, display=display, runtime=runtime))
                 display.note(f"[{index}/{count}] {label}: done")

@@ -6,7 +6,7 @@
 seed, times, what ran for each strategy) and, with ``--simulate``, ``simulated``.
 ``timeseries.csv`` has one row per strategy per second: ``strategy``, ``t_s`` (the end
 of the interval, seconds after the load started), the rates per second and the gauges
-of :class:`~runner.series.LiveSeries`.
+of :class:`~runner.series.LiveSeries`, named as the simulator's (:mod:`experiment.analysis.series_names`).
 
 The PNGs and ``report.html`` come from :mod:`experiment.report`.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from experiment.analysis import RunResult, results_document
+from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 from experiment.report import StrategyCurves, write_report
 from runner.record import LATENCY_SOURCE, StrategyRecord
 from runner.series import LiveSeries
@@ -48,10 +49,10 @@ def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Str
     return StrategyCurves(
         label=record.label,
         times_s=series.times(),
-        goodput=list(series.rates["goodput"]),
-        attempts=list(series.rates["attempts"]),
-        in_flight=list(series.gauges["in_flight"]),
-        delay_s=list(series.gauges["delay_s"]),
+        goodput=list(series.rates[GOODPUT]),
+        attempts=list(series.rates[ATTEMPTS]),
+        in_flight=list(series.gauges[IN_FLIGHT]),
+        delay_s=list(series.gauges[DELAY_S]),
         outages=[(outage.start_s, outage.end_s) for outage in record.outages],
     )
 

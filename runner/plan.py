@@ -13,16 +13,15 @@ import dataclasses
 from collections.abc import Sequence
 
 from experiment.analysis import default_steady_window
-from experiment.scenario import Assertions, Outage, Scenario, StrategyEntry
+from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
-from runner.settings import LoadSettings
 
 #: Wall-clock seconds a strategy's run takes beyond its duration (starting and stopping processes).
 OVERHEAD_S = 10.0
 
 
-def phase_at(time_s: float, outages: Sequence[Outage]) -> str:
+def phase_at(time_s: float, outages: Sequence[OutageWindow]) -> str:
     """The phase at ``time_s`` (see the module docstring)."""
     window = default_steady_window(outages)
     if window is None:
@@ -47,7 +46,7 @@ class StrategyPlan:
     """One strategy's run: its load, its steps, its checks."""
 
     entry: StrategyEntry
-    settings: LoadSettings
+    spec: RunSpec
     steps: list[Step]
     checks: list[str]
 
@@ -57,7 +56,7 @@ class Plan:
     """Every strategy's run, in order, with the outages drawn once for all of them."""
 
     scenario: Scenario
-    outages: list[Outage]
+    outages: list[OutageWindow]
     strategies: list[StrategyPlan]
 
     @property
@@ -77,7 +76,7 @@ def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
     return [entry for entry in scenario.strategies if not labels or entry.label in labels]
 
 
-def check_fault_targets(outages: Sequence[Outage], known: Sequence[str], stack: str) -> None:
+def check_fault_targets(outages: Sequence[OutageWindow], known: Sequence[str], stack: str) -> None:
     """Every paused target must exist in the stack; raises :class:`UserError` naming it."""
     for outage in outages:
         if outage.target not in known:
@@ -109,7 +108,7 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
     steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
     steps.sort(key=lambda step: step.at_s)
     plans = [
-        StrategyPlan(entry, LoadSettings.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
+        StrategyPlan(entry, RunSpec.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
         for entry in entries
     ]
     return Plan(scenario, outages, plans)

@@ -27,12 +27,12 @@ import math
 from collections.abc import Sequence
 
 from experiment.analysis import LatencySummary, RunResult, recoveries
+from experiment.analysis.series_names import IN_FLIGHT
 from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions, Outage
+from experiment.scenario import Assertions, OutageWindow, RunSpec
 from runner.quantiles import difference, histogram_quantile, upper_bound_of_max
 from runner.readings import ClientReading, Reading
 from runner.series import LiveSeries, build_series
-from runner.settings import LoadSettings
 
 LATENCY_SOURCE = (
     'client histogram retrystorm_client_request_latency_seconds{outcome="ok"} (successful logical requests, '
@@ -45,10 +45,10 @@ LATENCY_SOURCE = (
 class StrategyRecord:
     """Everything measured during one strategy's run."""
 
-    settings: LoadSettings
+    spec: RunSpec
     readings: Sequence[Reading]
-    outages: Sequence[Outage]
-    planned_outages: Sequence[Outage]
+    outages: Sequence[OutageWindow]
+    planned_outages: Sequence[OutageWindow]
     started_utc: str
     ended_utc: str
     target: str
@@ -57,11 +57,11 @@ class StrategyRecord:
     @property
     def label(self) -> str:
         """The strategy's label."""
-        return self.settings.label
+        return self.spec.label
 
     def series(self) -> LiveSeries:
         """The readings on the one-second grid."""
-        return build_series(self.readings, self.settings.duration_s)
+        return build_series(self.readings, self.spec.duration_s)
 
     def missed(self) -> dict[str, int]:
         """How many readings had no target part and no client part."""
@@ -95,7 +95,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     succeeded = round(last.requests_ok - first.requests_ok)
     gave_up = round(last.requests_gave_up - first.requests_gave_up)
     last_target = next((r.target for r in reversed(record.readings) if r.target is not None), None)
-    peak = series.peak("in_flight")
+    peak = series.peak(IN_FLIGHT)
     extra: dict[str, object] = {
         "timeouts": round(last.attempts.get("timeout", 0.0) - first.attempts.get("timeout", 0.0)),
         "retries": round(last.retries - first.retries),
@@ -105,7 +105,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     }
     result = RunResult(
         strategy=record.label,
-        spec=record.settings.strategy,
+        spec=record.spec.policy.strategy.spec(),
         attempts=round(last.attempts_started - first.attempts_started),
         requests=started,
         succeeded=succeeded,

@@ -11,7 +11,8 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
   time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
   such part.
 
-This is what :class:`experiment.analysis.Samples` reads, the same as the simulator's series.
+This is what :class:`experiment.analysis.Samples` reads, the same as the simulator's series,
+under the same names (:mod:`experiment.analysis.series_names`).
 """
 
 from __future__ import annotations
@@ -23,21 +24,22 @@ import math
 from collections.abc import Callable, Sequence
 
 from experiment.analysis import Samples
+from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, STARTED, TIMEOUTS
 from runner.readings import ClientReading, Reading, TargetReading
 
 #: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
 #: as the simulator counts them; ``timeouts`` when they time out.
 COUNTERS: dict[str, Callable[[ClientReading], float]] = {
-    "goodput": lambda c: c.requests_ok,
-    "attempts": lambda c: c.attempts_started,
-    "timeouts": lambda c: c.attempts.get("timeout", 0.0),
-    "gave_up": lambda c: c.requests_gave_up,
-    "started": lambda c: c.requests_started,
+    GOODPUT: lambda c: c.requests_ok,
+    ATTEMPTS: lambda c: c.attempts_started,
+    TIMEOUTS: lambda c: c.attempts.get("timeout", 0.0),
+    GAVE_UP: lambda c: c.requests_gave_up,
+    STARTED: lambda c: c.requests_started,
 }
 #: Gauges: series name -> how to read it from the target or the client.
 TARGET_GAUGES: dict[str, Callable[[TargetReading], float]] = {
-    "in_flight": lambda t: t.in_flight,
-    "delay_s": lambda t: t.delay_s,
+    IN_FLIGHT: lambda t: t.in_flight,
+    DELAY_S: lambda t: t.delay_s,
     "connections": lambda t: t.connections,
 }
 CLIENT_GAUGES: dict[str, Callable[[ClientReading], float]] = {
@@ -62,10 +64,10 @@ class LiveSeries:
         """The series the recovery analysis reads (a rate nobody could read counts as 0)."""
         return Samples(
             step_s=1.0,
-            goodput=[value or 0.0 for value in self.rates["goodput"]],
-            in_flight=list(self.gauges["in_flight"]),
-            delay_s=list(self.gauges["delay_s"]),
-            attempts=[value or 0.0 for value in self.rates["attempts"]],
+            goodput=[value or 0.0 for value in self.rates[GOODPUT]],
+            in_flight=list(self.gauges[IN_FLIGHT]),
+            delay_s=list(self.gauges[DELAY_S]),
+            attempts=[value or 0.0 for value in self.rates[ATTEMPTS]],
         )
 
     def rows(self) -> list[dict[str, float | None]]:

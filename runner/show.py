@@ -30,7 +30,7 @@ def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> lis
         ),
     ]
     for index, (strategy, load) in enumerate(zip(plan.strategies, loads, strict=True), start=1):
-        lines.append(f"[{index}/{len(plan.strategies)}] {strategy.settings.label}")
+        lines.append(f"[{index}/{len(plan.strategies)}] {strategy.spec.label}")
         lines.append(f"    load: {load}")
         lines.extend(f"    at {format_duration(step.at_s):>6}: {step.what}" for step in strategy.steps)
         checks = ", ".join(strategy.checks) if strategy.checks else "none"

@@ -221,7 +221,9 @@ def edge(
 @click.option(
     "--users", type=click.IntRange(1), default=None, help="Users (default 1000); in open loop they share --rate."
 )
-@click.option("--think-time", default=None, metavar="DIST", help="exponential:10s, constant:1s or between:1s,3s.")
+@click.option(
+    "--think-time", default=None, metavar="DIST", help="exponential:10s (or just 10s), constant:1s or between:1s,3s."
+)
 @click.option("--timeout", type=OPTIONAL_DURATION, default=None, help="Attempt timeout, or none (default 2s).")
 @click.option("--duration", type=DURATION, default=None, help="Run length (default 140s).")
 @click.option(

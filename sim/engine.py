@@ -44,13 +44,14 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from experiment.analysis.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
 from experiment.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW, PAUSE, RESUME, RETRY, TIMEOUT, WAKE, EventQueue
 from sim.population import open_wait_s, start_population
 from sim.result import RunOutput
-from sim.series import Series
+from sim.series import REJECTIONS, Series
 from target.models import Outcome
 
 logger = logging.getLogger(__name__)
@@ -59,12 +60,12 @@ logger = logging.getLogger(__name__)
 LOCAL_RETRY_FLOOR_S = 0.01
 #: Totals kept only as per-interval counters: count name -> series name.
 _TOTALS = {
-    "attempts": "attempts",
-    "requests": "started",
-    "succeeded": "successes",
-    "gave_up": "give_ups",
-    "timeouts": "timeouts",
-    "rejections": "rejections",
+    "attempts": ATTEMPTS,
+    "requests": STARTED,
+    "succeeded": GOODPUT,
+    "gave_up": GAVE_UP,
+    "timeouts": TIMEOUTS,
+    "rejections": REJECTIONS,
 }
 THINKING, WAITING, BACKOFF, DONE = range(4)
 
@@ -87,19 +88,22 @@ class Simulation:
     """One run of :class:`RunConfig`; call :meth:`run` once."""
 
     def __init__(self, config: RunConfig) -> None:
+        spec = config.spec
         self.config = config
-        self.server: Any = config.model.start(0.0)
+        self.spec = spec
+        self.think = spec.think
+        self.server: Any = spec.model.start(0.0)
         self.admit = self.server.admit
-        self.series = Series.empty(config.duration_s, config.sample_every_s)
-        self.budget = config.budget.start() if config.budget is not None else None
-        self.think_rng = rng_for(config.seed, "think")
-        self.arrival_rng = rng_for(config.seed, "arrivals")
-        self.retry_rng = rng_for(config.seed, "retry")
-        self.server_rng = rng_for(config.seed, "server")
+        self.series = Series.empty(spec.duration_s, config.sample_every_s)
+        self.budget = spec.budget.start() if spec.budget is not None else None
+        self.think_rng = rng_for(spec.seed, "think")
+        self.arrival_rng = rng_for(spec.seed, "arrivals")
+        self.retry_rng = rng_for(spec.seed, "retry")
+        self.server_rng = rng_for(spec.seed, "server")
         self.events = EventQueue(width_s=config.sample_every_s / 20)
         self.push_event = self.events.push
         self.push_timeout = self.events.push_in_order  # one constant timeout: deadlines come in order
-        self.timeout_s = config.attempt_timeout_s
+        self.timeout_s = spec.attempt_timeout_s
         self.attempt_bins = self.series.attempts
         self.sequence = itertools.count()
         self.clients: list[Client] = []
@@ -124,7 +128,7 @@ class Simulation:
 
     def add_client(self, requests_left: int | None) -> Client:
         """A new client with its own retry session (sharing the run's budget and retry random source)."""
-        client = Client(RetrySession(self.config.policy, budget=self.budget, rng=self.retry_rng), requests_left)
+        client = Client(RetrySession(self.spec.policy, budget=self.budget, rng=self.retry_rng), requests_left)
         self.clients.append(client)
         return client
 
@@ -137,7 +141,7 @@ class Simulation:
         for outage in config.outages:
             self.push(outage.start_s, PAUSE)
             self.push(outage.end_s, RESUME)
-        end = config.duration_s
+        end = self.spec.duration_s
         handlers = (self.on_new, self.attempt, self.on_timeout, self.on_wake, self.on_arrival)
         events = 0
         pop_before = self.events.pop_before
@@ -213,7 +217,7 @@ class Simulation:
         """An attempt failed: back off and retry, or give up."""
         delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent)
         if isinstance(delay, GiveUp):
-            self.series.give_ups[self.bin] += 1
+            self.series.gave_up[self.bin] += 1
             self.finish(now, client)
             return
         if not sent:
@@ -229,7 +233,7 @@ class Simulation:
         """The current attempt succeeded: the logical request is done."""
         session = client.session
         session.on_success(now)
-        self.series.successes[self.bin] += 1
+        self.series.goodput[self.bin] += 1
         self.latencies.append(now - client.start_s)
         self.request_attempts.append(session.request_attempts)
         self.finish(now, client)
@@ -242,7 +246,7 @@ class Simulation:
                 client.state = DONE
                 return
         client.state = THINKING
-        client.think_s = self.config.think.sample(self.think_rng)
+        client.think_s = self.think.sample(self.think_rng)
         self.push(now + client.think_s, NEW, client)
 
     def on_arrival(self, now: float, client: Client, token: int = 0) -> None:
@@ -372,7 +376,7 @@ def _cycle_collector_paused() -> Iterator[None]:
 
 def simulate(config: RunConfig) -> RunOutput:
     """Run ``config`` once."""
-    if not math.isfinite(config.duration_s):
+    if not math.isfinite(config.spec.duration_s):
         raise ValueError("duration must be finite")
     with _cycle_collector_paused():
         return Simulation(config).run()

@@ -9,13 +9,13 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from experiment.analysis.series_names import IN_FLIGHT, RATES
 from experiment.report.panels import PANELS, plain_number, shade_outages, style_panel, value_axis
 from sim.experiments.base import Report
 from sim.result import RunOutput
 
-#: The simulator's series under each shared panel, and the labels it draws differently.
-_SERIES = {"goodput": "successes", "attempts": "attempts", "in_flight": "in_flight", "delay_s": "delay_s"}
-_LABELS = {"in_flight": "in flight (dashed: + accept queue)"}
+#: The labels the simulator draws differently.
+_LABELS = {IN_FLIGHT: "in flight (dashed: + accept queue)"}
 
 
 def _outages(run: RunOutput) -> list[tuple[float, float]]:
@@ -27,12 +27,12 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
     figure = Figure(figsize=(12, 11), layout="constrained")
     axes = figure.subplots(len(PANELS), 1, sharex=True)
     for axis, panel in zip(axes, PANELS, strict=True):
-        name = _SERIES[panel.series]
+        name = panel.series
         for run in runs:
             series = run.series
-            values = series.rate(name) if name in ("successes", "attempts") else getattr(series, name)
-            (line,) = axis.plot(series.times(), values, lw=1, label=run.config.label)
-            if name == "in_flight" and any(series.accept_queue):
+            values = series.rate(name) if name in RATES else getattr(series, name)
+            (line,) = axis.plot(series.times(), values, lw=1, label=run.config.spec.label)
+            if name == IN_FLIGHT and any(series.accept_queue):
                 waiting = [a + b for a, b in zip(series.in_flight, series.accept_queue, strict=True)]
                 axis.plot(series.times(), waiting, lw=1, ls="--", color=line.get_color())
         if runs:
@@ -68,7 +68,7 @@ def requests_figure(runs: list[RunOutput], title: str) -> Figure:
         axis.set_zorder(twin.get_zorder() + 1)  # the latency line over the dots, the twin's background under both
         axis.patch.set_visible(False)
         axis.xaxis.set_major_formatter(FuncFormatter(plain_number))
-        axis.set_title(f"{run.config.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
+        axis.set_title(f"{run.config.spec.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
         axis.grid(True, alpha=0.3)
         axis.legend(handles=[latency_line, attempt_dots], loc="upper left", fontsize=8, markerscale=4)
     axes[-1].set_xlabel("finished requests, sorted by latency (1 = fastest)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
+from experiment.scenario import RunSpec
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW
 
@@ -13,6 +14,7 @@ class Simulation(Protocol):
     """What the population needs of a simulation (:class:`sim.engine.Simulation`)."""
 
     config: RunConfig
+    spec: RunSpec
     think_rng: random.Random
     arrival_rng: random.Random
 
@@ -43,15 +45,15 @@ def start_population(sim: Simulation) -> None:
     sees as the sleep before it, as the live user's think time (``smira`` grows its
     first backoff from it).
     """
-    config = sim.config
+    config, spec = sim.config, sim.spec
     pattern = config.first_request
-    spiking = round(pattern.spike_fraction * config.users) if pattern is not None else 0
-    for index in range(config.users):
-        client = sim.add_client(1 if config.arrival == "open" else config.requests_per_user)
-        start = index / config.spawn_rate if config.spawn_rate else 0.0
-        if config.arrival == "open":
+    spiking = round(pattern.spike_fraction * spec.users) if pattern is not None else 0
+    for index in range(spec.users):
+        client = sim.add_client(1 if spec.arrival == "open" else config.requests_per_user)
+        start = index / spec.spawn_rate if spec.spawn_rate else 0.0
+        if spec.arrival == "open":
             constant = config.open_arrivals == "constant"
-            client.think_s = (index + 1) / (config.rate or 1.0) if constant else open_wait_s(sim)
+            client.think_s = (index + 1) / (spec.rate or 1.0) if constant else open_wait_s(sim)
             sim.push(start + client.think_s, ARRIVAL, client)
             continue
         if pattern is not None:
@@ -61,13 +63,13 @@ def start_population(sim: Simulation) -> None:
                 first = sim.arrival_rng.uniform(0.0, pattern.uniform_over)
             sim.push(first, NEW, client)
             continue
-        client.think_s = config.think.sample(sim.think_rng)
+        client.think_s = spec.think.sample(sim.think_rng)
         sim.push(start + client.think_s, NEW, client)
 
 
 def open_wait_s(sim: Simulation) -> float:
     """An open-loop user's wait before its next request: ``Exp(users / rate)`` (Poisson), or ``users / rate``."""
-    mean_s = sim.config.users / (sim.config.rate or 1.0)
+    mean_s = sim.spec.users / (sim.spec.rate or 1.0)
     if sim.config.open_arrivals == "constant":
         return mean_s
     return sim.arrival_rng.expovariate(1.0 / mean_s)

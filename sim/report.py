@@ -148,24 +148,24 @@ def csv_text(rows: Iterable[dict[str, Any]]) -> str:
 
 def timeseries_rows(report: Report) -> list[dict[str, Any]]:
     """Every run's series, one row per strategy and interval."""
-    return [{"strategy": run.config.label, **row} for run in report.runs for row in run.series.rows()]
+    return [{"strategy": run.config.spec.label, **row} for run in report.runs for row in run.series.rows()]
 
 
 def run_curves(run: RunOutput) -> StrategyCurves:
     """A simulated run's curves as the run report draws them: its series, its outages, its exact peak."""
-    curves = StrategyCurves.from_samples(run.config.label, run.series.samples(), run.config.outages)
+    curves = StrategyCurves.from_samples(run.config.spec.label, run.series.samples(), run.config.outages)
     return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight))
 
 
 def run_metadata(report: Report, folder: Path) -> dict[str, object]:
     """What the report's "Run" section says of a simulated run: scenario, seed, what ran, the folder."""
-    config = report.runs[0].config
+    spec = report.runs[0].config.spec
     return {
         "scenario": report.experiment,
-        "seed": config.seed,
+        "seed": spec.seed,
         "stack": "the simulator, in virtual time",
-        "target": f"the {config.model.spec()} model",
-        "load": f"{config.users:,} users ({config.arrival} loop) for {format_duration(config.duration_s)}",
+        "target": f"the {spec.model.spec()} model",
+        "load": f"{spec.users:,} users ({spec.arrival} loop) for {format_duration(spec.duration_s)}",
         "folder": str(folder),
     }
 

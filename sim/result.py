@@ -39,8 +39,8 @@ class RunOutput:
             for key in ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
         }
         result = RunResult(
-            strategy=self.config.label,
-            spec=self.config.policy.strategy.spec(),
+            strategy=self.config.spec.label,
+            spec=self.config.spec.policy.strategy.spec(),
             attempts=counts["attempts"],
             requests=counts["requests"],
             succeeded=counts["succeeded"],

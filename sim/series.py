@@ -1,4 +1,9 @@
-"""Per-interval counters and gauge readings of a simulated run."""
+"""Per-interval counters and gauge readings of a simulated run.
+
+The series carry the names the live runner's do (:mod:`experiment.analysis.series_names`):
+the engine counts events per interval under each rate's name, and :meth:`Series.rate`
+and :meth:`Series.rows` give them per second, as the live runner records them.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +11,38 @@ import dataclasses
 import math
 
 from experiment.analysis import Samples
+from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, STARTED, TIMEOUTS
 
-#: Counters: events per interval. Gauges: a reading at the interval's end.
-COUNTERS = ("attempts", "successes", "timeouts", "rejections", "give_ups", "started")
-GAUGES = ("in_flight", "peak_in_flight", "delay_s", "accept_queue", "frozen")
+#: The simulator's own rate: answers that refused an attempt (the ``queue`` model's rejections).
+REJECTIONS = "rejections"
+#: Counters: events per interval, written per second. Gauges: a reading at the interval's end.
+COUNTERS = (ATTEMPTS, GOODPUT, TIMEOUTS, REJECTIONS, GAVE_UP, STARTED)
+GAUGES = (IN_FLIGHT, "peak_in_flight", DELAY_S, "accept_queue", "frozen")
+
+
+def per_second(count: int, step_s: float) -> float:
+    """``count / step_s``, the rate of ``count`` events over an interval of ``step_s``, for the CSV.
+
+    Over a 1-s interval the count itself, so a whole number stays written whole (``114``).
+    """
+    return count if step_s == 1.0 else count / step_s
 
 
 @dataclasses.dataclass(slots=True)
 class Series:
-    """Fixed-step series of one run: interval ``i`` is ``[i*step, (i+1)*step)``."""
+    """Fixed-step series of one run: interval ``i`` is ``[i*step, (i+1)*step)``.
+
+    A counter's list holds its events per interval (``goodput``: requests that succeeded
+    in it); :meth:`rate` divides by the step.
+    """
 
     step_s: float
     length: int
     attempts: list[int] = dataclasses.field(default_factory=list)
-    successes: list[int] = dataclasses.field(default_factory=list)
+    goodput: list[int] = dataclasses.field(default_factory=list)
     timeouts: list[int] = dataclasses.field(default_factory=list)
     rejections: list[int] = dataclasses.field(default_factory=list)
-    give_ups: list[int] = dataclasses.field(default_factory=list)
+    gave_up: list[int] = dataclasses.field(default_factory=list)
     started: list[int] = dataclasses.field(default_factory=list)
     in_flight: list[int] = dataclasses.field(default_factory=list)
     peak_in_flight: list[int] = dataclasses.field(default_factory=list)
@@ -59,16 +79,19 @@ class Series:
         """The series the recovery analysis reads."""
         return Samples(
             step_s=self.step_s,
-            goodput=self.rate("successes"),
+            goodput=self.rate(GOODPUT),
             in_flight=[float(value) for value in self.in_flight],
             delay_s=list(self.delay_s),
-            attempts=self.rate("attempts"),
+            attempts=self.rate(ATTEMPTS),
         )
 
     def rows(self) -> list[dict[str, float]]:
-        """One mapping per interval, for CSV: ``t_s`` (interval end), counters, gauges."""
-        names = COUNTERS + GAUGES
+        """One mapping per interval, for CSV: ``t_s`` (interval end), counters per second, gauges."""
         return [
-            {"t_s": (i + 1) * self.step_s, **{name: getattr(self, name)[i] for name in names}}
+            {
+                "t_s": (i + 1) * self.step_s,
+                **{name: per_second(getattr(self, name)[i], self.step_s) for name in COUNTERS},
+                **{name: getattr(self, name)[i] for name in GAUGES},
+            }
             for i in range(self.length)
         ]

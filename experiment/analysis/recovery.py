@@ -36,7 +36,7 @@ import math
 from collections.abc import Sequence
 
 from experiment.analysis.samples import Samples
-from experiment.scenario.timeline import Outage
+from experiment.scenario.timeline import OutageWindow
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -64,12 +64,12 @@ class SteadyLevels:
 class Recovery:
     """How long after an outage's end the server and the users recovered (``None``: not seen)."""
 
-    outage: Outage
+    outage: OutageWindow
     server_s: float | None
     client_s: float | None
 
 
-def default_steady_window(outages: Sequence[Outage]) -> tuple[float, float] | None:
+def default_steady_window(outages: Sequence[OutageWindow]) -> tuple[float, float] | None:
     """The second half of the time before the first outage; ``None`` without outages."""
     if not outages:
         return None
@@ -140,7 +140,7 @@ def client_recovery_s(
 
 def recoveries(
     samples: Samples,
-    outages: Sequence[Outage],
+    outages: Sequence[OutageWindow],
     *,
     steady_window: tuple[float, float] | None = None,
     rule: RecoveryRule = RecoveryRule(),

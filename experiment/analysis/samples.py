@@ -13,7 +13,8 @@ class Samples:
     Interval ``i`` covers ``[start_s + i*step_s, start_s + (i+1)*step_s)``. *Rates*
     (``goodput``, ``attempts``) are per second over the interval; *gauges*
     (``in_flight``, ``delay_s``) are read at the interval's end, ``None`` where no
-    reading exists (a live target cannot be scraped while it is paused).
+    reading exists (a live target cannot be scraped while it is paused). The fields are
+    named as the series both record them (:mod:`experiment.analysis.series_names`).
     """
 
     step_s: float

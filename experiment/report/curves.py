@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from experiment.analysis import Samples
-from experiment.scenario.timeline import Outage
+from experiment.scenario.timeline import OutageWindow
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ class StrategyCurves:
             raise ValueError(f"{self.label}: times_s, goodput, attempts, in_flight and delay_s differ in length")
 
     @classmethod
-    def from_samples(cls, label: str, samples: Samples, outages: Sequence[Outage]) -> StrategyCurves:
+    def from_samples(cls, label: str, samples: Samples, outages: Sequence[OutageWindow]) -> StrategyCurves:
         """The curves of analysis ``samples`` (the simulator's or the live runner's) and their outages."""
         count = len(samples)
         attempts = list(samples.attempts) if len(samples.attempts) == count else [None] * count
@@ -64,6 +64,6 @@ class StrategyCurves:
             start_s=start_s,
         )
 
-    def recovery_outages(self) -> list[Outage]:
-        """The outages as :class:`~experiment.scenario.timeline.Outage` for the recovery analysis."""
-        return [Outage(start_s, end_s) for start_s, end_s in self.outages]
+    def recovery_outages(self) -> list[OutageWindow]:
+        """The outages as :class:`~experiment.scenario.timeline.OutageWindow` for the recovery analysis."""
+        return [OutageWindow(start_s, end_s) for start_s, end_s in self.outages]

@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 
 from experiment.analysis import recoveries
+from experiment.analysis.series_names import ATTEMPTS, GOODPUT, IN_FLIGHT
 from experiment.report.curves import StrategyCurves
 from experiment.report.text import DASH, count, recovery_text
 
@@ -84,11 +85,11 @@ def fit_rows(live: StrategyCurves, simulated: StrategyCurves) -> list[FitRow]:
                 )
             )
     for figure, name, show in (
-        ("peak in flight", "in_flight", count),
-        ("mean goodput (req/s)", "goodput", lambda v: DASH if v is None else f"{v:.1f}"),
-        ("mean attempts/s", "attempts", lambda v: DASH if v is None else f"{v:.1f}"),
+        ("peak in flight", IN_FLIGHT, count),
+        ("mean goodput (req/s)", GOODPUT, lambda v: DASH if v is None else f"{v:.1f}"),
+        ("mean attempts/s", ATTEMPTS, lambda v: DASH if v is None else f"{v:.1f}"),
     ):
-        if name == "in_flight":
+        if name == IN_FLIGHT:
             live_value, sim_value = _peak_of(live), _peak_of(simulated)
         else:
             live_value, sim_value = _mean(getattr(live, name)), _mean(getattr(simulated, name))

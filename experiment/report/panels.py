@@ -14,12 +14,15 @@ from typing import Literal
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
 
+from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
+
 Scale = Literal["linear", "symlog", "log"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Panel:
-    """One stacked panel: its y label, the series it draws and its y scale."""
+    """One stacked panel: its y label, the series it draws (a name of :mod:`~experiment.analysis.series_names`)
+    and its y scale."""
 
     label: str
     series: str
@@ -28,10 +31,10 @@ class Panel:
 
 #: Goodput, attempts/s, in flight (symlog: 0 and 7,800 on one axis), delay (log: 0.1 s to hours).
 PANELS = (
-    Panel("goodput (successful requests/s)", "goodput", "linear"),
-    Panel("attempts/s", "attempts", "linear"),
-    Panel("in flight", "in_flight", "symlog"),
-    Panel("modelled delay (s)", "delay_s", "log"),
+    Panel("goodput (successful requests/s)", GOODPUT, "linear"),
+    Panel("attempts/s", ATTEMPTS, "linear"),
+    Panel("in flight", IN_FLIGHT, "symlog"),
+    Panel("modelled delay (s)", DELAY_S, "log"),
 )
 
 

@@ -23,8 +23,8 @@ from experiment.scenario.model import (
     StrategyEntry,
     rng_for,
 )
-from experiment.scenario.think import ThinkTime
-from experiment.scenario.timeline import FaultPlan, Outage, expand_faults, merge_outages
+from experiment.scenario.run_spec import RunSpec
+from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 
 __all__ = [
     "SCENARIO_DIR",
@@ -32,14 +32,14 @@ __all__ = [
     "Fault",
     "FaultPlan",
     "Load",
-    "Outage",
+    "OutageWindow",
     "Repeat",
+    "RunSpec",
     "Scenario",
     "ScenarioError",
     "SimOptions",
     "SpikeUniform",
     "StrategyEntry",
-    "ThinkTime",
     "expand_faults",
     "load_scenario",
     "merge_outages",

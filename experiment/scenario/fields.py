@@ -13,8 +13,8 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BeforeValidator
 
-from experiment.scenario.think import ThinkTime
 from loadgen.strategies import RetryBudget, RetryStrategy, parse_budget, parse_strategy
+from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import ACCEPTED as DURATION_FORMS
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError
@@ -55,6 +55,13 @@ def _parsed_by(parse: Callable[[object], T]) -> Callable[[object], T]:
     return validate
 
 
+def _think_time(value: object) -> ThinkTime:
+    try:
+        return parse_think_time(value)
+    except SpecError as error:
+        raise ValueError(str(error).removeprefix("think time: ").replace(", expected", "; expected")) from None
+
+
 def _recovery_bound(value: object) -> float | Literal["never"]:
     if value == "never":
         return "never"
@@ -71,6 +78,7 @@ PositiveDuration = Annotated[float, BeforeValidator(_positive_duration)]
 StrategyField = Annotated[RetryStrategy, BeforeValidator(_parsed_by(parse_strategy))]
 BudgetField = Annotated[RetryBudget, BeforeValidator(_parsed_by(parse_budget))]
 ModelField = Annotated[OverloadModel, BeforeValidator(_parsed_by(parse_model))]
-ThinkTimeField = Annotated[ThinkTime, BeforeValidator(_parsed_by(ThinkTime.parse))]
+ThinkTimeField = Annotated[ThinkTime, BeforeValidator(_think_time)]
+"""A think time as :func:`loadgen.think.parse_think_time` reads it (the Locust user's ``--think-time``)."""
 RecoveryBound = Annotated[float | Literal["never"], BeforeValidator(_recovery_bound)]
 """A duration within which recovery must happen, or ``never`` (a metastable failure must happen)."""

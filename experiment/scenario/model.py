@@ -24,9 +24,9 @@ from experiment.scenario.fields import (
     StrategyField,
     ThinkTimeField,
 )
-from experiment.scenario.think import ThinkTime
-from experiment.scenario.timeline import FaultPlan, Outage, expand_faults, merge_outages
+from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 from loadgen.strategies import RetryPolicy, parse_strategy
+from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
 
@@ -89,7 +89,7 @@ class Load(_Strict):
 
     users: int = Field(ge=1, le=MAX_USERS)
     spawn_rate: float | None = Field(default=None, gt=0, le=MAX_USERS)
-    think_time: ThinkTimeField = ThinkTime("exponential", 10.0)
+    think_time: ThinkTimeField = SEED_THINK_TIME
     arrival: Literal["closed", "open"] = "closed"
     rate: float | None = Field(default=None, gt=0, le=MAX_RATE)
     attempt_timeout: PositiveDuration | None = 2.0
@@ -199,7 +199,7 @@ class Scenario(_Strict):
         """The strategies' labels, in order."""
         return [entry.label for entry in self.strategies]
 
-    def outages(self) -> list[Outage]:
+    def outages(self) -> list[OutageWindow]:
         """The merged outages of this scenario's timeline (random starts drawn from its seed)."""
         plans = [fault.plan() for fault in self.faults]
         return merge_outages(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))

@@ -4,7 +4,9 @@ A fault pauses a target for ``for`` seconds starting ``at``; with ``repeat`` it 
 again every ``every`` seconds, ``times`` times in all (or until the run ends); with
 ``random_start`` each start is drawn uniformly from ``[start, start + window)``.
 Pauses of the same target may overlap; the target is down from the first pause to
-the last resume, so overlapping pauses merge into one *outage*.
+the last resume, so overlapping pauses merge into one *outage*, an :class:`OutageWindow`
+on the timeline (not :class:`chaos.controller.Outage`, one pause as the controller
+carried it out).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from collections.abc import Iterable
 
 
 @dataclasses.dataclass(frozen=True, slots=True, order=True)
-class Outage:
-    """A target paused from ``start_s`` to ``end_s`` (seconds from the run's start)."""
+class OutageWindow:
+    """A target paused from ``start_s`` to ``end_s`` (seconds from the run's start), planned or as it happened."""
 
     start_s: float
     end_s: float
@@ -67,22 +69,24 @@ class FaultPlan:
         return self.at_s + (count - 1) * (self.every_s or 0.0) + self.random_start_s + self.for_s
 
 
-def expand_faults(faults: Iterable[FaultPlan], duration_s: float, rng: random.Random) -> list[Outage]:
+def expand_faults(faults: Iterable[FaultPlan], duration_s: float, rng: random.Random) -> list[OutageWindow]:
     """Every pause of every fault, unmerged, sorted by start."""
     pauses = [
-        Outage(start, start + fault.for_s, fault.target) for fault in faults for start in fault.starts(duration_s, rng)
+        OutageWindow(start, start + fault.for_s, fault.target)
+        for fault in faults
+        for start in fault.starts(duration_s, rng)
     ]
     return sorted(pauses)
 
 
-def merge_outages(pauses: Iterable[Outage]) -> list[Outage]:
+def merge_outages(pauses: Iterable[OutageWindow]) -> list[OutageWindow]:
     """Merge overlapping or touching pauses of the same target into outages, sorted by start."""
-    merged: list[Outage] = []
-    by_target: dict[str, Outage] = {}
+    merged: list[OutageWindow] = []
+    by_target: dict[str, OutageWindow] = {}
     for pause in sorted(pauses):
         current = by_target.get(pause.target)
         if current is not None and pause.start_s <= current.end_s:
-            by_target[pause.target] = Outage(current.start_s, max(current.end_s, pause.end_s), pause.target)
+            by_target[pause.target] = OutageWindow(current.start_s, max(current.end_s, pause.end_s), pause.target)
             continue
         if current is not None:
             merged.append(current)

@@ -5,10 +5,11 @@ Driven over the master's HTTP API, the calls its web UI makes:
 * before each strategy: ``GET /worker-count`` (a master without workers fails the run,
   saying how to start some), and any swarm still running is stopped first (a swarm
   posted on a running test changes the user count but not the users' options);
-* ``POST /swarm`` with the strategy's form (:func:`swarm_form`): every retrystorm
-  option and flag explicitly, because the master keeps form values from the previous
-  swarm, and ``run_time`` = duration + margin, so the load stops by itself even if the
-  runner is gone. A refusal (``{"success": false, "message": ...}``, e.g. from the
+* ``POST /swarm`` with the strategy's form (:func:`swarm_form`): the options of
+  :func:`~runner.locust_args.locust_options`, every retrystorm option and flag given
+  explicitly, because the master keeps form values from the previous swarm, and
+  ``run_time`` = duration + margin, so the load stops by itself even if the runner is
+  gone. A refusal (``{"success": false, "message": ...}``, e.g. from the
   load generator's own check of the form) fails the run naming the message;
 * time 0 is when the master's ``/metrics`` counts active users (the workers' sum);
 * during the run, ``GET /worker-count`` every second: an unreachable master, or one
@@ -20,16 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from typing import Any
 
-from loadgen.options import FLAG_DESTS, OPTIONS, load_options
+from experiment.scenario import RunSpec
 from runner.compose.watch import Watch
 from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
+from runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
 from runner.readings import parse_client
-from runner.settings import LOCUST_RUN_MARGIN_S, LoadSettings
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +42,13 @@ STOP_TIMEOUT_S = 60.0
 LOST_AFTER_S = 5.0
 
 
-def swarm_form(settings: LoadSettings, host: str, run_time_s: int) -> dict[str, str]:
-    """The ``POST /swarm`` form of ``settings``: every retrystorm option and flag, users, host, run time."""
-    form = {option.dest: option.default for option in OPTIONS}
-    form.update(settings.options())
-    form.update(dict.fromkeys(FLAG_DESTS, "false"))
-    form["keep_backoff"] = "false" if settings.reset_after_success else "true"
-    form.update(
-        user_count=str(settings.users),
-        spawn_rate=f"{settings.spawn_rate:g}",
-        host=host,
-        run_time=f"{run_time_s}s",
-    )
-    return form
+def swarm_form(spec: RunSpec, host: str, run_margin_s: float = LOCUST_RUN_MARGIN_S) -> dict[str, str]:
+    """The ``POST /swarm`` form of ``spec`` against ``host``: its Locust options and the host.
+
+    The web form calls the user count ``user_count`` (the flag is ``--users``).
+    """
+    options = locust_options(spec, run_margin_s=run_margin_s)
+    return {"user_count" if name == "users" else name: value for name, value in options.items()} | {"host": host}
 
 
 def swarm_refusal(answer: Any) -> str | None:
@@ -153,9 +147,9 @@ class LocustMaster:
         self.start_timeout_s = start_timeout_s
         self.stop_timeout_s = stop_timeout_s
 
-    def describe(self, settings: LoadSettings) -> str:
-        load_options(settings.options())  # the load generator's own check: a UserError names the flag
-        return f"POST {self.url}/swarm (the master's workers): {settings.describe()}"
+    def describe(self, spec: RunSpec) -> str:
+        check_options(spec)  # the load generator's own check: a UserError names the flag
+        return f"POST {self.url}/swarm (the master's workers): {describe_load(spec)}"
 
     async def _wait_spawning(self, api: MasterApi) -> None:
         deadline = asyncio.get_running_loop().time() + self.start_timeout_s
@@ -165,25 +159,24 @@ class LocustMaster:
                 raise RunFailedError(f"the Locust master at {self.url} started no users within {waited}")
             await asyncio.sleep(0.05)
 
-    async def _swarm(self, api: MasterApi, target: TargetHandle, settings: LoadSettings) -> int:
+    async def _swarm(self, api: MasterApi, target: TargetHandle, spec: RunSpec) -> int:
         workers = await api.worker_count()
         if workers == 0:
             raise RunFailedError(f"no Locust worker connected to {self.url}; {WORKERS_HINT}")
         if not await api.idle():
             log.warning("a swarm is running on the Locust master at %s: stopping it first", self.url)
             await api.stop_users(self.stop_timeout_s)
-        run_time_s = math.ceil(settings.duration_s + self.run_margin_s)
-        answer = await api.call_json("POST", "/swarm", form=swarm_form(settings, target.base_url, run_time_s))
+        answer = await api.call_json("POST", "/swarm", form=swarm_form(spec, target.base_url, self.run_margin_s))
         refusal = swarm_refusal(answer)
         if refusal is not None:
-            raise RunFailedError(f"the Locust master at {self.url} refused to start {settings.label}: {refusal}")
+            raise RunFailedError(f"the Locust master at {self.url} refused to start {spec.label}: {refusal}")
         return workers
 
-    async def start(self, target: TargetHandle, settings: LoadSettings) -> MasterLoad:
+    async def start(self, target: TargetHandle, spec: RunSpec) -> MasterLoad:
         """Start the swarm; return once the master counts active users."""
         api = MasterApi(self.url, "the Locust master")
         try:
-            workers = await self._swarm(api, target, settings)
+            workers = await self._swarm(api, target, spec)
             load = MasterLoad(api, target.base_url, workers, self.stop_timeout_s)
             try:
                 await self._wait_spawning(api)

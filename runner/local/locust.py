@@ -2,14 +2,14 @@
 
 :class:`LocustDriver` starts ``locust -f loadgen/locustfile.py --headless`` and returns
 once users are being spawned. Locust always runs in its own process: nothing here
-imports it. It binds and talks to 127.0.0.1 only; its ``-t`` bounds its run even if the
-runner vanished (:data:`~runner.settings.LOCUST_RUN_MARGIN_S`), and it is stopped by its pid.
+imports it. Its options are :func:`~runner.locust_args.locust_options` as flags. It binds
+and talks to 127.0.0.1 only; its ``--run-time`` bounds its run even if the runner vanished
+(:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`), and it is stopped by its pid.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import socket
 import sys
 import time
@@ -18,12 +18,13 @@ from pathlib import Path
 import aiohttp
 
 import loadgen
-from loadgen.options import load_options
+from experiment.scenario import RunSpec
+from loadgen.options import FLAG_DESTS
 from runner.interfaces import TargetHandle
 from runner.local.processes import ManagedProcess
+from runner.locust_args import check_options, describe_load, locust_options
 from runner.paths import slug
 from runner.readings import parse_client
-from runner.settings import LOCUST_RUN_MARGIN_S, LoadSettings
 
 LOCUSTFILE = Path(loadgen.__file__).with_name("locustfile.py")
 LOAD_START_S = 90.0
@@ -40,10 +41,10 @@ def free_port() -> int:
 class LocustLoad:
     """A headless Locust child process and its ``/metrics`` port."""
 
-    def __init__(self, process: ManagedProcess, metrics_port: int, settings: LoadSettings) -> None:
+    def __init__(self, process: ManagedProcess, metrics_port: int, spec: RunSpec) -> None:
         self.process = process
         self.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
-        self.settings = settings
+        self.spec = spec
 
     def describe(self) -> str:
         return f"headless Locust (pid {self.process.pid}), metrics on {self.metrics_url}"
@@ -78,29 +79,30 @@ class LocustDriver:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
 
-    def describe(self, settings: LoadSettings) -> str:
-        load_options(settings.options())  # the load generator's own check: a UserError names the flag
-        return f"locust -f {LOCUSTFILE} --headless: {settings.describe()}"
+    def describe(self, spec: RunSpec) -> str:
+        check_options(spec)  # the load generator's own check: a UserError names the flag
+        return f"locust -f {LOCUSTFILE} --headless: {describe_load(spec)}"
 
-    def argv(self, base_url: str, settings: LoadSettings, metrics_port: int) -> list[str]:
-        """The Locust command line for ``settings`` against ``base_url``."""
-        run_time = math.ceil(settings.duration_s + LOCUST_RUN_MARGIN_S)
+    def argv(self, base_url: str, spec: RunSpec, metrics_port: int) -> list[str]:
+        """The Locust command line for ``spec`` against ``base_url``: its options as ``--name=value``, flags bare."""
         argv = [
             sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", base_url,
-            "--users", str(settings.users), "--spawn-rate", f"{settings.spawn_rate:g}", "--run-time", f"{run_time}s",
             "--web-host", "127.0.0.1", "--metrics-port", str(metrics_port),
             "--exit-code-on-error", "0", "--only-summary",
         ]  # fmt: skip
-        argv += [f"--{name.replace('_', '-')}={value}" for name, value in settings.options().items()]
-        if not settings.reset_after_success:
-            argv.append("--keep-backoff")
+        for name, value in locust_options(spec).items():
+            flag = "--" + name.replace("_", "-")
+            if name not in FLAG_DESTS:
+                argv.append(f"{flag}={value}")
+            elif value == "true":
+                argv.append(flag)
         return argv
 
-    async def start(self, target: TargetHandle, settings: LoadSettings) -> LocustLoad:
+    async def start(self, target: TargetHandle, spec: RunSpec) -> LocustLoad:
         port = free_port()
-        log_path = self.log_dir / f"{slug(settings.label)}-locust.log"
-        process = ManagedProcess(f"Locust for {settings.label}", self.argv(target.base_url, settings, port), log_path)
-        load = LocustLoad(process, port, settings)
+        log_path = self.log_dir / f"{slug(spec.label)}-locust.log"
+        process = ManagedProcess(f"Locust for {spec.label}", self.argv(target.base_url, spec, port), log_path)
+        load = LocustLoad(process, port, spec)
         try:
             await load.wait_spawning(LOAD_START_S)
         except BaseException:

@@ -39,7 +39,7 @@ def findings(report: Report, _scenario: Scenario) -> list[Finding]:
         return [Finding("the seed's findings need its outage; this scenario has none", holds=False)]
     smira_recovery = smira.recoveries[0]
     server_s, client_s = smira_recovery.server_s, smira_recovery.client_s
-    run = next(run for run in report.runs if run.config.label == "smira")
+    run = next(run for run in report.runs if run.config.spec.label == "smira")
     samples = run.series.samples()
     window = default_steady_window([smira_recovery.outage])
     levels = steady_levels(samples, window) if window else None

@@ -64,7 +64,7 @@ def findings(report: Report, scenario: Scenario) -> list[Finding]:
             slow_p50 * 10 <= fast_p50 and unfinished_backing == 0,
         ),
     ]
-    nb_run = next(run for run in report.runs if run.config.label == "NB")
+    nb_run = next(run for run in report.runs if run.config.spec.label == "NB")
     threshold = scenario.model.overwhelm_at if isinstance(scenario.model, QueueModel) else 25
     during = nb_run.series.attempts[100:1000]
     after = nb_run.series.attempts[1000:]

@@ -58,6 +58,12 @@ def test_format_then_parse_is_exact(seconds):
     assert parse_duration(format_duration(seconds)) == seconds
 
 
+def test_a_negative_duration_is_shown_in_errors_not_refused():
+    """A spec's bounds check shows the bad value; showing ``-1`` used to raise a parse error about ``'-1s'``."""
+    assert format_duration(-1.0) == "-1s"
+    assert format_duration(-0.25) == "-250ms"
+
+
 def test_infinity_round_trips():
     assert parse_duration(format_duration(math.inf)) == math.inf
 

@@ -91,14 +91,14 @@ def small():
 @pytest.fixture
 def record_of(small):
     """``record_of(label, readings)``: a StrategyRecord of ``small`` with its planned outage."""
+    from experiment.scenario import RunSpec
     from runner.record import StrategyRecord
-    from runner.settings import LoadSettings
 
     def build(label, readings, outages=None):
         entry = next(entry for entry in small.strategies if entry.label == label)
         planned = small.outages()
         return StrategyRecord(
-            settings=LoadSettings.of(small, entry),
+            spec=RunSpec.of(small, entry),
             readings=readings,
             outages=planned if outages is None else outages,
             planned_outages=planned,

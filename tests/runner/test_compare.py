@@ -3,7 +3,9 @@
 import pytest
 
 from experiment.report import StrategyCurves
+from experiment.scenario import RunSpec
 from runner.compare import comparison, curve_difference, figure_difference, simulate
+from runner.plan import make_plan
 
 
 def test_figure_difference_and_ratio():
@@ -30,3 +32,12 @@ def test_simulated_curves_and_comparison(small):
     assert found["smira"]["attempts"]["live"] == 100.0
     assert found["smira"]["attempts"]["simulated"] == pytest.approx(rows[1]["attempts"])
     assert found["smira"]["curves"]["goodput"]["seconds"] == 1
+
+
+def test_the_simulator_runs_the_spec_the_live_run_runs(small):
+    from sim.config import RunConfig
+
+    plan = make_plan(small, small.strategies)
+    for entry, strategy in zip(small.strategies, plan.strategies, strict=True):
+        config = RunConfig.from_scenario(small, entry, tuple(small.outages()))
+        assert config.spec == strategy.spec == RunSpec.of(small, entry)

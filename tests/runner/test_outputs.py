@@ -38,9 +38,9 @@ def test_a_failed_assertion_makes_the_document_not_ok(small, record_of, storm_ru
 
 
 def test_live_curves_use_the_outages_as_they_happened(record_of, recovered_run):
-    from experiment.scenario import Outage
+    from experiment.scenario import OutageWindow
 
-    curves = live_curves(record_of("smira", recovered_run, [Outage(20.02, 25.1)]))
+    curves = live_curves(record_of("smira", recovered_run, [OutageWindow(20.02, 25.1)]))
     assert curves.outages == [(20.02, 25.1)]
     assert len(curves.times_s) == len(curves.goodput) == len(curves.in_flight) == 40
     assert curves.in_flight[20] is None

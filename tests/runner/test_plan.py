@@ -2,11 +2,11 @@
 
 import pytest
 
-from experiment.scenario import Outage
+from experiment.scenario import OutageWindow, RunSpec
 from retrystorm.errors import UserError
 from runner.plan import check_fault_targets, make_plan, phase_at, select
 
-OUTAGES = [Outage(20.0, 35.0), Outage(50.0, 55.0)]
+OUTAGES = [OutageWindow(20.0, 35.0), OutageWindow(50.0, 55.0)]
 
 
 @pytest.mark.parametrize(
@@ -30,7 +30,7 @@ def test_steps_in_time_order_with_checks(small):
     assert plan.strategies[0].checks == ["server_recovers_within never", "client_recovers_within never"]
     assert plan.strategies[1].checks[0] == "server_recovers_within 10s"
     assert plan.estimated_s == pytest.approx(2 * (40 + 10))
-    assert plan.outages == [Outage(20.0, 25.0)]
+    assert plan.outages == [OutageWindow(20.0, 25.0)]
 
 
 def test_select_keeps_the_scenario_order_and_names_the_labels(small):
@@ -41,16 +41,11 @@ def test_select_keeps_the_scenario_order_and_names_the_labels(small):
 
 
 def test_unknown_fault_target():
-    check_fault_targets([Outage(1, 2, "target")], ["target"], "local stack")
+    check_fault_targets([OutageWindow(1, 2, "target")], ["target"], "local stack")
     with pytest.raises(UserError, match=r"'db' is not a target of the local stack; accepted: target"):
-        check_fault_targets([Outage(1, 2, "db")], ["target"], "local stack")
+        check_fault_targets([OutageWindow(1, 2, "db")], ["target"], "local stack")
 
 
-def test_open_arrivals_become_a_think_time(small):
-    from runner.settings import LoadSettings
-
-    scenario = small.model_copy(update={"load": small.load.model_copy(update={"arrival": "open", "rate": 50.0})})
-    settings = LoadSettings.of(scenario, scenario.strategies[0])
-    assert settings.think_time == "exponential:2s"  # 100 users / 50 per s
-    assert settings.options()["arrival"] == "open"
-    assert "budget" not in settings.describe()
+def test_each_strategy_runs_its_resolved_spec(small):
+    plan = make_plan(small, small.strategies)
+    assert [strategy.spec for strategy in plan.strategies] == [RunSpec.of(small, entry) for entry in small.strategies]

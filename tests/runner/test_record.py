@@ -2,7 +2,7 @@
 
 import pytest
 
-from experiment.scenario import Outage
+from experiment.scenario import OutageWindow
 from runner.readings import Reading
 from runner.record import analyse, latency_summary
 
@@ -21,7 +21,7 @@ def test_storm_never_recovers_and_verdicts_say_so(small, record_of, storm_run):
 
 
 def test_recovery_times_are_measured_from_the_actual_resume(small, record_of, recovered_run):
-    actual = [Outage(20.0, 25.0)]
+    actual = [OutageWindow(20.0, 25.0)]
     result = analyse(record_of("smira", recovered_run, actual), small.assertions["smira"])
     (recovery,) = result.recoveries
     # in flight back to 10 at the reading of second 28 (interval 27), held for 5 s
@@ -34,7 +34,7 @@ def test_recovery_times_are_measured_from_the_actual_resume(small, record_of, re
 
 
 def test_a_late_resume_shifts_the_recovery(small, record_of, recovered_run):
-    late = [Outage(20.0, 26.5)]
+    late = [OutageWindow(20.0, 26.5)]
     (recovery,) = analyse(record_of("smira", recovered_run, late)).recoveries
     assert recovery.server_s == pytest.approx(28.0 - 26.5)
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from experiment.analysis.series_names import GAUGES, RATES
 from runner.readings import Reading
 from runner.series import build_series, interpolate
 
@@ -52,7 +53,7 @@ def test_samples_count_unreadable_rates_as_zero_and_keep_missing_gauges():
 def test_rows_hold_every_series(recovered_run):
     rows = build_series(recovered_run, 40.0).rows()
     assert len(rows) == 40
-    assert {"t_s", "goodput", "attempts", "in_flight", "delay_s", "users_in_backoff"} <= set(rows[0])
+    assert {"t_s", *RATES, *GAUGES, "users_in_backoff"} <= set(rows[0])  # the simulator's names
 
 
 @given(

@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from experiment.analysis.series_names import GAUGES, RATES
+
 SMALL = textwrap.dedent(
     """\
     name: small
@@ -79,6 +81,7 @@ def test_out_folder_has_results_series_and_plots(small, tmp_path):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     series = list(csv.DictReader((folder / "timeseries.csv").open()))
     assert len(series) == 2 * 60
+    assert {"strategy", "t_s", *RATES, *GAUGES} <= set(series[0])  # the live runner's names
     assert json.loads((folder / "results.json").read_text())["results"][0]["strategy"] == "fixed:100ms"
 
 

@@ -1,30 +1,37 @@
 """The engine: determinism, conservation, outage semantics, timeouts, open loop, budgets."""
 
+import dataclasses
 import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import Outage, ThinkTime
+from experiment.scenario import OutageWindow, RunSpec
 from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
+from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
 from sim.config import RunConfig
 from sim.engine import BACKOFF, WAITING, Simulation, simulate
 from target.models import parse_model
 
+SIM_KNOBS = {field.name for field in dataclasses.fields(RunConfig)} - {"spec"}
+
 
 def config(**changes):
+    """A run of 200 users, fixed 100 ms retries, the seed's model, one outage; ``changes`` to the spec or the knobs."""
     values = {
         "label": "t",
         "model": parse_model("exponential"),
         "policy": RetryPolicy(strategy=parse_strategy("fixed:100ms")),
         "users": 200,
         "duration_s": 60.0,
-        "outages": (Outage(20.0, 30.0),),
+        "outages": (OutageWindow(20.0, 30.0),),
     }
     values.update(changes)
-    return RunConfig(**values)
+    knobs = {key: value for key, value in values.items() if key in SIM_KNOBS}
+    spec = RunSpec(**{key: value for key, value in values.items() if key not in SIM_KNOBS})
+    return RunConfig(spec=spec, **knobs)
 
 
 def document(run_config):
@@ -55,7 +62,7 @@ def check_conservation(run_config):
     answered = counts["succeeded"] + counts["rejections"]
     assert counts["released"] == answered + counts["late_answers"]
     assert sum(output.series.attempts) == counts["attempts"]
-    assert sum(output.series.successes) == counts["succeeded"]
+    assert sum(output.series.goodput) == counts["succeeded"]
     return output
 
 
@@ -80,8 +87,8 @@ def test_conservation(*, model, strategy, budget, timeout, max_attempts, arrival
         rate=15.0 if arrival == "open" else None,
         users=30,
         duration_s=40.0,
-        think=ThinkTime("exponential", 2.0),
-        outages=(Outage(10.0, 15.0), Outage(25.0, 27.5)),
+        think=ExponentialThink(average_s=2.0),
+        outages=(OutageWindow(10.0, 15.0), OutageWindow(25.0, 27.5)),
         accept_backlog=backlog,
         seed=seed,
     )
@@ -92,13 +99,13 @@ def test_nothing_is_served_while_frozen():
     run_config = config(model=parse_model("fixed:base_delay=100ms"), attempt_timeout_s=None, users=100)
     output = check_conservation(run_config)
     series = output.series
-    assert all(series.successes[i] == 0 for i in range(20, 30))  # intervals [20, 21) ... [29, 30)
+    assert all(series.goodput[i] == 0 for i in range(20, 30))  # intervals [20, 21) ... [29, 30)
     # reading i is taken at (i + 1) s, before the events of that instant
     assert [series.frozen[i] for i in (18, 19, 20, 29, 30)] == [0, 0, 1, 1, 0]
     assert series.in_flight[20] == series.in_flight[29]  # nothing admitted or released meanwhile
     assert series.accept_queue[29] > 50  # attempts wait in the accept queue...
     assert series.accept_queue[30] == 0  # ...and are admitted at the resume
-    assert series.successes[30] > 50  # then served: a flood at the resume
+    assert series.goodput[30] > 50  # then served: a flood at the resume
     assert max(output.latencies) >= 9.9  # a request sent as the outage began waited it out
 
 
@@ -142,14 +149,14 @@ def test_local_rejections_advance_virtual_time():
         budget=parse_budget("adaptive"),
         users=30,
         duration_s=60.0,
-        think=ThinkTime("exponential", 2.0),
-        outages=(Outage(5.0, 35.0),),
+        think=ExponentialThink(average_s=2.0),
+        outages=(OutageWindow(5.0, 35.0),),
     )
     output = check_conservation(run_config)
     assert output.counts["rejected_locally"] > 1000
 
 
-@pytest.mark.parametrize("think", [ThinkTime("constant", 0.0), ThinkTime("exponential", 0.0)])
+@pytest.mark.parametrize("think", [ConstantThink(wait_s=0.0), ExponentialThink(average_s=0.0)])
 def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
     """Zero think time against a model that answers at once: every request at one instant, forever."""
     with pytest.raises(UserError, match=r"load.think_time .*:0s with model fixed:base_delay=0s: .*forever"):
@@ -159,7 +166,7 @@ def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
 @pytest.mark.parametrize(
     "changes",
     [
-        {"think": ThinkTime("constant", 0.001)},
+        {"think": ConstantThink(wait_s=0.001)},
         {"model": parse_model("fixed:base_delay=1ms")},
         {"model": parse_model("exponential:base_delay=0")},  # released at its first check, one tick on
         {"requests_per_user": 3},
@@ -167,7 +174,7 @@ def test_a_run_that_would_never_advance_virtual_time_is_refused(think):
     ],
 )
 def test_zero_time_is_fine_when_something_advances_the_clock(changes):
-    values = {"model": parse_model("fixed:base_delay=0"), "think": ThinkTime("constant", 0.0), "outages": ()}
+    values = {"model": parse_model("fixed:base_delay=0"), "think": ConstantThink(wait_s=0.0), "outages": ()}
     output = check_conservation(config(**{**values, "users": 5, "duration_s": 2.0, **changes}))
     assert output.counts["succeeded"] > 0
 

@@ -40,7 +40,7 @@ def test_wyegelwel_backing_off_has_far_lower_latency_and_everyone_finishes(wyege
 
 
 def test_wyegelwel_nb_plateaus_at_the_overwhelm_threshold(wyegelwel_report):
-    nb = next(run for run in wyegelwel_report.runs if run.config.label == "NB")
+    nb = next(run for run in wyegelwel_report.runs if run.config.spec.label == "NB")
     received = nb.series.attempts
     for start in range(100, 1000, 100):
         assert statistics.fmean(received[start : start + 100]) == pytest.approx(25, abs=2)
@@ -59,11 +59,11 @@ def test_smira_fixed_retries_never_recover(smira_report):
     (recovery,) = fixed.recoveries
     assert recovery.server_s is None
     assert recovery.client_s is None
-    run = next(run for run in smira_report.runs if run.config.label == "fixed:100ms")
+    run = next(run for run in smira_report.runs if run.config.spec.label == "fixed:100ms")
     after = run.series.in_flight[55:]
     assert min(after) > 5000  # jumps on resume and keeps growing
     assert after[-1] > after[0]
-    assert sum(run.series.successes[55:]) == 0
+    assert sum(run.series.goodput[55:]) == 0
 
 
 def test_smira_recovers_the_server_within_15_s_while_goodput_lags(smira_report):
@@ -72,9 +72,9 @@ def test_smira_recovers_the_server_within_15_s_while_goodput_lags(smira_report):
     assert recovery.server_s is not None
     assert recovery.server_s <= 15
     assert recovery.client_s is None or recovery.client_s >= recovery.server_s + 20
-    run = next(run for run in smira_report.runs if run.config.label == "smira")
-    steady = statistics.fmean(run.series.successes[10:20])
-    assert statistics.fmean(run.series.successes[55:65]) < 0.6 * steady  # +5..15 s after the resume
+    run = next(run for run in smira_report.runs if run.config.spec.label == "smira")
+    steady = statistics.fmean(run.series.goodput[10:20])
+    assert statistics.fmean(run.series.goodput[55:65]) < 0.6 * steady  # +5..15 s after the resume
     assert all(finding.holds for finding in smira_report.findings)
     assert smira_report.ok
 

@@ -13,7 +13,7 @@ from experiment.analysis import (
     server_recovery_s,
     steady_levels,
 )
-from experiment.scenario import Outage
+from experiment.scenario import OutageWindow
 
 LENGTH = 60
 
@@ -35,7 +35,7 @@ STEADY = SteadyLevels(goodput=100.0, in_flight=10.0, in_flight_mean=4.0, delay_s
 
 
 def test_steady_levels_over_the_second_half_before_the_first_outage():
-    window = default_steady_window([Outage(40, 50), Outage(20, 30)])
+    window = default_steady_window([OutageWindow(40, 50), OutageWindow(20, 30)])
     assert window == (10, 20)
     series = samples(goodput={12: 80.0}, in_flight={15: 14.0, 25: 900.0})
     levels = steady_levels(series, window)
@@ -83,13 +83,13 @@ def test_a_burst_of_delayed_successes_counts_as_served():
 
 def test_the_next_outage_ends_the_search():
     series = samples(in_flight=dict.fromkeys(range(31, 37), 500), goodput=dict.fromkeys(range(30, 34), 0))
-    first, second = recoveries(series, [Outage(20, 30), Outage(40, 50)])
+    first, second = recoveries(series, [OutageWindow(20, 30), OutageWindow(40, 50)])
     assert (first.server_s, first.client_s) == (None, 4)  # server: 37..41 crosses 40 s; client: [34, 39) fits
     assert (second.server_s, second.client_s) == (1, 0)
 
 
 def test_no_steady_window_no_recovery():
-    (only,) = recoveries(samples(), [Outage(0, 10)])
+    (only,) = recoveries(samples(), [OutageWindow(0, 10)])
     assert (only.server_s, only.client_s) == (None, None)
 
 

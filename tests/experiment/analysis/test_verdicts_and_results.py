@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from experiment.analysis import LatencySummary, Recovery, RunResult, evaluate, percentile, results_document
-from experiment.scenario import Assertions, Outage
+from experiment.scenario import Assertions, OutageWindow
 
 
 def run(recoveries=(), **counts):
@@ -24,8 +24,11 @@ def run(recoveries=(), **counts):
     )
 
 
-ONE = [Recovery(Outage(20, 50), server_s=6.0, client_s=None)]
-TWO = [Recovery(Outage(20, 30), server_s=3.0, client_s=9.0), Recovery(Outage(60, 70), server_s=20.0, client_s=None)]
+ONE = [Recovery(OutageWindow(20, 50), server_s=6.0, client_s=None)]
+TWO = [
+    Recovery(OutageWindow(20, 30), server_s=3.0, client_s=9.0),
+    Recovery(OutageWindow(60, 70), server_s=20.0, client_s=None),
+]
 
 
 def checks(assertions, result):

@@ -7,7 +7,13 @@ import pytest
 from experiment.scenario import SCENARIO_DIR, ScenarioError, load_scenario, parse_scenario, scenario_from_data
 from loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
 from loadgen.strategies.jitter import MODES
+from loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
 
+#: What a think-time error says is accepted.
+THINK_FORMS = (
+    "a duration (finite, >= 0: the mean of an exponential think time, like 10s) "
+    "or one of exponential:10s, constant:1s, between:1s,3s"
+)
 BASE = textwrap.dedent(
     """\
     name: test
@@ -68,6 +74,23 @@ def test_strategy_forms_and_their_labels():
     assert [(o.start_s, o.end_s) for o in scenario.outages()] == [(20.0, 30.0)]
 
 
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("exponential:10s", ExponentialThink(average_s=10.0)),
+        ("between:1s,3s", BetweenThink(low_s=1.0, high_s=3.0)),
+        ("constant:0s", ConstantThink(wait_s=0.0)),
+        ("2s", ExponentialThink(average_s=2.0)),  # a bare duration: the mean, as the Locust flag reads it
+        ("{name: constant, wait: 250ms}", ConstantThink(wait_s=0.25)),
+    ],
+)
+def test_think_times_are_the_locust_users(written, expected):
+    """The scenario reads ``load.think_time`` as the Locust user reads ``--think-time``: one ThinkTime."""
+    scenario = parse_scenario(BASE.replace("exponential:10s", written, 1))
+    assert scenario.load.think_time == expected
+    assert parse_think_time(scenario.load.think_time.spec()) == expected
+
+
 def test_entry_controls_override_the_load_defaults():
     text = BASE.replace("  - fixed:100ms\n", "  - {label: F, strategy: fixed:100ms, max_attempts: 3, budget: tokens}\n")
     scenario = parse_scenario(text.replace("duration: 60s", "duration: 60s\n  max_attempts: 9"))
@@ -88,7 +111,19 @@ def test_overrides_reach_into_sections():
     [
         ("users: 100", "users: 0", "s.yaml:5: load.users: got 0; expected greater than or equal to 1"),
         ("users: 100", "userz: 100", "s.yaml:5: load.userz: unknown field; accepted: users, spawn_rate,"),
-        ("exponential:10s", "exp:10s", "s.yaml:6: load.think_time: got 'exp:10s'; expected exponential:MEAN"),
+        (
+            "exponential:10s",
+            "exp:10s",
+            f"s.yaml:6: load.think_time: got 'exp:10s', an unknown kind 'exp'; expected {THINK_FORMS}",
+        ),
+        (
+            "exponential:10s",
+            "soon",
+            f"s.yaml:6: load.think_time: got 'soon'; expected {THINK_FORMS}",
+        ),
+        ("exponential:10s", "between:3s,1s", "s.yaml:6: load.think_time: think time 'between': max: must be at least"),
+        ("exponential:10s", "constant:10", "s.yaml:6: load.think_time: think time 'constant': wait: got '10' (add a"),
+        ("exponential:10s", "exponential:inf", "s.yaml:6: load.think_time: got 'exponential:inf'; expected a duration"),
         ("attempt_timeout: 2s", "attempt_timeout: two", "s.yaml:7: load.attempt_timeout: got 'two'; expected"),
         ("- fixed:100ms", "- bogus:1s", "s.yaml:10: strategies[0].strategy: unknown strategy 'bogus'; valid:"),
         ("strategy: smira", "strategy: smira:factor=0.5", "s.yaml:12: strategies[1].strategy: strategy 'smira': "),

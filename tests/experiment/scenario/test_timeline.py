@@ -6,7 +6,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.scenario import FaultPlan, Outage, expand_faults, merge_outages, parse_scenario
+from experiment.scenario import FaultPlan, OutageWindow, expand_faults, merge_outages, parse_scenario
 
 
 def test_repeat_times_and_until_the_end():
@@ -30,8 +30,14 @@ def test_random_start_stays_in_its_window_and_follows_the_seed():
 
 
 def test_overlapping_and_touching_pauses_merge_per_target():
-    pauses = [Outage(10, 20), Outage(15, 30), Outage(30, 35), Outage(50, 60), Outage(12, 14, "db")]
-    assert merge_outages(pauses) == [Outage(10, 35), Outage(12, 14, "db"), Outage(50, 60)]
+    pauses = [
+        OutageWindow(10, 20),
+        OutageWindow(15, 30),
+        OutageWindow(30, 35),
+        OutageWindow(50, 60),
+        OutageWindow(12, 14, "db"),
+    ]
+    assert merge_outages(pauses) == [OutageWindow(10, 35), OutageWindow(12, 14, "db"), OutageWindow(50, 60)]
 
 
 def test_scenario_outages_merge_its_faults():
@@ -52,7 +58,7 @@ intervals = st.lists(st.tuples(st.integers(0, 100), st.integers(1, 20)), max_siz
 
 @given(intervals)
 def test_merged_outages_are_disjoint_and_cover_exactly_the_pauses(pairs):
-    pauses = [Outage(float(start), float(start + length)) for start, length in pairs]
+    pauses = [OutageWindow(float(start), float(start + length)) for start, length in pairs]
     merged = merge_outages(pauses)
     for before, after in itertools.pairwise(merged):
         assert before.end_s < after.start_s

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import os
 import shutil
 import types
@@ -24,14 +25,13 @@ import pytest
 
 from chaos.backends import ProcessBackend
 from chaos.journal import Journal
-from experiment.scenario import parse_scenario
+from experiment.scenario import RunSpec, parse_scenario
 from runner.cli import RunOptions, run_plan
 from runner.compose import ComposeEndpoints, compose_stack
 from runner.compose.master import LocustMaster
 from runner.errors import RunFailedError
 from runner.plan import make_plan
 from runner.readings import ClientReading, TargetReading
-from runner.settings import LoadSettings
 from tests.proc import process_state_letter
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
@@ -174,9 +174,10 @@ class RecordingSource:
 
 def test_a_refused_swarm_fails_the_run_naming_the_masters_message(stack):
     scenario = parse_scenario(TINY, source="tiny.yaml")
-    bad = dataclasses.replace(LoadSettings.of(scenario, scenario.strategies[0]), strategy="fixed:lots")
+    # a timeout the scenario format refuses, so that only the load generator's own check can
+    bad = dataclasses.replace(RunSpec.of(scenario, scenario.strategies[0]), attempt_timeout_s=math.inf)
     target = types.SimpleNamespace(base_url=stack.target.url)
-    with pytest.raises(RunFailedError, match=r"refused to start fixed:100ms: --retry-strategy"):
+    with pytest.raises(RunFailedError, match=r"refused to start fixed:100ms: --attempt-timeout"):
         asyncio.run(LocustMaster(stack.master_url).start(target, bad))
 
 
@@ -185,11 +186,11 @@ def test_a_master_without_workers_fails_the_run_saying_how_to_start_some(stack, 
     try:
         lonely = start_master(processes, stack.target.url, workers=0)
         scenario = parse_scenario(TINY, source="tiny.yaml")
-        settings = LoadSettings.of(scenario, scenario.strategies[0])
+        spec = RunSpec.of(scenario, scenario.strategies[0])
         target = types.SimpleNamespace(base_url=stack.target.url)
         expected = f"no Locust worker connected to {lonely}; start some: docker compose up --scale locust-worker=2"
         with pytest.raises(RunFailedError) as failed:
-            asyncio.run(LocustMaster(lonely).start(target, settings))
+            asyncio.run(LocustMaster(lonely).start(target, spec))
         assert str(failed.value) == expected
     finally:
         processes.stop_all()

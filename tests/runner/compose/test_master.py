@@ -6,51 +6,53 @@ import socket
 
 import pytest
 
+from experiment.scenario import RunSpec
 from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
 from runner.compose.master import MasterApi, MasterLoad, swarm_form, swarm_refusal
-from runner.settings import LoadSettings
+from runner.locust_args import locust_options
 
 
 @pytest.fixture
-def settings(small):
-    return LoadSettings.of(small, small.strategies[0])
+def spec(small):
+    return RunSpec.of(small, small.strategies[0])
 
 
-def test_the_form_carries_users_host_run_time_and_every_option(settings):
-    form = swarm_form(settings, "http://target:8070", 70)
+def test_the_form_carries_users_host_run_time_and_every_option(spec):
+    form = swarm_form(spec, "http://target:8070", run_margin_s=30.0)
     assert form["user_count"] == "100"
     assert form["spawn_rate"] == "100"
     assert form["host"] == "http://target:8070"
-    assert form["run_time"] == "70s"
+    assert form["run_time"] == "70s"  # 40 s + 30 s
     assert set(form) >= {option.dest for option in OPTIONS} | set(FLAG_DESTS)
-    assert {key: form[key] for key in settings.options()} == settings.options()
+    options = {key: value for key, value in locust_options(spec).items() if key != "users"}
+    assert {key: form[key] for key in options} == options  # the one translation, as the local backend's flags
     assert form["keep_backoff"] == "false"
     assert form["ignore_retry_after"] == "false"
     assert form["request_path"] == "/api"
 
 
-def test_the_form_overrides_whatever_the_previous_swarm_left(settings):
+def test_the_form_overrides_whatever_the_previous_swarm_left(spec):
     """Locust keeps form values from swarm to swarm: nothing of the last one may leak into this one."""
     left = {option.dest: "junk" for option in OPTIONS} | dict.fromkeys(FLAG_DESTS, True)
-    values = overlay_form(left, swarm_form(settings, "http://target:8070", 70))
+    values = overlay_form(left, swarm_form(spec, "http://target:8070"))
     options = load_options(values)  # what the master's check and every worker read
-    assert options.policy.strategy.spec() == settings.strategy
+    assert options.policy == spec.policy
     assert options.policy.reset_after_success is True
     assert options.policy.honour_retry_after is True
     assert options.request_path == "/api"
-    assert options.seed == settings.seed
-    assert options.attempt_timeout_s == settings.attempt_timeout_s
+    assert options.seed == spec.seed
+    assert options.attempt_timeout_s == spec.attempt_timeout_s
 
 
-def test_kept_backoff_is_sent_as_true(settings):
-    kept = dataclasses.replace(settings, reset_after_success=False)
-    form = swarm_form(kept, "http://target:8070", 70)
+def test_kept_backoff_is_sent_as_true(spec):
+    kept = dataclasses.replace(spec, policy=dataclasses.replace(spec.policy, reset_after_success=False))
+    form = swarm_form(kept, "http://target:8070")
     assert form["keep_backoff"] == "true"
     assert load_options(overlay_form({}, form)).policy.reset_after_success is False
 
 
-def test_fractional_spawn_rates_are_sent_as_written(settings):
-    assert swarm_form(dataclasses.replace(settings, spawn_rate=2.5), "http://t", 1)["spawn_rate"] == "2.5"
+def test_fractional_spawn_rates_are_sent_as_written(spec):
+    assert swarm_form(dataclasses.replace(spec, spawn_rate=2.5), "http://t")["spawn_rate"] == "2.5"
 
 
 @pytest.mark.parametrize(

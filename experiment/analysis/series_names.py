@@ -1,0 +1,37 @@
+"""The names of a run's per-interval series: one set for the simulator and the live runner.
+
+Both record a grid of intervals (``[i * step, (i + 1) * step)`` seconds after the load
+starts; the live runner's step is 1 s, the simulator's ``sim.sample_every``). A
+*rate* is a count over the interval divided by its length, per second; a *gauge* is
+read at the interval's end. ``timeseries.csv`` (simulated and live) has a column per
+name, after ``strategy`` and ``t_s`` (the interval's end); :class:`Samples` and the
+report's curves use the same names.
+
+Rates, per second:
+
+* ``goodput``: logical requests that succeeded;
+* ``attempts``: attempts sent, counted when sent (those never answered included);
+* ``timeouts``: attempts the client gave up on, counted when they timed out;
+* ``gave_up``: logical requests given up (attempts, deadline or budget exhausted);
+* ``started``: logical requests started.
+
+Gauges: ``in_flight`` (requests the target holds) and ``delay_s`` (its modelled delay).
+Each side adds its own beside these: the simulator ``rejections`` (a rate: answers
+that refused an attempt), ``peak_in_flight``, ``accept_queue`` and ``frozen``; the live
+runner ``connections``, ``users_in_backoff`` and ``active_users``.
+"""
+
+from __future__ import annotations
+
+GOODPUT = "goodput"
+ATTEMPTS = "attempts"
+TIMEOUTS = "timeouts"
+GAVE_UP = "gave_up"
+STARTED = "started"
+IN_FLIGHT = "in_flight"
+DELAY_S = "delay_s"
+
+#: The rates both record, per second over each interval.
+RATES = (GOODPUT, ATTEMPTS, TIMEOUTS, GAVE_UP, STARTED)
+#: The gauges both record, read at each interval's end.
+GAUGES = (IN_FLIGHT, DELAY_S)

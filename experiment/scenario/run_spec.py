@@ -1,0 +1,67 @@
+"""One strategy's run, resolved from a scenario: what the simulator and the live runner both run.
+
+A scenario describes its load once (``load:``) and each strategy's overrides beside
+the strategy (``budget``, ``max_attempts``, ``request_deadline``). :meth:`RunSpec.of`
+applies them: the result is the one description of a strategy's run, in seconds and
+parsed specs, that both sides read. The simulator adds only its own knobs
+(:class:`sim.config.RunConfig`); the live runner turns it into the load generator's
+options with :func:`runner.locust_args.locust_options`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+from experiment.scenario.model import Scenario, StrategyEntry
+from loadgen.strategies import RetryBudget, RetryPolicy
+from loadgen.think import SEED_THINK_TIME, ThinkTime
+from target.models import OverloadModel
+
+Arrival = Literal["closed", "open"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    """One strategy's run against a fresh target.
+
+    ``policy`` holds the strategy and its controls (``max_attempts``, ``deadline_s``,
+    ``reset_after_success``). ``spawn_rate`` is users started per second (``None``: all
+    at once). ``arrival``: ``closed``, each user waits ``think`` between the end of one
+    logical request and the start of the next; ``open``, logical requests start at
+    ``rate`` per second in all, whether or not earlier ones have finished (``think`` is
+    then unused). ``attempt_timeout_s``: a client gives up an attempt after this long
+    (``None``: never).
+    """
+
+    label: str
+    model: OverloadModel
+    policy: RetryPolicy
+    budget: RetryBudget | None = None
+    users: int
+    spawn_rate: float | None = None
+    think: ThinkTime = SEED_THINK_TIME
+    arrival: Arrival = "closed"
+    rate: float | None = None
+    attempt_timeout_s: float | None = 2.0
+    duration_s: float
+    seed: int = 1
+
+    @classmethod
+    def of(cls, scenario: Scenario, entry: StrategyEntry) -> RunSpec:
+        """The run of ``entry`` in ``scenario``: ``load``'s settings, the entry's where it has its own."""
+        load = scenario.load
+        return cls(
+            label=entry.label,
+            model=scenario.model,
+            policy=entry.policy(load),
+            budget=entry.budget if entry.budget is not None else load.budget,
+            users=load.users,
+            spawn_rate=load.spawn_rate,
+            think=load.think_time,
+            arrival=load.arrival,
+            rate=load.rate,
+            attempt_timeout_s=load.attempt_timeout,
+            duration_s=load.duration,
+            seed=scenario.seed,
+        )

@@ -1,0 +1,106 @@
+"""A :class:`~experiment.scenario.RunSpec` in the load generator's terms: the options both backends start Locust with.
+
+:func:`locust_options` is the one translation: the local backend writes its result as
+command-line flags (:mod:`runner.local.locust`), the compose backend posts it as a
+running master's ``POST /swarm`` form (:mod:`runner.compose.master`). Where the
+scenario's terms and the load generator's differ:
+
+* **open arrivals**: the scenario gives ``rate`` (logical requests/s); the Locust user
+  starts one request per think time per user, so the think time becomes
+  ``exponential:(users / rate)`` (Poisson arrivals at ``rate`` in all);
+* **no attempt timeout** (``attempt_timeout: null``): the load generator needs a
+  finite one, so it gets ``2 * duration + 60 s``, longer than the run: it never fires;
+* **no spawn rate**: every user starts in the first second (``spawn_rate = users``);
+* **run time**: the run's duration plus :data:`LOCUST_RUN_MARGIN_S`, rounded up to a
+  whole second, so the load stops by itself even if the runner is gone.
+"""
+
+from __future__ import annotations
+
+import math
+
+from experiment.scenario import RunSpec
+from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from loadgen.think import ExponentialThink, ThinkTime
+from retrystorm.durations import format_duration
+
+#: A load generator's own time limit is the run's duration plus this: a bound if the runner is gone.
+LOCUST_RUN_MARGIN_S = 30.0
+
+
+def think_time(spec: RunSpec) -> ThinkTime:
+    """The Locust user's think time: ``spec.think``, or ``Exp(users / rate)`` for open arrivals."""
+    if spec.arrival == "open" and spec.rate:
+        return ExponentialThink(average_s=spec.users / spec.rate)
+    return spec.think
+
+
+def attempt_timeout_s(spec: RunSpec) -> float:
+    """The Locust user's attempt timeout: ``spec.attempt_timeout_s``, or ``2 * duration + 60`` when it has none."""
+    return spec.attempt_timeout_s if spec.attempt_timeout_s is not None else 2 * spec.duration_s + 60
+
+
+def spawn_rate(spec: RunSpec) -> float:
+    """Users started per second: ``spec.spawn_rate``, or every user in the first second."""
+    return spec.spawn_rate if spec.spawn_rate is not None else float(spec.users)
+
+
+def locust_options(spec: RunSpec, *, run_margin_s: float = LOCUST_RUN_MARGIN_S) -> dict[str, str]:
+    """Every Locust option of ``spec``, keyed by its flag without dashes (``retry_strategy``), as text.
+
+    ``users``, ``spawn_rate`` and ``run_time``, then every option of :mod:`loadgen.options`
+    and every flag (``"true"``/``"false"``), the ones ``spec`` does not set at their
+    defaults: a running master keeps form values from its previous swarm, so each
+    is given explicitly. See the module docstring for the translations.
+    """
+    policy, budget, deadline_s = spec.policy, spec.budget, spec.policy.deadline_s
+    options = {
+        "users": str(spec.users),
+        "spawn_rate": f"{spawn_rate(spec):g}",
+        "run_time": f"{math.ceil(spec.duration_s + run_margin_s)}s",
+    }
+    options.update({option.dest: option.default for option in OPTIONS})
+    options.update(
+        retry_strategy=policy.strategy.spec(),
+        retry_budget=budget.spec() if budget is not None else "none",
+        think_time=think_time(spec).spec(),
+        attempt_timeout=format_duration(attempt_timeout_s(spec)),
+        max_attempts=str(policy.max_attempts) if policy.max_attempts is not None else "none",
+        request_deadline=format_duration(deadline_s) if deadline_s else "none",
+        arrival=spec.arrival,
+        random_seed=str(spec.seed),
+    )
+    options.update(dict.fromkeys(FLAG_DESTS, "false"))
+    options["keep_backoff"] = "false" if policy.reset_after_success else "true"
+    options["ignore_retry_after"] = "false" if policy.honour_retry_after else "true"
+    return options
+
+
+def check_options(spec: RunSpec) -> None:
+    """The load generator's own check of ``spec``'s options, as a master and every worker run it.
+
+    Raises :class:`~retrystorm.errors.UserError` naming the flag.
+    """
+    load_options(overlay_form({}, locust_options(spec)))
+
+
+def describe_load(spec: RunSpec) -> str:
+    """``300 users (spawn 300/s), think exponential:3s, closed loop, timeout 2s, strategy fixed:100ms``."""
+    policy = spec.policy
+    extra = [f"budget {spec.budget.spec()}"] if spec.budget is not None else []
+    if policy.max_attempts is not None:
+        extra.append(f"at most {policy.max_attempts} attempts")
+    if policy.deadline_s is not None:
+        extra.append(f"deadline {format_duration(policy.deadline_s)}")
+    if not policy.reset_after_success:
+        extra.append("backoff kept after success")
+    return ", ".join(
+        [
+            f"{spec.users} users (spawn {spawn_rate(spec):g}/s)",
+            f"think {think_time(spec).spec()}",
+            f"{spec.arrival} loop",
+            f"timeout {format_duration(attempt_timeout_s(spec))}",
+            f"strategy {policy.strategy.spec()}",
+            *extra,
+        ]
+    )

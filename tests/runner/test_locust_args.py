@@ -1,0 +1,132 @@
+"""A run spec in the load generator's terms: one translation for the local flags and the compose form."""
+
+import dataclasses
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiment.scenario import RunSpec, parse_scenario
+from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from loadgen.think import ExponentialThink
+from retrystorm.errors import UserError
+from runner.compose.master import swarm_form
+from runner.local.locust import LocustDriver
+from runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
+
+SCENARIO = """\
+name: args
+model: exponential
+load: {users: 100, think_time: "between:1s,3s", attempt_timeout: 2s, duration: 40s, max_attempts: 5,
+       budget: tokens}
+strategies:
+  - fixed:100ms
+  - {label: EB, strategy: "exponential:base=50ms,jitter=full", max_attempts: 3, request_deadline: 20s}
+"""
+
+
+@pytest.fixture
+def scenario():
+    return parse_scenario(SCENARIO, source="args.yaml")
+
+
+def read_back(options):
+    """What the Locust user reads from ``options``, as a master's form or a command line gives them."""
+    return load_options(overlay_form({}, options))
+
+
+def test_the_load_generator_reads_back_the_spec(scenario):
+    for entry in scenario.strategies:
+        spec = RunSpec.of(scenario, entry)
+        options = read_back(locust_options(spec))
+        assert options.policy == spec.policy
+        assert options.budget == spec.budget
+        assert options.think == spec.think
+        assert options.attempt_timeout_s == spec.attempt_timeout_s
+        assert options.arrival == spec.arrival
+        assert options.seed == spec.seed
+
+
+def test_users_spawn_rate_and_run_time(scenario):
+    spec = RunSpec.of(scenario, scenario.strategies[0])
+    options = locust_options(spec)
+    assert (options["users"], options["spawn_rate"]) == ("100", "100")  # no spawn rate: all in the first second
+    assert options["run_time"] == f"{40 + LOCUST_RUN_MARGIN_S:.0f}s"
+    assert locust_options(dataclasses.replace(spec, spawn_rate=2.5), run_margin_s=0.5)["spawn_rate"] == "2.5"
+    assert locust_options(spec, run_margin_s=0.5)["run_time"] == "41s"  # rounded up to a whole second
+
+
+def test_every_option_and_flag_is_explicit(scenario):
+    options = locust_options(RunSpec.of(scenario, scenario.strategies[0]))
+    assert set(options) == {"users", "spawn_rate", "run_time"} | {option.dest for option in OPTIONS} | set(FLAG_DESTS)
+    assert all(isinstance(value, str) for value in options.values())
+
+
+def test_open_arrivals_become_a_think_time(scenario):
+    load = scenario.load.model_copy(update={"arrival": "open", "rate": 50.0})
+    spec = RunSpec.of(scenario.model_copy(update={"load": load}), scenario.strategies[0])
+    options = locust_options(spec)
+    assert options["think_time"] == "exponential:2s"  # 100 users / 50 per s
+    assert options["arrival"] == "open"
+    assert read_back(options).think == ExponentialThink(average_s=2.0)
+    assert "think exponential:2s, open loop" in describe_load(spec)
+
+
+def test_no_attempt_timeout_becomes_one_longer_than_the_run(scenario):
+    spec = dataclasses.replace(RunSpec.of(scenario, scenario.strategies[0]), attempt_timeout_s=None)
+    assert locust_options(spec)["attempt_timeout"] == "140s"  # 2 x 40 s + 60 s
+    assert read_back(locust_options(spec)).attempt_timeout_s > spec.duration_s + LOCUST_RUN_MARGIN_S
+
+
+def test_the_local_command_line_and_the_compose_form_carry_the_same_options(scenario):
+    spec = RunSpec.of(scenario, scenario.strategies[1])
+    kept = dataclasses.replace(spec, policy=dataclasses.replace(spec.policy, reset_after_success=False))
+    for each in (spec, kept):
+        argv = LocustDriver(Path("/logs")).argv("http://127.0.0.1:1", each, 1234)
+        flags = {}
+        for item in argv[argv.index("--only-summary") + 1 :]:
+            name, _, value = item.removeprefix("--").replace("-", "_").partition("=")
+            flags[name] = value or "true"
+        form = swarm_form(each, "http://127.0.0.1:1")
+        assert flags == {name: value for name, value in locust_options(each).items() if value != "false"}
+        assert {("users" if name == "user_count" else name): value for name, value in form.items()} == {
+            **locust_options(each),
+            "host": "http://127.0.0.1:1",
+        }
+    assert "--keep-backoff" in LocustDriver(Path("/logs")).argv("http://h", kept, 1)
+    assert "--keep-backoff" not in LocustDriver(Path("/logs")).argv("http://h", spec, 1)
+
+
+def test_locust_parses_the_local_command_line(scenario):
+    """Every flag is one Locust's parser takes (the retrystorm ones registered as the locustfile does).
+
+    In a process of its own: importing Locust monkey-patches the process with gevent.
+    """
+
+    spec = RunSpec.of(scenario, scenario.strategies[1])
+    argv = LocustDriver(Path("/logs")).argv("http://127.0.0.1:1", spec, 1234)
+    code = (
+        "import sys; from locust.argument_parser import parse_options; "
+        "from loadgen.options import add_arguments; from locust import events; "
+        "events.init_command_line_parser.add_listener(add_arguments); "
+        "o = parse_options(sys.argv[1:]); "
+        "print(o.num_users, o.spawn_rate, o.run_time, o.retry_strategy, o.keep_backoff, o.request_path)"
+    )
+    found = subprocess.run([sys.executable, "-c", code, *argv[3:]], capture_output=True, text=True, check=False)
+    assert found.returncode == 0, found.stderr or shlex.join(argv)
+    assert found.stdout.splitlines()[-1].split() == [
+        "100",
+        "100.0",
+        "70",
+        "exponential:base=50ms,factor=2,max=5m,jitter=full",
+        "False",
+        "/api",
+    ]
+
+
+def test_a_spec_the_load_generator_refuses_is_refused_before_anything_starts(scenario):
+    bad = dataclasses.replace(RunSpec.of(scenario, scenario.strategies[0]), attempt_timeout_s=float("inf"))
+    with pytest.raises(UserError, match=r"^--attempt-timeout: "):
+        check_options(bad)
