@@ -100,7 +100,8 @@ def _one_shot_target(target: str, backend: FaultBackend) -> FaultTarget:
         pid_text = target.removeprefix("pid:")
         if not target.startswith("pid:") or not pid_text.isdigit() or len(pid_text) > 10:
             raise UserError(f"target: got {target[:40]!r}, expected pid:NUMBER for the process backend")
-        backend.register(target, int(pid_text))
+        backend.register(target, int(pid_text))  # the registration's refusals apply to a pid typed here too
+        return FaultTarget(target, backend)
     return TargetRegistry([backend]).find(target)
 
 

@@ -6,6 +6,12 @@ A JSON-lines file shared by every controller on a host. Each record is one step:
 same ``(backend, ident)`` is *pending*; a pending pause whose controller process no
 longer exists was left behind by a controller that was killed, and the next controller
 resumes it at start-up (:meth:`chaos.controller.OutageController.recover`).
+
+Reading never fails on a damaged file: a line that is not UTF-8, not JSON, not an object,
+has an unknown ``op`` or lacks what names its target is skipped with one warning naming
+the file and line. A pause whose bookkeeping (``outage``, ``controller``, ``utc``) is
+missing or malformed is kept, and a controller it cannot name counts as not running, so
+recovery resumes its target: resuming too much is safe, leaving a target frozen is not.
 """
 
 from __future__ import annotations
@@ -15,15 +21,24 @@ import dataclasses
 import datetime
 import fcntl
 import json
+import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from chaos.backends.base import TargetRef
-from chaos.backends.process import process_start_ticks
+from chaos.backends.procfs import process_start_ticks
+
+log = logging.getLogger(__name__)
 
 JOURNAL_ENV = "RETRYSTORM_CHAOS_JOURNAL"
+
+#: ``PID@STARTTICKS``: how the journal names a process (a controller, a process target).
+PROCESS_IDENT = re.compile(r"([0-9]+)@([0-9]+)")
+#: Per op, the string fields without which a record names nothing to resume.
+_REQUIRED = {"pause": ("backend", "target", "ident"), "resume": ("backend", "ident")}
 
 
 def default_journal_path() -> Path:
@@ -46,10 +61,12 @@ def this_controller() -> str:
 
 
 def controller_alive(controller: str) -> bool:
-    """Whether the controller process named by ``PID@STARTTICKS`` still runs."""
-    pid_text, _, start_text = controller.partition("@")
-    start = process_start_ticks(int(pid_text))
-    return start is not None and str(start) == start_text
+    """Whether the controller process named by ``PID@STARTTICKS`` still runs; other text names none that does."""
+    match = PROCESS_IDENT.fullmatch(controller)
+    if match is None:
+        return False
+    start = process_start_ticks(int(match[1]))
+    return start is not None and str(start) == match[2]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -72,7 +89,7 @@ class Journal:
     @contextlib.contextmanager
     def _locked(self, mode: str) -> Iterator[Any]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open(mode, encoding="utf-8") as handle:
+        with self.path.open(mode) as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield handle
@@ -80,7 +97,11 @@ class Journal:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def append(self, op: str, ref: TargetRef, outage: str, **extra: Any) -> None:
-        """Write one record and fsync it before returning."""
+        """Write one record and fsync it before returning.
+
+        A torn last line (a writer killed mid-write) is first closed with a newline, so the
+        new record gets a line of its own instead of being glued to the torn one and lost.
+        """
         record = {
             "op": op,
             "utc": utc_now(),
@@ -91,17 +112,22 @@ class Journal:
             "controller": self.controller,
             **extra,
         }
-        with self._locked("a") as handle:
-            handle.write(json.dumps(record, sort_keys=True) + "\n")
+        line = json.dumps(record, sort_keys=True).encode() + b"\n"
+        with self._locked("a+b") as handle:
+            if handle.seek(0, os.SEEK_END) > 0:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    line = b"\n" + line
+            handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
 
     def records(self) -> list[dict[str, Any]]:
-        """Every record, oldest first; a torn last line (a crash mid-write) is skipped."""
+        """Every usable record, oldest first; each unusable line is skipped with a warning (module docstring)."""
         if not self.path.exists():
             return []
-        with self._locked("r") as handle:
-            return _parse(handle.read())
+        with self._locked("rb") as handle:
+            return _parse(handle.read(), self.path)
 
     def pending(self) -> list[PendingPause]:
         """Pauses with no later resume of the same ``(backend, ident)``."""
@@ -115,18 +141,57 @@ class Journal:
         """Empty the file when nothing is pending, so it does not grow forever."""
         if not self.path.exists():
             return
-        with self._locked("r+") as handle:
-            if not _pending(_parse(handle.read())):
+        with self._locked("r+b") as handle:
+            if not _pending(_parse(handle.read(), None)):
                 handle.seek(0)
                 handle.truncate(0)
 
 
-def _parse(text: str) -> list[dict[str, Any]]:
+def _parse(data: bytes, path: Path | None) -> list[dict[str, Any]]:
+    """The usable records of ``data``; with a ``path``, one warning per line skipped or repaired."""
     parsed = []
-    for line in text.splitlines():
-        with contextlib.suppress(json.JSONDecodeError):
-            parsed.append(json.loads(line))
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record, problem = _record(line)
+        if problem and path is not None:
+            torn = " (torn last line: a write cut short)" if number == len(lines) else ""
+            log.warning("%s:%d: %s%s", path, number, problem, torn)
+        if record is not None:
+            parsed.append(record)
     return parsed
+
+
+def _record(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """``(record, None)``, ``(record, what was repaired)`` or ``(None, why it is skipped)``."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "skipped: not UTF-8 text"
+    except (ValueError, RecursionError) as error:
+        return None, f"skipped: not JSON ({str(error)[:80]})"
+    if not isinstance(record, dict):
+        return None, f"skipped: a JSON {type(record).__name__}, not an object"
+    op = record.get("op")
+    if not isinstance(op, str) or op not in _REQUIRED:
+        return None, f"skipped: unknown op {op!r:.40}, expected pause or resume"
+    for field in _REQUIRED[op]:
+        value = record.get(field)
+        if not isinstance(value, str) or not value:
+            return None, f"skipped: {op} without a text {field!r} (got {value!r:.40})"
+    if record["backend"] == "process" and not PROCESS_IDENT.fullmatch(record["ident"]):
+        return None, f"skipped: process ident {record['ident']!r:.40} is not PID@STARTTICKS"
+    if op == "pause":
+        controller = record.get("controller")
+        if not isinstance(controller, str) or not PROCESS_IDENT.fullmatch(controller):
+            return record, f"controller {controller!r:.40} names no process: counted as not running"
+    return record, None
+
+
+def _text(record: dict[str, Any], field: str) -> str:
+    value = record.get(field)
+    return value if isinstance(value, str) else ""
 
 
 def _pending(records: list[dict[str, Any]]) -> list[PendingPause]:
@@ -135,7 +200,8 @@ def _pending(records: list[dict[str, Any]]) -> list[PendingPause]:
         key = (record["backend"], record["ident"])
         if record["op"] == "pause":
             ref = TargetRef(record["backend"], record["target"], record["ident"])
-            open_pauses[key] = PendingPause(ref, record["outage"], record["controller"], record["utc"])
-        elif record["op"] == "resume" and record.get("status") != "failed":  # a failed resume left it paused
+            controller = _text(record, "controller")
+            open_pauses[key] = PendingPause(ref, _text(record, "outage") or "?", controller, _text(record, "utc"))
+        elif record.get("status") != "failed":  # a resume; a failed one left the target paused
             open_pauses.pop(key, None)
     return list(open_pauses.values())

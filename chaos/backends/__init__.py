@@ -1,4 +1,13 @@
-"""Fault backends: ``process`` (SIGSTOP/SIGCONT) and ``docker`` (pause/unpause)."""
+"""Fault backends: ``process`` (SIGSTOP/SIGCONT) and ``docker`` (pause/unpause).
+
+``ProcessBackend`` is loaded on first use (it needs psutil): the watchdog process, which
+starts without site-packages, imports this package for :mod:`chaos.backends.base` and
+:mod:`chaos.backends.procfs` only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from chaos.backends.base import (
     BackendError,
@@ -8,7 +17,18 @@ from chaos.backends.base import (
     TargetState,
     UnknownTargetError,
 )
-from chaos.backends.process import ProcessBackend
+
+if TYPE_CHECKING:
+    from chaos.backends.process import ProcessBackend
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ProcessBackend":
+        from chaos.backends.process import ProcessBackend  # noqa: PLC0415 - psutil only when used
+
+        return ProcessBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BackendError",

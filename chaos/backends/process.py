@@ -7,11 +7,8 @@ processes of another user. A registered process is identified by its pid *and* i
 start time (``PID@STARTTICKS``), so a pid the kernel recycled for another process is
 never signalled.
 
-Identity reads the start time in clock ticks from ``/proc/PID/stat`` (field 22), an
-exact integer; psutil's ``create_time()`` is derived from it through the boot time,
-which the kernel reports rounded to the second and which moves when the clock is
-slewed, so it is not a stable key for a journal that outlives processes. State,
-owner and ancestors come from psutil.
+Identity is the start time in clock ticks (:mod:`chaos.backends.procfs`, which says why
+not psutil's ``create_time()``); state, owner and ancestors come from psutil.
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ import os
 import signal
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
 import psutil
 
@@ -33,20 +29,10 @@ from chaos.backends.base import (
     TargetState,
     UnknownTargetError,
 )
+from chaos.backends.procfs import process_start_ticks
 
 #: Where a refused registration points the user.
 REGISTER_HINT = "register a process when the controller starts: retrystorm chaos serve --target NAME=PID"
-
-
-def process_start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22), ``None`` if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    # The command name (field 2) is in parentheses and may contain spaces and parentheses.
-    fields = stat.rsplit(")", 1)[1].split()
-    return int(fields[19])
 
 
 def process_ident(pid: int) -> str:

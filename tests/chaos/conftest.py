@@ -60,6 +60,8 @@ def free_port() -> int:
 
 def call(base: str, method: str, path: str, body: object = None, headers: dict | None = None):
     data = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
+    if data is not None and headers is None:
+        headers = {"Content-Type": "application/json"}  # the chaos API refuses other bodies (415)
     request = urllib.request.Request(base + path, data=data, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:

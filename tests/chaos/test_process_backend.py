@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from chaos.backends import ProcessBackend, TargetRef, TargetRefusedError, TargetState, UnknownTargetError
-from chaos.backends.process import process_start_ticks
+from chaos.backends.procfs import process_start_ticks
 from chaos.targets import TargetRegistry
 
 from .conftest import is_stopped

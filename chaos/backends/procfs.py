@@ -1,0 +1,36 @@
+"""The kernel's own view of a process, read from ``/proc`` with the standard library only.
+
+A process is identified by its pid *and* its start time in clock ticks since boot
+(``/proc/PID/stat`` field 22): a pid the kernel recycles belongs to a process with a
+later start time. The start ticks are an exact integer; psutil's ``create_time()`` is
+derived from them through the boot time, which the kernel reports rounded to the second
+and which moves when the clock is slewed, so it is no stable key for a journal that
+outlives processes. The watchdog process (:mod:`chaos.watchdog`) starts without
+site-packages to arm in tens of milliseconds, so what it reads of a process is here, not
+in psutil.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # The command name (field 2) is in parentheses and may contain spaces and parentheses.
+    return stat.rsplit(")", 1)[1].split()
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22), ``None`` if gone."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields is not None else None
+
+
+def process_state_letter(pid: int) -> str | None:
+    """The state letter of ``/proc/PID/stat`` (``T`` stopped, ``Z`` zombie...), ``None`` if gone."""
+    fields = _stat_fields(pid)
+    return fields[0] if fields is not None else None

@@ -1,0 +1,152 @@
+"""What a watchdog does at its deadline, per backend: resume one target, and tell whether it is gone.
+
+- **process** (``PID@STARTTICKS``): :class:`ProcessGuard` opens a pidfd, *then* checks the start ticks in
+  ``/proc/PID/stat`` (in the other order the pid could be recycled between check and open). SIGCONT goes
+  through the pidfd, which never reaches a recycled pid (a dead target gives ESRCH: done), and the pidfd
+  turns readable when the target exits. Without pidfds (Linux < 5.3, or a sandbox that forbids them) it
+  re-checks the start ticks every second and right before ``os.kill``: a window of microseconds remains
+  in which a recycled pid could be signalled.
+- **docker** (container id): :class:`DockerGuard` unpauses the container through the Docker SDK if it is
+  paused; a container that is gone is done. The SDK is imported 2 s before the deadline, not while the
+  watchdog idles; an engine that does not answer is retried for 5 minutes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import sys
+import time
+from typing import Any, Protocol
+
+from chaos.backends.procfs import process_start_ticks, process_state_letter
+
+log = logging.getLogger(__name__)
+
+#: A docker watchdog imports the SDK and connects this long before its deadline...
+DOCKER_PREPARE_S = 2.0
+#: ... and retries an engine that does not answer for this long after it, every DOCKER_RETRY_EVERY_S.
+DOCKER_RETRY_S = 300.0
+DOCKER_RETRY_EVERY_S = 2.0
+
+
+class NothingToGuardError(Exception):
+    """The target is gone already: nothing to guard."""
+
+
+class Guard(Protocol):
+    """One target's resume, as a watchdog needs it."""
+
+    prepare_s: float  # prepare() runs this long before the deadline
+    watch_fd: int | None  # readable once the target is gone; without one, gone() is asked every second
+
+    def gone(self) -> bool:
+        """Whether the target no longer exists."""
+
+    def prepare(self) -> None:
+        """Get ready to resume (``prepare_s`` before the deadline)."""
+
+    def resume(self) -> str:
+        """``"resumed"``, or what was found instead: ``"gone"``, ``"not paused"``; raises if it failed."""
+
+
+class ProcessGuard:
+    """SIGCONT to one process named by ``PID@STARTTICKS``, through a pidfd unless ``use_pidfd`` is False."""
+
+    prepare_s = 0.0
+
+    def __init__(self, ident: str, *, use_pidfd: bool = True) -> None:
+        pid_text, _, ticks_text = ident.partition("@")
+        self.pid, self.ticks = int(pid_text), int(ticks_text)
+        self.watch_fd: int | None = None
+        if use_pidfd and hasattr(os, "pidfd_open"):
+            try:
+                self.watch_fd = os.pidfd_open(self.pid)
+            except ProcessLookupError:
+                raise NothingToGuardError(f"no process {self.pid}") from None
+            except OSError as error:
+                log.warning("no pidfd (%s): checking the start ticks of pid %d instead", error, self.pid)
+        if process_start_ticks(self.pid) != self.ticks:  # after the open: so the pidfd names this very process
+            self.close()
+            raise NothingToGuardError(f"pid {self.pid} no longer names the process started at tick {self.ticks}")
+
+    def close(self) -> None:
+        """Close the pidfd (a watchdog process exits instead)."""
+        if self.watch_fd is not None:
+            os.close(self.watch_fd)
+            self.watch_fd = None
+
+    def gone(self) -> bool:
+        """Whether the process has exited (a zombie counts), or its pid names another."""
+        if self.watch_fd is not None:
+            return bool(select.select([self.watch_fd], [], [], 0)[0])
+        return process_start_ticks(self.pid) != self.ticks or process_state_letter(self.pid) in (None, "Z", "X")
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """SIGCONT, unless the process is gone."""
+        if self.gone():
+            return "gone"
+        try:
+            if self.watch_fd is not None:
+                signal.pidfd_send_signal(self.watch_fd, signal.SIGCONT)
+            else:
+                os.kill(self.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            return "gone"
+        return "resumed"
+
+
+class DockerGuard:
+    """``unpause`` of one container by id; the SDK is imported by :meth:`prepare`, near the deadline."""
+
+    prepare_s = DOCKER_PREPARE_S
+    watch_fd: int | None = None  # not watched while idle (that would hold the SDK): looked at at the deadline
+
+    def __init__(self, ident: str) -> None:
+        import importlib.util  # noqa: PLC0415 - only a docker watchdog needs it
+
+        if importlib.util.find_spec("docker") is None:
+            raise RuntimeError(f"the Docker SDK is not importable by {sys.executable}")
+        self.ident = ident
+        self._client: Any = None
+
+    def gone(self) -> bool:
+        """Not known before the deadline."""
+        return False
+
+    def prepare(self) -> None:
+        """Import the SDK and connect; a failure is retried by :meth:`resume`."""
+        try:
+            import docker  # noqa: PLC0415 - the Docker SDK is heavy: only a docker watchdog, near its deadline
+
+            self._client = docker.from_env(timeout=30)
+        except Exception as error:  # the SDK raises requests and docker errors alike
+            log.warning("cannot reach the Docker engine yet (%s); will retry at the deadline", error)
+
+    def resume(self) -> str:
+        """Unpause the container if it is paused; retry an engine that does not answer for ``DOCKER_RETRY_S``."""
+        import docker.errors  # noqa: PLC0415 - as in prepare()
+
+        give_up = time.monotonic() + DOCKER_RETRY_S
+        while True:
+            try:
+                if self._client is None:
+                    self.prepare()
+                container = self._client.containers.get(self.ident)
+                if container.status != "paused":
+                    return "not paused"
+                container.unpause()
+            except docker.errors.NotFound:
+                return "gone"
+            except Exception as error:
+                if time.monotonic() > give_up:
+                    raise
+                log.warning("cannot unpause %s yet (%s); retrying", self.ident, error)
+                time.sleep(DOCKER_RETRY_EVERY_S)
+            else:
+                return "resumed"
