@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 
 import pytest
 
@@ -32,17 +29,6 @@ def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition") -> Non
 
 def is_stopped(pid: int) -> bool:
     return process_state_letter(pid) in ("T", "t")
-
-
-@pytest.fixture
-def victim() -> Iterator[subprocess.Popen[bytes]]:
-    """A real process that would run for a minute; resumed and killed by pid at the end."""
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield process
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGCONT)
-        process.kill()
-        process.wait(timeout=10)
 
 
 @pytest.fixture
