@@ -116,9 +116,12 @@ class DockerBackend(FaultBackend):
 
 def connect() -> Any:
     """A Docker client from the environment (``DOCKER_HOST`` or the local socket)."""
+    client = None
     try:
         client = docker.from_env()
         client.ping()
     except Exception as error:
+        if client is not None:
+            client.close()
         raise BackendError(f"cannot reach a Docker engine ({error}); start dockerd or set DOCKER_HOST") from error
     return client
