@@ -8,44 +8,37 @@ nodes first, so each value's line is known; pydantic validates the plain data; t
 
 from __future__ import annotations
 
+import os
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from experiment.scenario.catalog import find_scenario, missing_hint
+from experiment.scenario.errors import ScenarioError
 from experiment.scenario.model import Loc, Scenario
-from retrystorm.errors import UserError
 
-#: Where the shipped scenario files live (the repository's ``scenarios/`` folder).
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
 
 
-class ScenarioError(UserError):
-    """A scenario file that cannot be read, parsed or validated."""
+def load_scenario(given: str | os.PathLike[str] | Traversable, *, overrides: dict[str, Any] | None = None) -> Scenario:
+    """Read, parse and validate a scenario: a file, or a shipped scenario's name (``smira-laptop``).
 
-
-def shipped_scenario(name: str) -> Path:
-    """The path of a shipped scenario, ``scenarios/NAME.yaml``."""
-    path = SCENARIO_DIR / f"{name}.yaml"
-    if not path.is_file():
-        raise ScenarioError(f"{path}: shipped scenario not found; run from a checkout of retrystorm")
-    return path
-
-
-def load_scenario(path: Path | str, *, overrides: dict[str, Any] | None = None) -> Scenario:
-    """Read, parse and validate the scenario file at ``path``.
-
+    An existing file wins over a shipped name (:func:`~experiment.scenario.catalog.find_scenario`).
     ``overrides`` are merged into the top level before validation (dotted keys such as
     ``"load.users"`` reach into sections), so flags can change a file's settings and
     still get the same validation.
     """
-    path = Path(path)
+    found = find_scenario(given)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = found.read_text(encoding="utf-8")
     except OSError as error:
-        raise ScenarioError(f"{path}: cannot read the scenario: {error.strerror or error}") from None
-    return parse_scenario(text, source=str(path), default_name=path.stem, overrides=overrides)
+        hint = missing_hint(found) if isinstance(found, Path) else ""
+        raise ScenarioError(f"{found}: cannot read the scenario: {error.strerror or error}{hint}") from None
+    stem = found.name.removesuffix(".yaml").removesuffix(".yml")
+    return parse_scenario(text, source=str(found), default_name=stem, overrides=overrides)
 
 
 def parse_scenario(

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 from chaos.backends.docker_sdk import DockerSdkMissingError, docker_sdk_installed, require_docker_sdk
-from experiment.scenario import SCENARIO_DIR
 
 HINT = "pip install 'retrystorm[docker]'"
 
@@ -34,7 +33,7 @@ def retrystorm_without_docker(*args, cwd, journal):
         (["chaos", "pause", "api", "--for", "1s", "--backend", "docker"], "--backend docker needs the Docker SDK"),
         (["chaos", "recover", "--backend", "process", "--backend", "docker"], "--backend docker needs"),
         (
-            ["run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run"],
+            ["run", "smira-laptop", "--backend", "compose", "--dry-run"],
             "--backend compose without --chaos-url (the docker backend) needs the Docker SDK",
         ),
     ],
@@ -50,14 +49,10 @@ def test_without_the_sdk_the_docker_backend_is_one_line_and_exit_2(tmp_path, arg
 
 def test_without_the_sdk_what_does_not_pause_containers_still_works(tmp_path):
     through_api = ["--backend", "compose", "--chaos-url", "http://127.0.0.1:9", "--dry-run"]
-    done = retrystorm_without_docker(
-        "run", SCENARIO_DIR / "smira-laptop.yaml", *through_api, cwd=tmp_path, journal=tmp_path / "j.jsonl"
-    )
+    done = retrystorm_without_docker("run", "smira-laptop", *through_api, cwd=tmp_path, journal=tmp_path / "j.jsonl")
     assert done.returncode == 0, done.stderr
     assert "through the chaos API at http://127.0.0.1:9" in done.stdout
-    local = retrystorm_without_docker(
-        "run", SCENARIO_DIR / "smira-laptop.yaml", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl"
-    )
+    local = retrystorm_without_docker("run", "smira-laptop", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
     assert local.returncode == 0, local.stderr
 
 
