@@ -4,8 +4,8 @@
 #   docker build --build-arg PYTHON_IMAGE=retrystorm-base:bookworm --network host -t retrystorm:local .
 #                                              # FROM a base made locally (scripts/offline-images)
 #
-# PYTHON_IMAGE must provide python3 with venv. The source stays in /app (scenarios and
-# the locustfile are read from there) and is installed into /opt/venv in editable mode.
+# PYTHON_IMAGE must provide python3 with venv. The source stays in /app (the locustfile is
+# read from there) and is installed into /opt/venv in editable mode.
 ARG PYTHON_IMAGE=python:3.12-slim
 FROM ${PYTHON_IMAGE}
 
@@ -25,11 +25,12 @@ RUN python3 -m venv /opt/venv \
 WORKDIR /app
 
 # Dependencies first, from pyproject.toml alone, so code changes rebuild in seconds. The
-# grafana extra (annotations, dashboards push) without letting urllib3-future replace urllib3.
+# docker extra (the Docker SDK) for the chaos service's docker backend; Grafana annotations
+# need no extra.
 COPY pyproject.toml README.md ./
 RUN for package in retrystorm chaos loadgen target experiment sim runner dashboards; do \
         mkdir -p "$package" && touch "$package/__init__.py"; done \
-    && URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future pip install '.[grafana]' \
+    && pip install '.[docker]' \
     && pip uninstall -y retrystorm \
     && rm -rf build retrystorm.egg-info
 

@@ -3,7 +3,7 @@
 When ``GRAFANA_URL`` is set (credentials from ``GRAFANA_TOKEN``, or ``GRAFANA_USER``
 and ``GRAFANA_PASSWORD``), :func:`annotations_from_env` returns an
 :class:`~chaos.controller.OutageListener` that posts, for each outage, one region
-annotation through ``grafana-client``: ``POST /api/annotations`` with ``time`` (the
+annotation through :class:`~retrystorm.grafana.GrafanaClient`: ``POST /api/annotations`` with ``time`` (the
 pause) and ``timeEnd`` (the resume) in epoch milliseconds, ``tags``
 (``retrystorm``, ``outage``, the target, the scenario when known) and ``text``
 (https://grafana.com/docs/grafana-cloud/developer-resources/api-reference/http-api/api-legacy/annotations/).
@@ -22,11 +22,11 @@ import dataclasses
 import datetime
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from chaos.controller import Outage, OutageListener
 from retrystorm.errors import UserError
-from retrystorm.grafana import GrafanaSettings, connect
+from retrystorm.grafana import GrafanaClient, GrafanaSettings
 
 log = logging.getLogger(__name__)
 
@@ -66,18 +66,21 @@ class AnnotationPoster(Protocol):
 
 
 class GrafanaPoster:
-    """Posts annotations to a Grafana through ``grafana-client``."""
+    """Posts annotations to a Grafana: ``POST /api/annotations``, an organization annotation."""
 
-    def __init__(self, api: Any, where: str) -> None:
-        self.api = api  # a grafana_client.GrafanaApi: its methods are untyped
-        self.where = where
+    def __init__(self, client: GrafanaClient) -> None:
+        self.client = client
 
     def post(self, annotation: OutageAnnotation) -> None:
-        self.api.annotations.add_annotation(
-            time_from=annotation.time_ms,
-            time_to=annotation.time_end_ms,
-            tags=list(annotation.tags),
-            text=annotation.text,
+        """Send ``annotation``; :class:`~retrystorm.grafana.GrafanaRequestError` if Grafana refuses it."""
+        self.client.post(
+            "/api/annotations",
+            {
+                "time": annotation.time_ms,
+                "timeEnd": annotation.time_end_ms,
+                "tags": list(annotation.tags),
+                "text": annotation.text,
+            },
         )
 
 
@@ -121,17 +124,15 @@ def annotations_from_env(
 ) -> GrafanaAnnotations | None:
     """A :class:`GrafanaAnnotations` when ``GRAFANA_URL`` is set, else ``None``.
 
-    Bad settings (a malformed URL, a token *and* a user) or a missing ``grafana-client``
-    disable annotations with a warning: annotations are a convenience and must never
-    stop an outage or a run.
+    Bad settings (a malformed URL, a token *and* a user) disable annotations with a
+    warning: annotations are a convenience and must never stop an outage or a run.
     """
     try:
         settings = GrafanaSettings.from_env(environ)
-        if settings is None:
-            return None
-        api = connect(settings)
     except UserError as error:
         log.warning("Grafana annotations are off: %s", error)
         return None
+    if settings is None:
+        return None
     log.info("outages will be annotated in Grafana at %s", settings.where())
-    return GrafanaAnnotations(GrafanaPoster(api, settings.where()), scenario=scenario)
+    return GrafanaAnnotations(GrafanaPoster(GrafanaClient(settings)), scenario=scenario)

@@ -48,12 +48,18 @@ MAX_OUTAGE_OPTION = click.option(
 
 
 def make_backends(names: tuple[str, ...], project: str | None = None) -> dict[str, FaultBackend]:
-    """The named backends; ``docker`` connects to the engine now and fails clearly if it cannot."""
+    """The named backends; ``docker`` connects to the engine now and fails clearly if it cannot.
+
+    Without the Docker SDK, ``docker`` is a user error naming ``pip install 'retrystorm[docker]'``.
+    """
     backends: dict[str, FaultBackend] = {}
     for name in names:
         if name == "process":
             backends[name] = ProcessBackend()
         else:
+            from chaos.backends.docker_sdk import require_docker_sdk
+
+            require_docker_sdk("--backend docker")
             from chaos.backends.docker import DockerBackend
 
             backends[name] = DockerBackend(project=project)

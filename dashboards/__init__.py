@@ -5,10 +5,12 @@
   foundation SDK.
 * :mod:`dashboards.files` -- the generated JSON and where it is committed
   (``dashboards/grafana/dashboards/``); ``retrystorm dashboards build`` rewrites it.
+* :mod:`dashboards.shipped` -- the committed JSON as installed with the package, read
+  without the SDK.
 * :mod:`dashboards.queries` -- every panel's PromQL with the template variables
   substituted, to run the dashboard's queries against a real Prometheus.
-* :mod:`retrystorm.grafana` and :mod:`dashboards.push` -- upload to an existing
-  Grafana through ``grafana-client`` (``retrystorm dashboards push``).
+* :mod:`retrystorm.grafana` and :mod:`dashboards.push` -- upload the shipped dashboards
+  to an existing Grafana over its HTTP API (``retrystorm dashboards push``).
 
 The files Grafana and Prometheus read live beside the code: ``grafana/provisioning/``
 (datasource uid ``prometheus``, a file provider for ``/var/lib/grafana/dashboards``)

@@ -9,16 +9,17 @@ import click
 
 from retrystorm.console import out
 from retrystorm.errors import UserError
-from retrystorm.grafana import GRAFANA_EXTRA
+
+#: What generating the dashboards needs: Grafana's foundation SDK, the ``grafana`` extra.
+GRAFANA_EXTRA = "pip install 'retrystorm[grafana]'"
 
 
-def _grafana_libraries(what: str) -> None:
-    """Fail with one line when the ``grafana`` extra is not installed."""
+def _foundation_sdk(what: str) -> None:
+    """Fail with one line when the ``grafana`` extra (the foundation SDK) is not installed."""
     try:
-        import grafana_client  # noqa: F401
         import grafana_foundation_sdk  # noqa: F401
-    except ImportError as error:
-        raise UserError(f"{what} needs the Grafana libraries ({error.name} is missing): {GRAFANA_EXTRA}") from None
+    except ImportError:
+        raise UserError(f"{what} needs Grafana's foundation SDK (grafana-foundation-sdk): {GRAFANA_EXTRA}") from None
 
 
 @click.group()
@@ -37,7 +38,7 @@ def dashboards() -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a dashboard file differs from the code.")
 def build(*, directory: Path | None, check: bool) -> None:
     """(Re)write the dashboard JSON from code, or check it is up to date."""
-    _grafana_libraries("retrystorm dashboards build")
+    _foundation_sdk("retrystorm dashboards build")
     from dashboards.files import DASHBOARD_DIR, stale_dashboards, write_dashboards
 
     target = directory or DASHBOARD_DIR
@@ -60,15 +61,13 @@ def build(*, directory: Path | None, check: bool) -> None:
 @click.option("--password", envvar="GRAFANA_PASSWORD", default=None, help="Basic-auth password [env GRAFANA_PASSWORD].")
 @click.option("--folder", default=None, help="Folder to put the dashboards in (created if missing; default: none).")
 def push(*, grafana_url: str, token: str | None, user: str | None, password: str | None, folder: str | None) -> None:
-    """Upload the dashboards to an existing Grafana, overwriting the ones with the same uid."""
-    _grafana_libraries("retrystorm dashboards push")
-    from dashboards.files import GENERATORS
+    """Upload the shipped dashboards to an existing Grafana, overwriting the ones with the same uid."""
     from dashboards.push import push_dashboards
+    from dashboards.shipped import shipped_dashboards
     from retrystorm.grafana import GrafanaSettings
 
     settings = GrafanaSettings(url=grafana_url, token=token, user=user, password=password)
     if folder is not None and not folder.strip():
         raise click.BadParameter("got an empty name, expected a folder title", param_hint="--folder")
-    models = {uid: generate() for uid, generate in GENERATORS.items()}
-    for pushed in push_dashboards(settings, models, folder=folder):
+    for pushed in push_dashboards(settings, shipped_dashboards(), folder=folder):
         out.print(f"pushed {pushed.uid} (version {pushed.version}) to {settings.where()}: {pushed.url}")

@@ -1,6 +1,6 @@
-"""Upload dashboards to an existing Grafana through ``grafana-client``, overwriting.
+"""Upload dashboards to an existing Grafana, overwriting.
 
-Grafana's legacy HTTP API, as ``grafana-client`` calls it:
+Grafana's HTTP API, through :class:`~retrystorm.grafana.GrafanaClient`:
 ``GET /api/folders`` and ``POST /api/folders`` ``{"title"}`` to find or create the
 folder (https://grafana.com/docs/grafana/v8.0/http_api/folder/), then
 ``POST /api/dashboards/db`` ``{"dashboard", "folderUid", "overwrite": true,
@@ -15,19 +15,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import niquests
-from grafana_client.client import GrafanaException
-
-from retrystorm.errors import UserError
-from retrystorm.grafana import GrafanaSettings, connect
+from retrystorm.grafana import GrafanaClient, GrafanaRequestError, GrafanaSettings
 
 log = logging.getLogger(__name__)
 
 PUSH_MESSAGE = "retrystorm dashboards push"
 
-
-class GrafanaRequestError(UserError):
-    """Grafana could not be reached, or refused a request (bad URL, credentials or payload)."""
+__all__ = ["PUSH_MESSAGE", "GrafanaRequestError", "Pushed", "folder_uid", "push_dashboards"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,19 +33,23 @@ class Pushed:
     url: str
 
 
-def _describe(error: Exception) -> str:
-    if isinstance(error, GrafanaException):
-        detail = error.response.get("message") if isinstance(error.response, dict) else None
-        return f"HTTP {error.status_code}: {detail or error.message}" if error.status_code else str(error.message)
-    return f"{type(error).__name__}: {error}"
+def _mapping(answer: Any, client: GrafanaClient, what: str) -> Mapping[str, Any]:
+    if not isinstance(answer, Mapping):
+        raise GrafanaRequestError(f"grafana at {client.base}: {what}: expected a JSON object, got {answer!r:.80}")
+    return answer
 
 
-def folder_uid(api: Any, title: str) -> str:
-    """The uid of the folder called ``title``, created if there is none (``api``: a ``GrafanaApi``)."""
-    for folder in api.folder.get_all_folders():
-        if folder.get("title") == title:
+def folder_uid(client: GrafanaClient, title: str) -> str:
+    """The uid of the folder called ``title``, created if there is none."""
+    folders = client.get("/api/folders")
+    if not isinstance(folders, list):
+        raise GrafanaRequestError(f"grafana at {client.base}: GET /api/folders: expected a list, got {folders!r:.80}")
+    for folder in folders:
+        if isinstance(folder, Mapping) and folder.get("title") == title and folder.get("uid"):
             return str(folder["uid"])
-    created = api.folder.create_folder(title)
+    created = _mapping(client.post("/api/folders", {"title": title}), client, "POST /api/folders")
+    if not created.get("uid"):
+        raise GrafanaRequestError(f"grafana at {client.base}: POST /api/folders: the answer has no uid")
     log.info("created Grafana folder %r (uid %s)", title, created["uid"])
     return str(created["uid"])
 
@@ -59,17 +57,19 @@ def folder_uid(api: Any, title: str) -> str:
 def push_dashboards(
     settings: GrafanaSettings, dashboards: Mapping[str, dict[str, Any]], *, folder: str | None = None
 ) -> list[Pushed]:
-    """Upload every dashboard (``uid -> JSON model``), overwriting; one-line errors."""
-    api: Any = connect(settings)  # grafana-client's methods are untyped
+    """Upload every dashboard (``uid -> JSON model``), overwriting.
+
+    Errors are one line naming the Grafana (:class:`GrafanaRequestError`, a user error: exit 2).
+    """
+    client = GrafanaClient(settings)
+    folder_ref = {"folderUid": folder_uid(client, folder)} if folder else {}
     pushed = []
-    try:
-        folder_ref = {"folderUid": folder_uid(api, folder)} if folder else {}
-        for uid, model in dashboards.items():
-            payload = {"dashboard": {**model, "id": None}, "overwrite": True, "message": PUSH_MESSAGE, **folder_ref}
-            answer = api.dashboard.update_dashboard(payload)
-            pushed.append(
-                Pushed(str(answer.get("uid", uid)), int(answer.get("version", 0)), str(answer.get("url", "")))
-            )
-    except (GrafanaException, niquests.exceptions.RequestException) as error:
-        raise GrafanaRequestError(f"grafana at {settings.where()}: {_describe(error)}") from error
+    for uid, model in dashboards.items():
+        payload = {"dashboard": {**model, "id": None}, "overwrite": True, "message": PUSH_MESSAGE, **folder_ref}
+        answer = _mapping(client.post("/api/dashboards/db", payload), client, "POST /api/dashboards/db")
+        try:
+            version = int(answer.get("version", 0))
+        except (TypeError, ValueError):
+            version = 0
+        pushed.append(Pushed(str(answer.get("uid", uid)), version, str(answer.get("url", ""))))
     return pushed

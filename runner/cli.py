@@ -235,6 +235,8 @@ def run(
 ) -> None:
     """Run SCENARIO live: each strategy against a fresh (or freshly reset) target, the outages, the verdicts.
 
+    SCENARIO is a shipped scenario's name (`retrystorm scenarios` lists them) or a YAML file.
+
     Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
     when every assertion holds, 1 when one fails, 2 on bad input, 3 when the run could
     not go on, 130 when interrupted.

@@ -53,7 +53,7 @@ def sim() -> None:
     retrystorm sim smira                the seed outage (smira/exponential-backoff)
     retrystorm sim contention           AWS "Exponential Backoff And Jitter" (2015)
     retrystorm sim edge [SCENARIO]      the shortest outage each strategy does not recover from
-    retrystorm sim run SCENARIO.yaml    any scenario file, or flags for an ad-hoc run
+    retrystorm sim run SCENARIO         a shipped scenario's name or a file, or flags for an ad-hoc run
     """
 
 
@@ -189,7 +189,7 @@ def edge(
 ) -> None:
     """For each strategy, the shortest outage after which the server does not recover.
 
-    Uses SCENARIO's model, load and strategies (default: scenarios/smira-sigstop.yaml);
+    Uses SCENARIO's model, load and strategies (default: the shipped smira-sigstop);
     --strategy replaces the strategies.
     """
     from experiment.scenario import load_scenario, shipped_scenario
@@ -237,7 +237,7 @@ def edge(
 @seed_option
 @output_options
 def run_command(*, scenario_file: Path | None, **options: Any) -> None:
-    """Simulate a scenario file, or an ad-hoc run from flags; flags override the file.
+    """Simulate a scenario (a shipped one's name, or a file), or an ad-hoc run from flags; flags override it.
 
     Without SCENARIO at least one --strategy is needed; the rest defaults to the seed
     setting (exponential model, 1000 users, think time exp(10 s), 2 s timeout, 140 s).

@@ -2,13 +2,12 @@
 
 Grafana cannot run on these machines, so ``retrystorm dashboards push`` and the
 outage annotations are tested against this small real HTTP server on 127.0.0.1. It
-implements only what ``grafana-client`` sends for us, with the request and response
-shapes of Grafana's HTTP API documentation, and refuses what Grafana refuses:
+implements only what :class:`retrystorm.grafana.GrafanaClient` sends for us, with the
+request and response shapes of Grafana's HTTP API documentation, and refuses what
+Grafana refuses:
 
 * ``GET /api/health`` -> ``{"commit", "database": "ok", "version"}``, no credentials
   needed (https://grafana.com/docs/grafana/v13.0/developer-resources/api-reference/http-api/api-legacy/other/).
-* ``GET /api/frontend/settings`` -> ``{"buildInfo": {...}}``, what
-  ``GrafanaApi.connect`` reads (same page, "Get Settings").
 * ``GET /api/folders`` -> ``[{"id", "uid", "title", "url"}]``; ``POST /api/folders``
   ``{"title", "uid"?}`` -> the folder, 400 without a title, 409 when a folder with
   that title or uid exists (https://grafana.com/docs/grafana/v8.0/http_api/folder/,
@@ -98,7 +97,6 @@ class GrafanaStub:
             if not isinstance(body, dict):
                 return 400, {"message": "bad request data"}
         route = {
-            ("GET", "/api/frontend/settings"): lambda: (200, {"buildInfo": {"version": VERSION, "commit": "stub"}}),
             ("GET", "/api/folders"): lambda: (200, [self.folder_view(f) for f in self.folders]),
             ("POST", "/api/folders"): lambda: self.create_folder(body),
             ("POST", "/api/dashboards/db"): lambda: self.save_dashboard(body),

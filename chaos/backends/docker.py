@@ -2,6 +2,10 @@
 
 Only containers that opted in with the label ``retrystorm.chaos=allow`` are touched.
 Targets are compose service names, optionally restricted to one compose project.
+
+The SDK is the optional extra ``docker``: importing this module without it raises
+:class:`~chaos.backends.docker_sdk.DockerSdkMissingError` (one line, exit 2), which
+names ``pip install 'retrystorm[docker]'``.
 """
 
 from __future__ import annotations
@@ -9,8 +13,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import docker
-import docker.errors
+from chaos.backends.docker_sdk import DockerSdkMissingError
+
+try:
+    import docker
+    import docker.errors
+except ImportError:
+    raise DockerSdkMissingError from None
 
 from chaos.backends.base import (
     BackendError,
@@ -107,9 +116,12 @@ class DockerBackend(FaultBackend):
 
 def connect() -> Any:
     """A Docker client from the environment (``DOCKER_HOST`` or the local socket)."""
+    client = None
     try:
         client = docker.from_env()
         client.ping()
     except Exception as error:
+        if client is not None:
+            client.close()
         raise BackendError(f"cannot reach a Docker engine ({error}); start dockerd or set DOCKER_HOST") from error
     return client

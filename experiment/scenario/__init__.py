@@ -1,17 +1,13 @@
 """Scenarios: the validated file format shared by ``retrystorm sim`` and ``retrystorm run``.
 
 Import-light on purpose (pydantic, YAML and the pure cores only): the simulator
-imports it, and nothing here starts processes or talks to Docker.
+imports it, and nothing here starts processes or talks to Docker. The shipped scenarios
+are package data (``shipped/*.yaml``), found by name (:mod:`experiment.scenario.catalog`).
 """
 
-from experiment.scenario.loader import (
-    SCENARIO_DIR,
-    ScenarioError,
-    load_scenario,
-    parse_scenario,
-    scenario_from_data,
-    shipped_scenario,
-)
+from experiment.scenario.catalog import find_scenario, shipped_folder, shipped_names, shipped_scenario
+from experiment.scenario.errors import ScenarioError
+from experiment.scenario.loader import load_scenario, parse_scenario, scenario_from_data
 from experiment.scenario.model import (
     Assertions,
     Fault,
@@ -27,7 +23,6 @@ from experiment.scenario.run_spec import RunSpec
 from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 
 __all__ = [
-    "SCENARIO_DIR",
     "Assertions",
     "Fault",
     "FaultPlan",
@@ -41,10 +36,13 @@ __all__ = [
     "SpikeUniform",
     "StrategyEntry",
     "expand_faults",
+    "find_scenario",
     "load_scenario",
     "merge_outages",
     "parse_scenario",
     "rng_for",
     "scenario_from_data",
+    "shipped_folder",
+    "shipped_names",
     "shipped_scenario",
 ]

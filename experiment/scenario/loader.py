@@ -14,17 +14,20 @@ values (a "billion laughs" file) or refer to themselves.
 
 from __future__ import annotations
 
+import os
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from experiment.scenario.catalog import find_scenario, missing_hint
+from experiment.scenario.errors import ScenarioError
 from experiment.scenario.model import Loc, Scenario
-from retrystorm.errors import UserError
 
-#: Where the shipped scenario files live (the repository's ``scenarios/`` folder).
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
+
 #: The largest scenario file read.
 MAX_FILE_BYTES = 1024 * 1024
 #: The deepest nesting of mappings and lists (a scenario needs 4).
@@ -35,36 +38,27 @@ MAX_VALUES = 10_000
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class ScenarioError(UserError):
-    """A scenario file that cannot be read, parsed or validated."""
+def load_scenario(given: str | os.PathLike[str] | Traversable, *, overrides: dict[str, Any] | None = None) -> Scenario:
+    """Read, parse and validate a scenario: a file, or a shipped scenario's name (``smira-laptop``).
 
-
-def shipped_scenario(name: str) -> Path:
-    """The path of a shipped scenario, ``scenarios/NAME.yaml``."""
-    path = SCENARIO_DIR / f"{name}.yaml"
-    if not path.is_file():
-        raise ScenarioError(f"{path}: shipped scenario not found; run from a checkout of retrystorm")
-    return path
-
-
-def load_scenario(path: Path | str, *, overrides: dict[str, Any] | None = None) -> Scenario:
-    """Read, parse and validate the scenario file at ``path``.
-
+    An existing file wins over a shipped name (:func:`~experiment.scenario.catalog.find_scenario`).
     ``overrides`` are merged into the top level before validation (dotted keys such as
     ``"load.users"`` reach into sections), so flags can change a file's settings and
     still get the same validation.
     """
-    path = Path(path)
-    return parse_scenario(_read_text(path), source=str(path), default_name=path.stem, overrides=overrides)
+    found = find_scenario(given)
+    stem = found.name.removesuffix(".yaml").removesuffix(".yml")
+    return parse_scenario(_read_text(found), source=str(found), default_name=stem, overrides=overrides)
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path | Traversable) -> str:
     """The file as text: at most :data:`MAX_FILE_BYTES`, UTF-8, no NUL byte."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
-        raise ScenarioError(f"{path}: cannot read the scenario: {error.strerror or error}") from None
+        hint = missing_hint(path) if isinstance(path, Path) else ""
+        raise ScenarioError(f"{path}: cannot read the scenario: {error.strerror or error}{hint}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise ScenarioError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is a short YAML file")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chaos.backends.base import FaultBackend
+from chaos.backends.docker_sdk import require_docker_sdk
 
 
 class LazyBackend:
@@ -32,7 +33,11 @@ class LazyBackend:
 
 
 def docker_backend(project: str | None) -> LazyBackend:
-    """The docker backend for compose project ``project`` (any project: ``None``), connected on first use."""
+    """The docker backend for compose project ``project`` (any project: ``None``), connected on first use.
+
+    The Docker SDK (the ``docker`` extra) is checked for now, not imported: without it, a user error.
+    """
+    require_docker_sdk("--backend compose without --chaos-url (the docker backend)")
     scope = f" (compose project {project!r})" if project else ""
     return LazyBackend("docker", _docker_maker(project), f"the docker backend{scope}")
 

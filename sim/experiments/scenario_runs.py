@@ -15,7 +15,7 @@ Check = Callable[[Report, Scenario], list[Finding]]
 
 
 def load_shipped(name: str, seed: int | None = None) -> Scenario:
-    """The shipped scenario ``scenarios/NAME.yaml``, with another seed if given."""
+    """The shipped scenario ``NAME`` (``retrystorm scenarios``), with another seed if given."""
     return load_scenario(shipped_scenario(name), overrides={"seed": seed} if seed is not None else None)
 
 

@@ -91,7 +91,7 @@ def chaos_api(victim, journal_path):
     yield base, process
     if process.poll() is None:
         process.terminate()
-        process.wait(timeout=20)
+    process.communicate(timeout=20)  # waits, and closes the pipes
 
 
 class RecordingSwitch:

@@ -26,9 +26,9 @@ def test_sigterm_or_sigint_resumes_before_exit(victim, journal_path, signum):
     controller = start_pause(victim.pid)
     wait_for(lambda: is_stopped(victim.pid), what="the target to be paused")
     os.kill(controller.pid, signum)
-    controller.wait(timeout=20)
+    stdout, _ = controller.communicate(timeout=20)
     assert not is_stopped(victim.pid)
-    assert "resumed" in controller.stdout.read()
+    assert "resumed" in stdout
 
 
 def test_after_sigkill_the_watchdog_resumes_at_the_deadline(victim, journal_path):
@@ -55,7 +55,7 @@ def test_sigkill_then_recover_resumes_before_the_deadline(victim, journal_path):
     controller = start_pause(victim.pid)
     wait_for(lambda: is_stopped(victim.pid), what="the target to be paused")
     controller.kill()  # SIGKILL: no handler runs
-    controller.wait(timeout=20)
+    controller.communicate(timeout=20)
     assert is_stopped(victim.pid)
     recovered = subprocess.run(
         [sys.executable, "-m", "retrystorm", "chaos", "recover"],
@@ -73,11 +73,10 @@ def test_a_new_controller_recovers_at_start_up(victim, journal_path):
     first = start_pause(victim.pid)
     wait_for(lambda: is_stopped(victim.pid), what="the target to be paused")
     first.kill()
-    first.wait(timeout=20)
+    first.communicate(timeout=20)
     # A second outage tool starting up resumes the orphan before doing anything else.
     second = start_pause(victim.pid, "--max-outage", "200ms")
-    second.wait(timeout=60)
-    stderr = second.stderr.read()
+    _, stderr = second.communicate(timeout=60)
     assert second.returncode == 0, stderr
     assert not is_stopped(victim.pid)
     assert "left paused by a controller that did not finish" in stderr

@@ -32,7 +32,8 @@ def client():
         if os.environ.get("RETRYSTORM_REQUIRE_DOCKER") == "1":
             pytest.fail(f"Docker is required here but unusable: {error}")
         pytest.skip(f"no Docker engine or no {BASE_IMAGE} image: {error}")
-    return docker_client
+    yield docker_client
+    docker_client.close()  # its pooled connections to the engine
 
 
 @pytest.fixture

@@ -1,13 +1,17 @@
-"""``retrystorm dashboards push`` through grafana-client, against the recorded-contract stub of Grafana's API."""
+"""``retrystorm dashboards push`` over plain HTTP, against the recorded-contract stub of Grafana's API."""
 
 import base64
 import json
+import os
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 
 import pytest
 
 from dashboards import experiment
+from dashboards.files import DASHBOARD_DIR
 from dashboards.push import GrafanaRequestError, push_dashboards
 from retrystorm.cli import main
 from retrystorm.grafana import GrafanaSettings, GrafanaSettingsError
@@ -138,3 +142,34 @@ def test_stub_refuses_what_grafana_refuses(grafana):
     status, added = call(grafana, "POST", "/api/annotations", {"time": 1, "timeEnd": 2, "tags": ["a"], "text": "x"})
     assert (status, added["message"]) == (200, "Annotation added")
     assert [a["id"] for a in call(grafana, "GET", "/api/annotations?tags=a")[1]] == [added["id"]]
+
+
+# --- what needs the foundation SDK (the grafana extra) and what does not ---------------------------
+
+#: ``retrystorm ARGS...`` in a process where Grafana's foundation SDK cannot be imported.
+WITHOUT_SDK = (
+    "import sys; sys.modules['grafana_foundation_sdk'] = None; from retrystorm.cli import main; main(sys.argv[1:])"
+)
+
+
+def without_sdk(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_SDK, *args],
+        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_push_uploads_the_shipped_files_without_the_sdk(grafana):
+    done = without_sdk("dashboards", "push", "--grafana-url", grafana.url, "--token", TOKEN)
+    assert done.returncode == 0, done.stderr
+    (saved,) = grafana.received("POST", "/api/dashboards/db")
+    shipped = json.loads((DASHBOARD_DIR / "retrystorm.json").read_text())
+    assert saved.body["dashboard"] == {**shipped, "id": None}
+
+
+def test_build_without_the_sdk_says_what_to_install(tmp_path):
+    done = without_sdk("dashboards", "build", "--out", str(tmp_path))
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "build needs Grafana's foundation SDK" in lines[0] and lines[0].endswith("pip install 'retrystorm[grafana]'")
+    assert list(tmp_path.iterdir()) == []

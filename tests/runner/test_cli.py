@@ -5,13 +5,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from experiment.scenario import SCENARIO_DIR
+from experiment.scenario import shipped_names
 
-SHIPPED = sorted(SCENARIO_DIR.glob("*.yaml"))
+SHIPPED = shipped_names()
 
 
 def retrystorm(*args, cwd, journal, env=None):
@@ -69,9 +68,9 @@ def test_bad_scenarios_print_one_line_and_exit_2(workdir, tmp_path, text, expect
     ("args", "expected"),
     [
         (["missing.yaml"], "missing.yaml: cannot read the scenario"),
-        ([SCENARIO_DIR / "smira-laptop.yaml", "--strategy", "EB"], "no strategy labelled 'EB'"),
-        ([SCENARIO_DIR / "smira-laptop.yaml", "--seed", "abc"], "--seed"),
-        ([SCENARIO_DIR / "smira-laptop.yaml", "--bogus"], "--bogus"),
+        (["smira-laptop", "--strategy", "EB"], "no strategy labelled 'EB'"),
+        (["smira-laptop", "--seed", "abc"], "--seed"),
+        (["smira-laptop", "--bogus"], "--bogus"),
     ],
 )
 def test_bad_flags_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
@@ -80,10 +79,10 @@ def test_bad_flags_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
     assert list(workdir.iterdir()) == []
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=[path.stem for path in SHIPPED])
-def test_dry_run_prints_the_plan_and_touches_nothing(workdir, tmp_path, path: Path):
+@pytest.mark.parametrize("name", SHIPPED)
+def test_dry_run_prints_the_plan_and_touches_nothing(workdir, tmp_path, name: str):
     journal = tmp_path / "journal.jsonl"
-    done = retrystorm("run", path, "--dry-run", cwd=workdir, journal=journal)
+    done = retrystorm("run", name, "--dry-run", cwd=workdir, journal=journal)
     assert done.returncode == 0, done.stderr
     assert "dry run: nothing was started" in done.stdout
     assert "0s: load starts: time 0" in done.stdout
@@ -93,7 +92,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(workdir, tmp_path, path: Pa
 
 def test_dry_run_of_selected_strategies_and_the_demo(workdir, tmp_path):
     done = retrystorm(
-        "run", SCENARIO_DIR / "jitter-shootout.yaml", "--dry-run", "--strategy", "grpc", "--strategy", "smira",
+        "run", "jitter-shootout", "--dry-run", "--strategy", "grpc", "--strategy", "smira",
         cwd=workdir, journal=tmp_path / "j.jsonl",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -145,7 +144,7 @@ NOWHERE = {
 
 def test_compose_dry_run_names_every_address_and_touches_nothing(workdir, tmp_path):
     journal = tmp_path / "journal.jsonl"
-    args = ("run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run")
+    args = ("run", "smira-laptop", "--backend", "compose", "--dry-run")
     env = {**NOWHERE, "RETRYSTORM_LOCUST_URL": "http://127.0.0.1:18089", "COMPOSE_PROJECT_NAME": "ci"}
     done = retrystorm(*args, "--target-url", "http://127.0.0.1:18070/", cwd=workdir, journal=journal, env=env)
     assert done.returncode == 0, done.stderr
@@ -164,7 +163,7 @@ def test_compose_dry_run_names_every_address_and_touches_nothing(workdir, tmp_pa
 
 def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
     env = {name: "" for name in NOWHERE if name.startswith("RETRYSTORM_")}
-    args = ("run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--dry-run")
+    args = ("run", "smira-laptop", "--backend", "compose", "--dry-run")
     done = retrystorm(*args, cwd=workdir, journal=tmp_path / "j.jsonl", env=env)
     assert done.returncode == 0, done.stderr
     assert (
@@ -183,14 +182,14 @@ def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
     ],
 )
 def test_bad_compose_options_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
-    done = retrystorm("run", SCENARIO_DIR / "smira-laptop.yaml", *args, cwd=workdir, journal=tmp_path / "j.jsonl")
+    done = retrystorm("run", "smira-laptop", *args, cwd=workdir, journal=tmp_path / "j.jsonl")
     assert expected in error_line(done)
     assert list(workdir.iterdir()) == []
 
 
 def test_no_docker_engine_is_one_line_and_exit_3(workdir, tmp_path):
     done = retrystorm(
-        "run", SCENARIO_DIR / "smira-laptop.yaml", "--backend", "compose", "--out", "run",
+        "run", "smira-laptop", "--backend", "compose", "--out", "run",
         cwd=workdir, journal=tmp_path / "j.jsonl", env=NOWHERE,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
@@ -217,7 +216,7 @@ DOCKER_PROBE = textwrap.dedent(
 def test_a_local_run_never_imports_the_docker_sdk(workdir, tmp_path):
     env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(tmp_path / "journal.jsonl")}
     done = subprocess.run(
-        [sys.executable, "-c", DOCKER_PROBE, str(SCENARIO_DIR / "smira-laptop.yaml")],
+        [sys.executable, "-c", DOCKER_PROBE, "smira-laptop"],
         capture_output=True, text=True, cwd=workdir, env=env, timeout=120, check=True,
     )  # fmt: skip
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -2,7 +2,7 @@
 
 The laptop-sized seed outage must show the seed's headline: fixed 100 ms retries never
 come back, the seed's exponential backoff (smira) brings the server back. The scenario
-is sized with a wide margin (see scenarios/smira-laptop.yaml): ~6,000 requests in flight
+is sized with a wide margin (see the shipped scenario smira-laptop): ~6,000 requests in flight
 for fixed against a few hundred for smira.
 """
 
@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from chaos.journal import Journal
-from experiment.scenario import SCENARIO_DIR
 from tests.proc import process_state_letter
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
@@ -31,7 +30,7 @@ def env_with(journal):
 def test_laptop_scenario_fixed_never_recovers_and_backoff_does(tmp_path):
     folder = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", SCENARIO_DIR / "smira-laptop.yaml", "--out", folder, "--simulate"],
+        [sys.executable, "-m", "retrystorm", "run", "smira-laptop", "--out", folder, "--simulate"],
         capture_output=True, text=True, env=env_with(tmp_path / "journal.jsonl"), timeout=420, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -20,7 +20,7 @@ def test_results_json_and_timeseries_csv(tmp_path, small, record_of, storm_run, 
         assert key in saved["results"][0]
     assert saved["results"][0]["server_recovery_s"] is None
     assert saved["run"]["strategies"]["smira"]["target"].startswith("target on")
-    rows = list(csv.DictReader((tmp_path / "timeseries.csv").open()))
+    rows = list(csv.DictReader((tmp_path / "timeseries.csv").read_text().splitlines()))
     assert len(rows) == 2 * 40
     assert rows[0]["strategy"] == "fixed:100ms" and rows[0]["t_s"] == "1.0"
     assert rows[40 + 27]["in_flight"] == "10.0"

@@ -79,7 +79,7 @@ def test_out_folder_has_results_series_and_plots(small, tmp_path):
     assert "fixed:100ms" in result.stdout
     for name in ("timeseries.png", "requests.png"):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    series = list(csv.DictReader((folder / "timeseries.csv").open()))
+    series = list(csv.DictReader((folder / "timeseries.csv").read_text().splitlines()))
     assert len(series) == 2 * 60
     assert {"strategy", "t_s", *RATES, *GAUGES} <= set(series[0])  # the live runner's names
     assert json.loads((folder / "results.json").read_text())["results"][0]["strategy"] == "fixed:100ms"

@@ -24,7 +24,7 @@ from .conftest import TOKEN, Stack, http, prometheus_query, wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.live, pytest.mark.signals]
 
-SCENARIO = "scenarios/smira-laptop.yaml"
+SCENARIO = "smira-laptop"  # a shipped scenario, by name
 RUN_TIMEOUT_S = 600
 
 

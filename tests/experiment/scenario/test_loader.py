@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from experiment.scenario import SCENARIO_DIR, ScenarioError, load_scenario, parse_scenario, scenario_from_data
+from experiment.scenario import ScenarioError, load_scenario, parse_scenario, scenario_from_data, shipped_names
 from loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
 from loadgen.strategies.jitter import MODES
 from loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
@@ -48,16 +48,17 @@ def error_of(text):
     return message
 
 
-@pytest.mark.parametrize("path", sorted(SCENARIO_DIR.glob("*.yaml")), ids=lambda p: p.name)
-def test_every_shipped_scenario_loads(path):
-    scenario = load_scenario(path)
-    assert scenario.name == path.stem
+@pytest.mark.parametrize("name", shipped_names())
+def test_every_shipped_scenario_loads(name):
+    scenario = load_scenario(name)
+    assert scenario.name == name
     assert scenario.strategies
+    assert scenario.description.strip(), "retrystorm scenarios lists the first line of each description"
 
 
 def test_jitter_shootout_has_every_strategy_family_jitter_mode_and_budget():
     """What its description promises: the same outage for everything `retrystorm strategies` lists."""
-    entries = load_scenario(SCENARIO_DIR / "jitter-shootout.yaml").strategies
+    entries = load_scenario("jitter-shootout").strategies
     assert {entry.strategy.name for entry in entries} == set(STRATEGIES.names())
     jitters = {entry.strategy.jitter.mode for entry in entries if isinstance(entry.strategy, ExponentialBackoff)}
     assert jitters == set(MODES)

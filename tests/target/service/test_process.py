@@ -124,7 +124,8 @@ def test_report_interval_prints_the_seed_line():
         assert line.rstrip().endswith("concurrency:    0, last delay: 100ms")
     finally:
         proc.terminate()
-        assert proc.wait(timeout=15) == 0
+        proc.communicate(timeout=15)  # waits, and closes the pipe
+    assert proc.returncode == 0
 
 
 def test_the_service_never_imports_locust():
