@@ -32,14 +32,10 @@ def test_sigterm_or_sigint_resumes_before_exit(victim, journal_path, signum):
 
 
 def test_after_sigkill_the_watchdog_resumes_at_the_deadline(victim, journal_path):
-    controller = start_pause(victim.pid)
-    controller.kill()  # before it even paused, or mid-outage: either way nothing may stay frozen
-    controller.wait(timeout=20)
     short = subprocess.Popen(
         [sys.executable, "-m", "retrystorm", "chaos", "pause", f"pid:{victim.pid}", "--for", "1s"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     wait_for(lambda: is_stopped(victim.pid), what="the target to be paused")

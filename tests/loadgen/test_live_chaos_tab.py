@@ -151,9 +151,9 @@ def test_pause_through_locust_stops_the_target_and_resume_continues_it(chaos):
 
 
 ERRORS = [
-    ("pause", {"target": "nope", "duration": "10s"}, 404, "unknown process target 'nope'; known: target"),
+    ("pause", {"target": "nope", "duration": "10s"}, 404, "no target 'nope'; targets: process:target"),
     ("pause", {"target": "target", "duration": "soon"}, 400, "duration: got 'soon', expected a number with a unit"),
-    ("pause", {"target": "target", "duration": "0s"}, 400, "duration: got 0"),
+    ("pause", {"target": "target", "duration": "0s"}, 400, "duration: got '0s', expected a finite duration > 0"),
     ("pause", {"target": "target"}, 400, "duration: expected a duration like 30s, got None"),
     ("pause", {"target": "target", "duration": "1s", "backend": "docker"}, 400, "backend: got 'docker'"),
     ("pause", b"target=target", 400, 'body: expected a JSON object like {"target": "target", "duration": "30s"}'),
