@@ -46,7 +46,8 @@ MAX_LIST_ITEMS = 1_000
 #: billion, more than any process holds of anything, and exact as a float, so every
 #: bound compares exactly.
 MAX_WHOLE = 10**9
-_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+#: A whole number as Python writes one, in ASCII digits: ``30``, ``+30``, `` 1_000 ``.
+_WHOLE = re.compile(r"\s*[+-]?[0-9](?:_?[0-9])*\s*", re.ASCII)
 #: Digits read from a whole-number text: more are refused before ``int`` (which refuses
 #: more than 4,300 digits with a ``ValueError`` of its own).
 _MAX_WHOLE_DIGITS = 30
@@ -103,7 +104,7 @@ def _number_from_value(value: object, what: str) -> float:
 def _int_from_text(text: str, what: str) -> int:
     if not _WHOLE.fullmatch(text):
         raise SpecError(f"{what}: got {shown(text)}, expected a whole number")
-    if len(text.lstrip("+-")) > _MAX_WHOLE_DIGITS:
+    if sum(char.isdigit() for char in text) > _MAX_WHOLE_DIGITS:
         raise SpecError(f"{what}: got {shown(text)}, expected a whole number <= {MAX_WHOLE}")
     return int(text)
 

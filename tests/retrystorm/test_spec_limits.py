@@ -120,3 +120,13 @@ def test_budgets_refuse_infinity_and_absurd_sizes(spec, words):
 def test_think_times_refuse_infinity_and_absurd_sizes(spec):
     message = refused(parse_think_time, spec)
     assert "think time" in message
+
+
+@pytest.mark.parametrize(("text", "limit"), [(" 5 ", 5), ("+7", 7), ("1_000", 1000), ("1000000000", 10**9)])
+def test_whole_numbers_as_python_writes_them_are_still_read(text, limit):
+    assert parse_model({"name": "exponential", "limit": text}).limit == limit
+
+
+@pytest.mark.parametrize("text", ["1__0", "1_", "²", "١٢", "5.0", "0x10"])
+def test_whole_numbers_are_ascii_digits(text):
+    assert "expected a whole number" in refused(parse_model, {"name": "exponential", "limit": text})
