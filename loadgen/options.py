@@ -18,17 +18,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
-import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from chaos.client import check_chaos_url
 from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
+from loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
 from loadgen.think import ThinkTime, parse_think_time
-from retrystorm.durations import parse_duration
-from retrystorm.errors import SpecError, UserError
+from retrystorm.durations import format_duration, parse_duration
+from retrystorm.errors import SpecError, UserError, shown
 
 DEFAULT_STRATEGY = "exponential:base=100ms,factor=2.718,max=5m,jitter=full"
+#: The ceiling of --attempt-timeout and --metrics-linger: one day, as a request's deadline.
+MAX_FLAG_DURATION_S = MAX_DEADLINE_S
+_DAY = format_duration(MAX_FLAG_DURATION_S)
+_WHOLE = re.compile(r"[+-]?[0-9]{1,20}", re.ASCII)
 
 
 class Arrival(enum.StrEnum):
@@ -69,6 +74,7 @@ class LoadOptions:
 
 
 def _none_or(text: str) -> str | None:
+    """``None`` for ``none`` and, where a flag documents it, ``inf`` or ``forever``: no limit."""
     stripped = text.strip()
     return None if stripped.lower() in ("", "none", "forever", "inf") else stripped
 
@@ -83,9 +89,11 @@ def _budget(text: str) -> RetryBudget | None:
 
 
 def _positive_duration(text: str, what: str) -> float:
-    seconds = parse_duration(text, what=what)
-    if not 0 < seconds < math.inf:
-        raise SpecError(f"{what}: got {text!r}, expected a finite duration > 0, like 2s")
+    seconds = parse_duration(text, what=what, at_most=MAX_FLAG_DURATION_S)
+    if not seconds > 0:
+        raise SpecError(
+            f"{what}: got {shown(text)}, expected a duration > 0 and <= {format_duration(MAX_FLAG_DURATION_S)}, like 2s"
+        )
     return seconds
 
 
@@ -93,8 +101,9 @@ def _max_attempts(text: str) -> int | None:
     value = _none_or(text)
     if value is None:
         return None
-    if not value.isdigit() or int(value) < 1:
-        raise SpecError(f"got {text!r}, expected a whole number >= 1, or none (retry forever)")
+    if not (_WHOLE.fullmatch(value) and 1 <= int(value) <= MAX_ATTEMPTS):
+        expected = f"a whole number >= 1 and <= {MAX_ATTEMPTS}, or none (retry forever)"
+        raise SpecError(f"got {shown(text)}, expected {expected}")
     return int(value)
 
 
@@ -107,12 +116,12 @@ def _arrival(text: str) -> Arrival:
     try:
         return Arrival(text.strip())
     except ValueError:
-        raise SpecError(f"got {text!r}, expected one of {', '.join(Arrival)}") from None
+        raise SpecError(f"got {shown(text)}, expected one of {', '.join(Arrival)}") from None
 
 
 def _path(text: str) -> str:
     if not text.startswith("/") or any(c.isspace() for c in text):
-        raise SpecError(f"got {text!r}, expected a path starting with / and without spaces, like /api")
+        raise SpecError(f"got {shown(text)}, expected a path starting with / and without spaces, like /api")
     return text
 
 
@@ -120,10 +129,10 @@ def _seed(text: str) -> int | None:
     value = _none_or(text)
     if value is None:
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise SpecError(f"got {text!r}, expected a whole number, or none (a fresh seed per process)") from None
+    if not _WHOLE.fullmatch(value):
+        expected = "a whole number of at most 20 digits, or none (a fresh seed per process)"
+        raise SpecError(f"got {shown(text)}, expected {expected}")
+    return int(value)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -168,13 +177,21 @@ OPTIONS = (
     _Option(
         "--attempt-timeout",
         "2s",
-        "Give up an attempt after this long (connect and response); the server keeps working on it.",
+        f"Give up an attempt after this long (connect and response), at most {_DAY}; the server keeps working on it.",
         lambda text: _positive_duration(text, "duration"),
     ),
     _Option(
-        "--max-attempts", "none", "Attempts per logical request, the first included; none: forever.", _max_attempts
+        "--max-attempts",
+        "none",
+        f"Attempts per logical request, the first included, at most {MAX_ATTEMPTS}; none (or inf, forever): forever.",
+        _max_attempts,
     ),
-    _Option("--request-deadline", "none", "Give up a logical request after this long; none: never.", _deadline),
+    _Option(
+        "--request-deadline",
+        "none",
+        f"Give up a logical request after this long, at most {_DAY}; none (or inf, forever): never.",
+        _deadline,
+    ),
     _Option("--arrival", "closed", "closed: wait for each request; open: start requests on schedule.", _arrival),
     _Option("--request-path", "/api", "Path of each request (GET).", _path),
     _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
@@ -208,10 +225,10 @@ def add_arguments(parser: Any) -> None:
     )
     group.add_argument(
         "--metrics-linger",
-        type=_argparse_type(lambda text: parse_duration(text, what="duration")),
+        type=_argparse_type(lambda text: parse_duration(text, what="duration", at_most=MAX_FLAG_DURATION_S)),
         default="0s",
         include_in_web_ui=False,
-        help="Keep serving /metrics this long after a headless run ends, so the last values are scraped.",
+        help=f"Keep serving /metrics this long (at most {_DAY}) after a headless run ends, for the last scrapes.",
     )
     group.add_argument(
         "--chaos-url",

@@ -17,9 +17,13 @@ import random
 from abc import abstractmethod
 from collections.abc import Mapping
 
-from retrystorm.durations import parse_duration
-from retrystorm.errors import SpecError
+from retrystorm.durations import format_duration, parse_duration
+from retrystorm.errors import SpecError, shown
 from retrystorm.spec import DURATION, Registry, Spec, param
+
+#: The ceiling of every think time: one day. The seed's users think for 10 s on average;
+#: a user that waits a day between requests sends nothing within any run.
+MAX_THINK_S = 86_400.0
 
 
 class ThinkTime(Spec):
@@ -49,7 +53,9 @@ class ExponentialThink(ThinkTime):
     requests per second while responses are fast.
     """
 
-    average_s: float = param("mean", DURATION, 10.0, "mean think time", positional=True, at_least=0)
+    average_s: float = param(
+        "mean", DURATION, 10.0, "mean think time", positional=True, at_least=0, at_most=MAX_THINK_S
+    )
 
     def sample(self, rng: random.Random) -> float:
         return rng.expovariate(1.0 / self.average_s) if self.average_s > 0 else 0.0
@@ -68,7 +74,7 @@ SEED_THINK_TIME = ExponentialThink(average_s=10.0)
 class ConstantThink(ThinkTime):
     """Always the same wait (``constant:0`` makes a user send back to back)."""
 
-    wait_s: float = param("wait", DURATION, 1.0, "the think time", positional=True, at_least=0)
+    wait_s: float = param("wait", DURATION, 1.0, "the think time", positional=True, at_least=0, at_most=MAX_THINK_S)
 
     def sample(self, rng: random.Random) -> float:
         return self.wait_s
@@ -83,14 +89,12 @@ class ConstantThink(ThinkTime):
 class BetweenThink(ThinkTime):
     """Uniform between ``min`` and ``max``, as Locust's ``between(min, max)``."""
 
-    low_s: float = param("min", DURATION, 1.0, "shortest think time", positional=True, at_least=0)
-    high_s: float = param("max", DURATION, 3.0, "longest think time", positional=True, at_least=0)
+    low_s: float = param("min", DURATION, 1.0, "shortest think time", positional=True, at_least=0, at_most=MAX_THINK_S)
+    high_s: float = param("max", DURATION, 3.0, "longest think time", positional=True, at_least=0, at_most=MAX_THINK_S)
 
     def _validate(self) -> None:
         if self.high_s < self.low_s:
             raise self._fail("max", f"must be at least min ({self.low_s} s)")
-        if math.isinf(self.high_s):
-            raise self._fail("max", "must be finite")
 
     def sample(self, rng: random.Random) -> float:
         return rng.uniform(self.low_s, self.high_s)
@@ -105,9 +109,10 @@ def parse_think_time(spec: object) -> ThinkTime:
 
     A bare duration (or a number, from YAML) is the mean of an exponential think time;
     a mapping names the kind (``{name: constant, wait: 1s}``); a :class:`ThinkTime`
-    passes through. Every form must come out finite and ``>= 0`` (``inf`` and
-    ``forever`` are durations, but a user that never sends is no user). Every error is
-    one line that says what was found and names the accepted forms.
+    passes through. Every form must come out finite, ``>= 0`` and at most
+    :data:`MAX_THINK_S` (``inf`` and ``forever`` are not think times: a user that never
+    sends is no user). Every error is one line that says what was found and names the
+    accepted forms.
     """
     if isinstance(spec, ThinkTime):
         think = spec
@@ -116,28 +121,38 @@ def parse_think_time(spec: object) -> ThinkTime:
     elif isinstance(spec, str):
         kind, colon, _ = spec.partition(":")
         if kind.strip() in THINK_TIMES.names():
-            think = THINK_TIMES.parse(spec)
+            think = _parsed(spec)
         elif colon:
-            raise SpecError(f"think time: got {spec!r}, an unknown kind {kind.strip()!r}; expected {_ACCEPTED}")
+            raise SpecError(
+                f"think time: got {shown(spec)}, an unknown kind {shown(kind.strip())}; expected {_ACCEPTED}"
+            )
         else:
             think = ExponentialThink(average_s=_bare_duration(spec))
     elif isinstance(spec, Mapping):
-        think = THINK_TIMES.parse(spec)
+        think = _parsed(spec)
     else:
-        raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}")
+        raise SpecError(f"think time: got {shown(spec)}, expected {_ACCEPTED}")
     if not 0 <= think.mean_s < math.inf:
-        raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}")
+        raise SpecError(f"think time: got {shown(spec)}, expected {_ACCEPTED}")
     return think
 
 
+_FORMS = "exponential:10s, constant:1s, between:1s,3s"
 _ACCEPTED = (
-    "a duration (finite, >= 0: the mean of an exponential think time, like 10s) "
-    "or one of exponential:10s, constant:1s, between:1s,3s"
+    f"a duration (finite, >= 0 and <= {format_duration(MAX_THINK_S)}: the mean of an exponential think time, "
+    f"like 10s) or one of {_FORMS}"
 )
+
+
+def _parsed(spec: str | Mapping[str, object]) -> ThinkTime:
+    try:
+        return THINK_TIMES.parse(spec)
+    except SpecError as error:
+        raise SpecError(f"{error}; think times: {_FORMS}") from None
 
 
 def _bare_duration(spec: str | float) -> float:
     try:
-        return parse_duration(spec, what="think time")
+        return parse_duration(spec, what="think time", at_most=MAX_THINK_S)
     except SpecError:
-        raise SpecError(f"think time: got {spec!r}, expected {_ACCEPTED}") from None
+        raise SpecError(f"think time: got {shown(spec)}, expected {_ACCEPTED}") from None

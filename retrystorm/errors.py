@@ -9,6 +9,9 @@ engine unreachable, a child process that died) derives from
 
 from __future__ import annotations
 
+import math
+import reprlib
+
 
 class RetrystormError(Exception):
     """Root of every error raised on purpose by retrystorm."""
@@ -39,3 +42,37 @@ class SpecError(UserError):
 
 class DurationError(SpecError):
     """A duration string that is malformed or negative."""
+
+
+#: How many characters of a user's text an error message quotes.
+SHOWN_CHARS = 40
+
+
+class _Short(reprlib.Repr):
+    """``repr`` cut short, for quoting what a user gave in a one-line message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxstring = self.maxother = SHOWN_CHARS
+        self.maxlevel = 2
+
+    def repr_int(self, x: int, level: int) -> str:
+        # Python refuses to print an int of more than 4300 digits; a long one is cut anyway
+        if x.bit_length() > 128:
+            return f"a whole number of about {int(x.bit_length() * math.log10(2)) + 1} digits"
+        return super().repr_int(x, level)
+
+
+_SHORT = _Short()
+
+
+def shown(value: object) -> str:
+    """``value`` as an error message quotes it: one line, at most about 40 characters of it.
+
+    ``'1111...1111' (5000 characters)`` for a long text, ``a whole number of about 5000
+    digits`` for a huge int (whose ``repr`` Python refuses), ``repr`` otherwise.
+    """
+    text = _SHORT.repr(value)
+    if isinstance(value, str) and len(value) > SHOWN_CHARS:
+        return f"{text} ({len(value)} characters)"
+    return text

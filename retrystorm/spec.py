@@ -12,65 +12,45 @@ Each kind is a frozen dataclass whose spec parameters are declared with :func:`p
 a :class:`Registry` maps names to classes, parses specs into instances and prints
 instances back. Printing then parsing gives an equal object (the round trip), and
 every parameter is printed, so a spec in a report says exactly what ran.
+
+Nothing a user writes crashes or hangs the parser: a spec is at most
+:data:`MAX_SPEC_CHARS` long, a list at most :data:`MAX_LIST_ITEMS` entries, every number
+is finite (``inf``, ``1e309`` and a 400-digit duration are refused, never read as
+infinity), and every parameter has a ceiling: its own ``at_most``, else its type's
+(:data:`~retrystorm.durations.MAX_DURATION_S` for durations, :data:`MAX_WHOLE` for whole
+numbers). Each error is one :class:`~retrystorm.errors.SpecError` line naming the
+parameter and what it accepts.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from retrystorm.durations import ACCEPTED as DURATION_FORMS
-from retrystorm.durations import format_duration, parse_duration
-from retrystorm.errors import SpecError
+from retrystorm.durations import MAX_DURATION_S, format_duration, parse_duration
+from retrystorm.errors import SpecError, shown
 
 _META_KEY = "retrystorm.spec"
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ParamType:
-    """How one kind of parameter value is read from text or YAML and written back."""
-
-    short: str
-    accepted: str
-    from_text: Callable[[str, str], Any]
-    from_value: Callable[[object, str], Any]
-    to_text: Callable[[Any], str]
-
-
-def _number_from_text(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise SpecError(f"{what}: got {text!r}, expected a number") from None
-    return value
-
-
-def _number_from_value(value: object, what: str) -> float:
-    if isinstance(value, str):
-        return _number_from_text(value, what)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SpecError(f"{what}: got {value!r}, expected a number")
-    try:
-        return float(value)
-    except OverflowError:  # an int from YAML or JSON beyond the float range
-        raise SpecError(f"{what}: got a number too large for a float, expected a finite number") from None
-
-
-def _int_from_text(text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise SpecError(f"{what}: got {text!r}, expected a whole number") from None
-
-
-def _int_from_value(value: object, what: str) -> int:
-    if isinstance(value, str):
-        return _int_from_text(value, what)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{what}: got {value!r}, expected a whole number")
-    return value
+#: The longest spec string, and the longest text value in a spec mapping: a table of
+#: 1,000 delays written ``3000ms,`` fits, with room to spare. A longer text is refused
+#: before it is read.
+MAX_SPEC_CHARS = 10_000
+#: The most entries a list parameter takes (a ``table`` of delays).
+MAX_LIST_ITEMS = 1_000
+#: The largest whole number a parameter takes when it declares no smaller ceiling: a
+#: billion, more than any process holds of anything, and exact as a float, so every
+#: bound compares exactly.
+MAX_WHOLE = 10**9
+#: A whole number as Python writes one, in ASCII digits: ``30``, ``+30``, `` 1_000 ``.
+_WHOLE = re.compile(r"\s*[+-]?[0-9](?:_?[0-9])*\s*", re.ASCII)
+#: Digits read from a whole-number text: more are refused before ``int`` (which refuses
+#: more than 4,300 digits with a ``ValueError`` of its own).
+_MAX_WHOLE_DIGITS = 30
 
 
 def _format_number(value: float) -> str:
@@ -81,40 +61,105 @@ def _format_number(value: float) -> str:
     return repr(float(value))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ParamType:
+    """How one kind of parameter value is read from text or YAML and written back.
+
+    ``ceiling`` is the largest value any parameter of the type takes (one declaring
+    ``at_most`` takes at most that); ``item`` is the type of a list's entries, and
+    ``max_items`` how many a list takes; ``bound_text`` writes a bound (``24h``).
+    """
+
+    short: str
+    accepted: str
+    from_text: Callable[[str, str], Any]
+    from_value: Callable[[object, str], Any]
+    to_text: Callable[[Any], str]
+    ceiling: float | None = None
+    item: ParamType | None = None
+    max_items: int | None = None
+    bound_text: Callable[[float], str] = _format_number
+
+
+def _number_from_text(text: str, what: str) -> float:
+    """A float; ``inf`` and ``nan`` come back as such, for :meth:`ParamInfo.check` to refuse."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise SpecError(f"{what}: got {shown(text)}, expected a number") from None
+    return value
+
+
+def _number_from_value(value: object, what: str) -> float:
+    if isinstance(value, str):
+        return _number_from_text(value, what)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SpecError(f"{what}: got {shown(value)}, expected a number")
+    try:
+        return float(value)
+    except OverflowError:  # an int from YAML or JSON beyond the float range
+        raise SpecError(f"{what}: got a number too large for a float, expected a finite number") from None
+
+
+def _int_from_text(text: str, what: str) -> int:
+    if not _WHOLE.fullmatch(text):
+        raise SpecError(f"{what}: got {shown(text)}, expected a whole number")
+    if sum(char.isdigit() for char in text) > _MAX_WHOLE_DIGITS:
+        raise SpecError(f"{what}: got {shown(text)}, expected a whole number <= {MAX_WHOLE}")
+    return int(text)
+
+
+def _int_from_value(value: object, what: str) -> int:
+    if isinstance(value, str):
+        return _int_from_text(value, what)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(f"{what}: got {shown(value)}, expected a whole number")
+    return value
+
+
 def _split_list(text: str, what: str) -> list[str]:
     inner = text.strip()
     if not (inner.startswith("[") and inner.endswith("]")):
-        raise SpecError(f"{what}: got {text!r}, expected a list in brackets like [0,10ms,100ms]")
+        raise SpecError(f"{what}: got {shown(text)}, expected a list in brackets like [0,10ms,100ms]")
     body = inner[1:-1].strip()
+    if body.count(",") >= MAX_LIST_ITEMS:
+        raise SpecError(f"{what}: got a list of {body.count(',') + 1} entries, expected at most {MAX_LIST_ITEMS}")
     return [item.strip() for item in body.split(",")] if body else []
 
 
 def _durations_from_text(text: str, what: str) -> tuple[float, ...]:
-    return tuple(parse_duration(item, what=f"{what}[{i}]") for i, item in enumerate(_split_list(text, what)))
+    return tuple(_duration(item, f"{what}[{i}]") for i, item in enumerate(_split_list(text, what)))
 
 
 def _durations_from_value(value: object, what: str) -> tuple[float, ...]:
     if isinstance(value, str):
         return _durations_from_text(value, what)
     if not isinstance(value, list | tuple):
-        raise SpecError(f"{what}: got {value!r}, expected a list of durations")
-    return tuple(parse_duration(item, what=f"{what}[{i}]") for i, item in enumerate(value))
+        raise SpecError(f"{what}: got {shown(value)}, expected a list of durations")
+    if len(value) > MAX_LIST_ITEMS:
+        raise SpecError(f"{what}: got a list of {len(value)} entries, expected at most {MAX_LIST_ITEMS}")
+    return tuple(_duration(item, f"{what}[{i}]") for i, item in enumerate(value))
 
 
-def _duration_from_value(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise SpecError(f"{what}: got {value!r}, expected {DURATION_FORMS}")
-    return parse_duration(value, what=what)
+def _duration(value: object, what: str) -> float:
+    """A duration up to :data:`MAX_DURATION_S`; ``inf`` comes back, for :meth:`ParamInfo.check` to refuse."""
+    return parse_duration(value, what=what, allow_inf=True)
+
+
+def _duration_bound(bound: float) -> str:
+    return "0" if bound == 0 else format_duration(bound)
 
 
 NUMBER = ParamType("number", "a number", _number_from_text, _number_from_value, _format_number)
-INTEGER = ParamType("whole number", "a whole number", _int_from_text, _int_from_value, str)
+INTEGER = ParamType("whole number", "a whole number", _int_from_text, _int_from_value, str, ceiling=MAX_WHOLE)
 DURATION = ParamType(
     "duration",
     f"a duration ({DURATION_FORMS})",
-    lambda text, what: parse_duration(text, what=what),
-    _duration_from_value,
+    _duration,
+    _duration,
     format_duration,
+    ceiling=MAX_DURATION_S,
+    bound_text=_duration_bound,
 )
 DURATION_LIST = ParamType(
     "list of durations",
@@ -122,6 +167,10 @@ DURATION_LIST = ParamType(
     _durations_from_text,
     _durations_from_value,
     lambda values: "[" + ",".join(format_duration(v) for v in values) + "]",
+    ceiling=MAX_DURATION_S,
+    item=DURATION,
+    max_items=MAX_LIST_ITEMS,
+    bound_text=_duration_bound,
 )
 
 
@@ -138,7 +187,13 @@ def optional(inner: ParamType, none_text: str = "none") -> ParamType:
         return none_text if value is None else inner.to_text(value)
 
     return ParamType(
-        f"{inner.short} or {none_text}", f"{inner.accepted}, or {none_text}", from_text, from_value, to_text
+        f"{inner.short} or {none_text}",
+        f"{inner.accepted}, or {none_text}",
+        from_text,
+        from_value,
+        to_text,
+        ceiling=inner.ceiling,
+        bound_text=inner.bound_text,
     )
 
 
@@ -156,33 +211,60 @@ class ParamInfo:
     above: float | None = None
     at_most: float | None = None
 
+    @property
+    def ceiling(self) -> float | None:
+        """The largest value accepted: ``at_most``, else the type's own ceiling."""
+        return self.at_most if self.at_most is not None else self.type.ceiling
+
     def describe_bounds(self, *, short: bool = False) -> str:
         """The accepted values as words, e.g. ``a number >= 1`` (``number >= 1`` if short)."""
+        kind = self.type.short if short else self.type.accepted
+        bounds = self._bounds()
+        if self.type.max_items is not None:  # a list: "(at most 1000 entries, each >= 0 and <= 24h)"
+            return f"{kind} (at most {self.type.max_items} entries{', each' + bounds if bounds else ''})"
+        return kind + bounds
+
+    def _bounds(self) -> str:
+        """`` >= 0 and <= 24h``, or nothing."""
+        write = self.type.bound_text
         parts = []
         if self.at_least is not None:
-            parts.append(f">= {_format_number(self.at_least)}")
+            parts.append(f">= {write(self.at_least)}")
         if self.above is not None:
-            parts.append(f"> {_format_number(self.above)}")
-        if self.at_most is not None:
-            parts.append(f"<= {_format_number(self.at_most)}")
-        kind = self.type.short if short else self.type.accepted
-        return kind + (" " + " and ".join(parts) if parts else "")
+            parts.append(f"> {write(self.above)}")
+        if self.ceiling is not None:
+            parts.append(f"<= {write(self.ceiling)}")
+        return " " + " and ".join(parts) if parts else ""
 
     def check(self, value: Any, owner: str) -> None:
-        """Raise :class:`SpecError` when ``value`` is outside this parameter's bounds."""
-        values = value if isinstance(value, tuple) else (value,)
-        for item in values:
-            if not isinstance(item, int | float):
-                continue
-            bad = (
-                math.isnan(item)
-                or (self.at_least is not None and item < self.at_least)
-                or (self.above is not None and item <= self.above)
-                or (self.at_most is not None and item > self.at_most)
-            )
-            if bad:
-                shown = self.type.to_text(value)
-                raise SpecError(f"{owner}: {self.key}: got {shown}, expected {self.describe_bounds()}")
+        """Raise :class:`SpecError` when ``value`` is outside this parameter's bounds.
+
+        Every number must be finite: no parameter reads ``inf``.
+        """
+        if isinstance(value, tuple):
+            if self.type.max_items is not None and len(value) > self.type.max_items:
+                raise SpecError(f"{owner}: {self.key}: got {len(value)} entries, expected {self.describe_bounds()}")
+            for index, item in enumerate(value):
+                self._check_one(item, owner, f"{self.key}[{index}]", self.type.item or self.type)
+        else:
+            self._check_one(value, owner, self.key, self.type)
+
+    def _check_one(self, item: object, owner: str, where: str, kind: ParamType) -> None:
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            return
+        if isinstance(item, float) and math.isinf(item):
+            expected = f"a finite {kind.short}{self._bounds()}"
+            raise SpecError(f"{owner}: {where}: got {kind.to_text(item)}, expected {expected}")
+        ceiling = self.ceiling
+        bad = (
+            (isinstance(item, float) and math.isnan(item))
+            or (self.at_least is not None and item < self.at_least)
+            or (self.above is not None and item <= self.above)
+            or (ceiling is not None and item > ceiling)
+        )
+        if bad:
+            text = shown(item) if isinstance(item, int) and item.bit_length() > 64 else kind.to_text(item)
+            raise SpecError(f"{owner}: {where}: got {text}, expected {self.describe_bounds()}")
 
 
 def param(
@@ -308,7 +390,7 @@ class Registry(Generic[S]):
             return self._classes[name]
         except KeyError:
             valid = ", ".join(self._classes)
-            raise SpecError(f"unknown {self.kind} {name!r}; valid: {valid}") from None
+            raise SpecError(f"unknown {self.kind} {shown(name)}; valid: {valid}") from None
 
     def items(self) -> list[tuple[str, type[S]]]:
         """``(name, class)`` pairs, in registration order."""
@@ -321,10 +403,12 @@ class Registry(Generic[S]):
         if isinstance(spec, Mapping):
             return self._parse_mapping(spec)
         if not isinstance(spec, str):
-            raise SpecError(f"{self.kind}: got {spec!r}, expected a spec string like 'name:key=value'")
+            raise SpecError(f"{self.kind}: got {shown(spec)}, expected a spec string like 'name:key=value'")
         return self._parse_text(spec)
 
     def _parse_text(self, text: str) -> S:
+        if len(text) > MAX_SPEC_CHARS:
+            raise SpecError(f"{self.kind}: got {shown(text)}, expected a spec of at most {MAX_SPEC_CHARS} characters")
         name, _, body = text.strip().partition(":")
         cls = self.get(name.strip())
         infos = params_of(cls)
@@ -339,7 +423,7 @@ class Registry(Generic[S]):
                 keyed = keyed or bool(eq)
                 if not eq:
                     if index >= len(positional) or keyed:
-                        raise SpecError(f"{owner}: {item.strip()!r} needs a key; accepted: {_keys(infos)}")
+                        raise SpecError(f"{owner}: {shown(item.strip())} needs a key; accepted: {_keys(infos)}")
                     info, raw = positional[index], item
                 else:
                     info = self._param(by_key, key.strip(), owner, infos)
@@ -353,7 +437,7 @@ class Registry(Generic[S]):
             raise SpecError(f"{self.kind}: mapping needs a 'name' key; valid names: {', '.join(self._classes)}")
         raw_name = mapping["name"]
         if not isinstance(raw_name, str):
-            raise SpecError(f"{self.kind}: name: got {raw_name!r}, expected one of {', '.join(self._classes)}")
+            raise SpecError(f"{self.kind}: name: got {shown(raw_name)}, expected one of {', '.join(self._classes)}")
         if ":" in raw_name and len(mapping) == 1:
             return self._parse_text(raw_name)
         cls = self.get(raw_name)
@@ -364,16 +448,18 @@ class Registry(Generic[S]):
         for key, raw in mapping.items():
             if key == "name":
                 continue
-            info = self._param(by_key, str(key), owner, infos)
+            info = self._param(by_key, key, owner, infos)
+            if isinstance(raw, str) and len(raw) > MAX_SPEC_CHARS:
+                raise SpecError(f"{owner}: {info.key}: got {shown(raw)}, expected at most {MAX_SPEC_CHARS} characters")
             values[info.field] = info.type.from_value(raw, f"{owner}: {info.key}")
         return self._build(cls, values, owner)
 
     @staticmethod
-    def _param(by_key: dict[str, ParamInfo], key: str, owner: str, infos: list[ParamInfo]) -> ParamInfo:
-        try:
-            return by_key[key]
-        except KeyError:
-            raise SpecError(f"{owner}: unknown parameter {key!r}; accepted: {_keys(infos)}") from None
+    def _param(by_key: dict[str, ParamInfo], key: object, owner: str, infos: list[ParamInfo]) -> ParamInfo:
+        info = by_key.get(key) if isinstance(key, str) else None
+        if info is None:
+            raise SpecError(f"{owner}: unknown parameter {shown(key)}; accepted: {_keys(infos)}")
+        return info
 
     @staticmethod
     def _build(spec_class: type[S], values: dict[str, Any], owner: str) -> S:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from experiment.scenario.catalog import find_scenario, missing_hint
 from experiment.scenario.errors import ScenarioError
 from experiment.scenario.model import Loc, Scenario
+from retrystorm.errors import shown
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
 
@@ -245,13 +246,7 @@ def _message(error: Any, loc: Loc) -> str:
         accepted = _accepted_keys(loc[:-1])
         return f"unknown field; accepted: {', '.join(accepted)}" if accepted else "unknown field"
     expected = str(error["msg"]).replace("Input should be", "expected").replace("Input", "expected")
-    return f"got {_short(error.get('input'))}; {expected}"
-
-
-def _short(value: object) -> str:
-    """``repr(value)``, cut to 60 characters: a file may hold a number of 4,000 digits."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+    return f"got {shown(error.get('input'))}; {expected}"
 
 
 def _accepted_keys(loc: Loc) -> list[str]:

@@ -13,6 +13,14 @@ from abc import abstractmethod
 
 from retrystorm.spec import Registry, Spec
 
+#: The ceiling of every delay, cap, jitter and timeout a strategy takes: one day. Real
+#: clients cap their backoff at seconds to minutes (gRPC 120 s, the seed 5 min); a retry a
+#: day later is no retry within any run. It stops absurd input, not real use.
+MAX_DELAY_S = 86_400.0
+#: The ceiling of a growth per retry: real clients grow by 1.5 to 3 (gRPC 1.6, AWS 2, the
+#: seed e); a thousand reaches any cap in one or two retries.
+MAX_FACTOR = 1_000.0
+
 
 class RetryStrategy(Spec):
     """A delay policy: how long to wait before retry number ``attempt``.

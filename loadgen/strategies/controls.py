@@ -16,7 +16,14 @@ import random
 
 from loadgen.strategies.base import RetryStrategy
 from loadgen.strategies.budgets.base import BudgetState
+from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
+
+#: The ceiling of ``max_attempts``: ten thousand. Client libraries default to 3 to 5
+#: attempts; past ten thousand write ``none`` (retry forever).
+MAX_ATTEMPTS = 10_000
+#: The ceiling of a request's deadline: one day (no deadline is ``None``, never ``inf``).
+MAX_DEADLINE_S = 86_400.0
 
 
 class GiveUp(enum.StrEnum):
@@ -44,9 +51,10 @@ class RetryDecision:
 class RetryPolicy:
     """How one client retries a logical request.
 
-    ``max_attempts`` counts attempts per logical request, the first included
-    (``None``: retry forever, as the seed's client does). ``deadline_s`` bounds a
-    request from its first attempt; a retry whose delay would end past it is not made.
+    ``max_attempts`` counts attempts per logical request, the first included, at most
+    :data:`MAX_ATTEMPTS` (``None``: retry forever, as the seed's client does).
+    ``deadline_s`` bounds a request from its first attempt, at most :data:`MAX_DEADLINE_S`
+    (``None``: no deadline); a retry whose delay would end past it is not made.
     ``reset_after_success``: the backoff returns to its start after a success (the
     seed's behaviour); otherwise it carries on for the life of the client. The backoff
     is the retry counter *and* the previous delay: a kept backoff continues where it
@@ -63,10 +71,16 @@ class RetryPolicy:
     honour_retry_after: bool = True
 
     def __post_init__(self) -> None:
-        if self.max_attempts is not None and self.max_attempts < 1:
-            raise SpecError(f"max_attempts: got {self.max_attempts}, expected a whole number >= 1")
-        if self.deadline_s is not None and not self.deadline_s > 0:
-            raise SpecError(f"deadline: got {self.deadline_s}, expected a duration > 0")
+        if self.max_attempts is not None and not 1 <= self.max_attempts <= MAX_ATTEMPTS:
+            raise SpecError(
+                f"max_attempts: got {self.max_attempts}, expected a whole number >= 1 and <= {MAX_ATTEMPTS}, "
+                "or none (retry forever)"
+            )
+        if self.deadline_s is not None and not 0 < self.deadline_s <= MAX_DEADLINE_S:
+            raise SpecError(
+                f"deadline: got {self.deadline_s}, expected a duration > 0 and <= {format_duration(MAX_DEADLINE_S)}, "
+                "or none (no deadline)"
+            )
 
 
 class RetrySession:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.base import RetryStrategy, register_strategy
+from loadgen.strategies.base import MAX_DELAY_S, MAX_FACTOR, RetryStrategy, register_strategy
 from loadgen.strategies.jitter import JITTER, Jitter
 from retrystorm.spec import DURATION, NUMBER, param
 
@@ -43,9 +43,9 @@ class ExponentialBackoff(RetryStrategy):
     Jitter" (Brooker, 2015).
     """
 
-    base_s: float = param("base", DURATION, 0.1, "delay before the first retry", at_least=0)
-    factor: float = param("factor", NUMBER, 2.0, "growth per retry", at_least=1)
-    max_s: float = param("max", DURATION, 300.0, "cap on the base delay", at_least=0)
+    base_s: float = param("base", DURATION, 0.1, "delay before the first retry", at_least=0, at_most=MAX_DELAY_S)
+    factor: float = param("factor", NUMBER, 2.0, "growth per retry", at_least=1, at_most=MAX_FACTOR)
+    max_s: float = param("max", DURATION, 300.0, "cap on the base delay", at_least=0, at_most=MAX_DELAY_S)
     jitter: Jitter = param("jitter", JITTER, Jitter("none"), "randomisation of each delay")
 
     def _validate(self) -> None:
@@ -70,9 +70,11 @@ class DecorrelatedJitter(RetryStrategy):
     decorrelate quickly. A previous delay below ``base`` is read as ``base``.
     """
 
-    base_s: float = param("base", DURATION, 0.1, "smallest delay", at_least=0)
-    max_s: float = param("max", DURATION, 300.0, "cap on every delay", at_least=0)
-    growth: float = param("growth", NUMBER, 3.0, "upper end as a multiple of the previous delay", at_least=1)
+    base_s: float = param("base", DURATION, 0.1, "smallest delay", at_least=0, at_most=MAX_DELAY_S)
+    max_s: float = param("max", DURATION, 300.0, "cap on every delay", at_least=0, at_most=MAX_DELAY_S)
+    growth: float = param(
+        "growth", NUMBER, 3.0, "upper end as a multiple of the previous delay", at_least=1, at_most=MAX_FACTOR
+    )
 
     def _validate(self) -> None:
         if self.max_s < self.base_s:
@@ -100,11 +102,13 @@ class GrpcBackoff(RetryStrategy):
     ``1.2 * max``; unlike grpc-go, the first retry is jittered too.
     """
 
-    base_s: float = param("base", DURATION, 1.0, "INITIAL_BACKOFF", at_least=0)
-    factor: float = param("factor", NUMBER, 1.6, "MULTIPLIER", at_least=1)
-    max_s: float = param("max", DURATION, 120.0, "MAX_BACKOFF", at_least=0)
+    base_s: float = param("base", DURATION, 1.0, "INITIAL_BACKOFF", at_least=0, at_most=MAX_DELAY_S)
+    factor: float = param("factor", NUMBER, 1.6, "MULTIPLIER", at_least=1, at_most=MAX_FACTOR)
+    max_s: float = param("max", DURATION, 120.0, "MAX_BACKOFF", at_least=0, at_most=MAX_DELAY_S)
     jitter: float = param("jitter", NUMBER, 0.2, "JITTER, relative", at_least=0, at_most=1)
-    min_connect_timeout_s: float = param("min_connect_timeout", DURATION, 20.0, "MIN_CONNECT_TIMEOUT", at_least=0)
+    min_connect_timeout_s: float = param(
+        "min_connect_timeout", DURATION, 20.0, "MIN_CONNECT_TIMEOUT", at_least=0, at_most=MAX_DELAY_S
+    )
 
     def _validate(self) -> None:
         if self.max_s < self.base_s:

@@ -16,14 +16,19 @@ mode             formula                     source
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 
-from retrystorm.errors import SpecError
+from retrystorm.errors import SpecError, shown
 from retrystorm.spec import ParamType
 
 MODES = ("none", "full", "equal", "proportional", "normal")
 _NEEDS_AMOUNT = ("proportional", "normal")
-ACCEPTED = "none, full, equal, proportional:J (0 < J <= 1) or normal:J (J > 0)"
+#: The ceiling of ``normal:J``: clipped to ``[0, 2d]``, a normal jitter with J above 3 or so
+#: is already a coin toss between 0 and 2d; a hundred stops absurd input, and keeps
+#: ``J * d`` finite for every delay a strategy takes.
+MAX_NORMAL_JITTER = 100.0
+ACCEPTED = "none, full, equal, proportional:J (0 < J <= 1) or normal:J (0 < J <= 100)"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,10 +40,10 @@ class Jitter:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise SpecError(f"jitter: got {self.mode!r}, expected {ACCEPTED}")
+            raise SpecError(f"jitter: got {shown(self.mode)}, expected {ACCEPTED}")
         if self.mode in _NEEDS_AMOUNT:
-            upper_ok = self.amount <= 1 or self.mode == "normal"
-            if not (self.amount > 0 and upper_ok):
+            upper = 1.0 if self.mode == "proportional" else MAX_NORMAL_JITTER
+            if not (0 < self.amount <= upper and math.isfinite(self.amount)):
                 raise SpecError(f"jitter: got {self.text()}, expected {ACCEPTED}")
         elif self.amount != 0:
             raise SpecError(f"jitter: {self.mode} takes no amount; expected {ACCEPTED}")
@@ -74,24 +79,24 @@ class Jitter:
         """Parse ``none``, ``full``, ``equal``, ``proportional:0.2``, ``normal:0.1``."""
         mode, _, amount = text.strip().partition(":")
         if mode not in MODES:
-            raise SpecError(f"{what}: got {text!r}, expected {ACCEPTED}")
+            raise SpecError(f"{what}: got {shown(text)}, expected {ACCEPTED}")
         if mode in _NEEDS_AMOUNT and not amount:
             raise SpecError(f"{what}: {mode} needs an amount, like {mode}:0.1")
         try:
             value = float(amount) if amount else 0.0
         except ValueError:
-            raise SpecError(f"{what}: got {text!r}, expected {ACCEPTED}") from None
+            raise SpecError(f"{what}: got {shown(text)}, expected {ACCEPTED}") from None
         try:
             return cls(mode, value)
         except SpecError as error:
-            raise SpecError(f"{what}: got {text!r}, expected {ACCEPTED}") from error
+            raise SpecError(f"{what}: got {shown(text)}, expected {ACCEPTED}") from error
 
 
 def _jitter_from_value(value: object, what: str) -> Jitter:
     if isinstance(value, Jitter):
         return value
     if not isinstance(value, str):
-        raise SpecError(f"{what}: got {value!r}, expected {ACCEPTED}")
+        raise SpecError(f"{what}: got {shown(value)}, expected {ACCEPTED}")
     return Jitter.parse(value, what)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.base import RetryStrategy, register_strategy
+from loadgen.strategies.base import MAX_DELAY_S, RetryStrategy, register_strategy
 from retrystorm.spec import DURATION, param
 
 
@@ -37,7 +37,9 @@ class FixedBackoff(RetryStrategy):
     come back after an outage.
     """
 
-    delay_s: float = param("delay", DURATION, 0.1, "interval between attempts", positional=True, at_least=0)
+    delay_s: float = param(
+        "delay", DURATION, 0.1, "interval between attempts", positional=True, at_least=0, at_most=MAX_DELAY_S
+    )
 
     def delay(self, attempt: int, previous_delay_s: float, rng: random.Random) -> float:
         return self.delay_s
@@ -56,8 +58,10 @@ class UniformBackoff(RetryStrategy):
     out but does not reduce their rate.
     """
 
-    max_s: float = param("max", DURATION, 1.0, "upper end of the interval", positional=True, at_least=0)
-    min_s: float = param("min", DURATION, 0.0, "lower end of the interval", at_least=0)
+    max_s: float = param(
+        "max", DURATION, 1.0, "upper end of the interval", positional=True, at_least=0, at_most=MAX_DELAY_S
+    )
+    min_s: float = param("min", DURATION, 0.0, "lower end of the interval", at_least=0, at_most=MAX_DELAY_S)
 
     def _validate(self) -> None:
         if self.min_s > self.max_s:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 
-from loadgen.strategies.base import RetryStrategy, register_strategy
+from loadgen.strategies.base import MAX_DELAY_S, MAX_FACTOR, RetryStrategy, register_strategy
 from retrystorm.spec import DURATION, NUMBER, param
 
 
@@ -32,9 +31,13 @@ class SmiraBackoff(RetryStrategy):
       is below about 0.3 s).
     """
 
-    factor: float = param("factor", NUMBER, 2.71828, "multiplier applied to the previous sleep", at_least=1)
-    max_s: float = param("max", DURATION, 300.0, "cap before jitter", at_least=0)
-    jitter_s: float = param("jitter", DURATION, 0.1, "standard deviation of the absolute jitter", at_least=0)
+    factor: float = param(
+        "factor", NUMBER, 2.71828, "multiplier applied to the previous sleep", at_least=1, at_most=MAX_FACTOR
+    )
+    max_s: float = param("max", DURATION, 300.0, "cap before jitter", at_least=0, at_most=MAX_DELAY_S)
+    jitter_s: float = param(
+        "jitter", DURATION, 0.1, "standard deviation of the absolute jitter", at_least=0, at_most=MAX_DELAY_S
+    )
 
     def delay(self, attempt: int, previous_delay_s: float, rng: random.Random) -> float:
         grown = min(previous_delay_s * self.factor, self.max_s)
@@ -44,4 +47,4 @@ class SmiraBackoff(RetryStrategy):
     @property
     def max_delay_s(self) -> float:
         # A bound six standard deviations out: the Go client has no upper bound at all.
-        return self.max_s + 6 * self.jitter_s if math.isfinite(self.max_s) else math.inf
+        return self.max_s + 6 * self.jitter_s

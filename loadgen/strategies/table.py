@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.base import RetryStrategy, register_strategy
+from loadgen.strategies.base import MAX_DELAY_S, RetryStrategy, register_strategy
 from retrystorm.spec import DURATION_LIST, param
 
 #: The seed article's array, in seconds: 0, 10, 10, 100, 100, 500, 500, 3000, 3000, 5000 ms.
@@ -24,14 +24,17 @@ class TableBackoff(RetryStrategy):
     """
 
     delays_s: tuple[float, ...] = param(
-        "delays", DURATION_LIST, SEED_TABLE_S, "base delay of retry 1, 2, ... (the last repeats)"
+        "delays",
+        DURATION_LIST,
+        SEED_TABLE_S,
+        "base delay of retry 1, 2, ... (the last repeats)",
+        at_least=0,
+        at_most=MAX_DELAY_S,
     )
 
     def _validate(self) -> None:
         if not self.delays_s:
             raise self._fail("delays", "needs at least one duration, like [100ms]")
-        if any(d < 0 for d in self.delays_s):
-            raise self._fail("delays", "durations must be >= 0")
 
     def delay(self, attempt: int, previous_delay_s: float, rng: random.Random) -> float:
         base = self.delays_s[min(max(attempt, 1), len(self.delays_s)) - 1]

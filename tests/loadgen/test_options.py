@@ -1,6 +1,7 @@
 """Options: defaults, one-line errors naming the flag, web-form overlay, argparse wiring."""
 
 import argparse
+import subprocess
 
 import pytest
 
@@ -9,6 +10,7 @@ from loadgen.strategies import FixedBackoff, GrpcBackoff, parse_strategy
 from loadgen.strategies.budgets import QuotaBudget
 from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
+from tests.loadgen.conftest import LOCUST, LOCUSTFILE
 
 
 class LocustLikeParser(argparse.ArgumentParser):
@@ -163,3 +165,87 @@ def test_overlay_form_reads_checkboxes_as_locust_does():
     assert merged["ignore_retry_after"] is False
     assert "user_count" not in merged or merged["user_count"] == values.get("user_count")
     assert values["retry_strategy"] == DEFAULT_STRATEGY  # the original is left alone
+
+
+ABSURD = {
+    "400-digit duration": "1" * 400 + "s",
+    "5000-digit number": "1" * 5000,
+    "1e309": "1e309s",
+    "inf": "inf",
+    "1 MB": "x" * 1_000_000,
+}
+SPEC_FLAGS = {
+    "retry_strategy": ["fixed:{}", "table:delays=[{}]", "exponential:factor={}", "{}"],
+    "retry_budget": ["quota:capacity={}", "ratio:ttl={}", "{}"],
+    "think_time": ["exponential:{}", "between:1s,{}", "{}"],
+}
+
+
+@pytest.mark.parametrize("dest", list(SPEC_FLAGS))
+@pytest.mark.parametrize("absurd", list(ABSURD))
+def test_absurd_values_in_spec_flags_are_one_line_by_flag_and_start_form(dest, absurd):
+    flag = "--" + dest.replace("_", "-")
+    for template in SPEC_FLAGS[dest]:
+        text = template.format(ABSURD[absurd])
+        if dest == "retry_budget" and text == "inf":
+            continue  # none, inf and forever: no budget, as documented
+        with pytest.raises(argparse.ArgumentError) as refused:
+            parse(flag, text)
+        assert len(str(refused.value).splitlines()) == 1
+        assert len(str(refused.value)) < 500
+        with pytest.raises(UserError) as caught:
+            load_options({dest: text})
+        assert str(caught.value).startswith(f"{flag}: ")
+        assert len(str(caught.value).splitlines()) == 1
+        assert len(str(caught.value)) < 500
+
+
+@pytest.mark.parametrize(
+    ("dest", "text", "words"),
+    [
+        ("attempt_timeout", "1" * 400 + "s", ["--attempt-timeout", "at most 100 characters"]),
+        ("attempt_timeout", "inf", ["--attempt-timeout", "finite"]),
+        ("attempt_timeout", "25h", ["--attempt-timeout", "<= 24h"]),  # a socket timeout of 1e300 s overflows
+        ("request_deadline", "1e309s", ["--request-deadline", "finite"]),
+        ("request_deadline", "25h", ["--request-deadline", "<= 24h"]),
+        ("max_attempts", "1" * 5000, ["--max-attempts", "<= 10000", "5000 characters"]),  # was int()'s ValueError
+        ("max_attempts", "10001", ["--max-attempts", "<= 10000"]),
+        ("max_attempts", "²", ["--max-attempts", "whole number"]),  # isdigit() is true, int() refused it
+        ("random_seed", "1" * 5000, ["--random-seed", "at most 20 digits"]),
+    ],
+)
+def test_absurd_values_in_other_flags_are_one_line(dest, text, words):
+    with pytest.raises(UserError) as caught:
+        load_options({dest: text})
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1
+    for word in words:
+        assert word in message
+
+
+def test_no_deadline_and_no_attempt_cap_may_be_written_inf_or_forever():
+    options = load_options({"request_deadline": "inf", "max_attempts": "forever"})
+    assert options.policy.deadline_s is None
+    assert options.policy.max_attempts is None
+
+
+def test_metrics_linger_has_a_ceiling():
+    with pytest.raises(argparse.ArgumentError, match="<= 24h"):
+        parse("--metrics-linger", "1000000s")
+    assert parse("--metrics-linger", "24h")["metrics_linger"] == "24h"
+
+
+def test_locust_itself_exits_2_with_one_line_for_an_absurd_strategy():
+    """The real Locust parser, in its own process: it prints the flag's message and nothing else."""
+    result = subprocess.run(
+        [LOCUST, "-f", str(LOCUSTFILE), "--headless", "--retry-strategy", "fixed:" + "1" * 90 + "s"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "--retry-strategy: strategy 'fixed': delay: got '1111" in lines[0]
+    assert "<= 1000000000s" in lines[0]

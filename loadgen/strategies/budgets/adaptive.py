@@ -5,7 +5,14 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.budgets.base import BudgetState, RetryBudget, register_budget
+from loadgen.strategies.budgets.base import (
+    MAX_MULTIPLIER,
+    MAX_WINDOW_S,
+    MIN_WINDOW_S,
+    BudgetState,
+    RetryBudget,
+    register_budget,
+)
 from loadgen.strategies.budgets.window import SlidingWindow
 from retrystorm.spec import DURATION, NUMBER, param
 
@@ -22,8 +29,8 @@ class AdaptiveBudget(RetryBudget):
     "Handling Overload", section "Client-side throttling" (K = 2, two-minute window).
     """
 
-    k: float = param("k", NUMBER, 2.0, "accept multiplier K", at_least=1)
-    window_s: float = param("window", DURATION, 120.0, "history length", above=0)
+    k: float = param("k", NUMBER, 2.0, "accept multiplier K", at_least=1, at_most=MAX_MULTIPLIER)
+    window_s: float = param("window", DURATION, 120.0, "history length", at_least=MIN_WINDOW_S, at_most=MAX_WINDOW_S)
 
     def start(self) -> AdaptiveState:
         return AdaptiveState(self)

@@ -21,6 +21,19 @@ from abc import ABC, abstractmethod
 
 from retrystorm.spec import Registry, Spec
 
+#: The ceiling of a budget's sizes and costs (quota capacity, costs, refills; ratio's
+#: retries per second): a million, two thousand times the AWS SDKs' 500. A larger budget
+#: never refuses anything, so it is a typo or no budget at all (write ``none``).
+MAX_BUDGET_SIZE = 1_000_000.0
+#: The bounds of a budget's window: 1 ms to one day. A window is cut into slices of a tenth
+#: of it; a shorter one would hold nothing (and one of a few nanoseconds would divide by
+#: zero), a longer one remembers more than any run. Finagle's is 10 s, the SRE book's 2 min.
+MIN_WINDOW_S = 0.001
+MAX_WINDOW_S = 86_400.0
+#: The ceiling of a multiplier (adaptive's K, ratio's retries per request): the SRE book's K is
+#: 2 and Finagle's percent 0.2; at a thousand the budget never refuses.
+MAX_MULTIPLIER = 1_000.0
+
 
 class BudgetState(ABC):
     """The mutable state of a budget; one instance is shared by a process's users."""

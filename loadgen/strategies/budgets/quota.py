@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from loadgen.strategies.budgets.base import BudgetState, RetryBudget, register_budget
+from loadgen.strategies.budgets.base import MAX_BUDGET_SIZE, BudgetState, RetryBudget, register_budget
 from retrystorm.spec import NUMBER, param
 
 
@@ -21,10 +21,14 @@ class QuotaBudget(RetryBudget):
     ``RETRY_TIMEOUT_COST``, ``NO_RETRY_INCREMENT``, ``INITIAL_RETRY_TOKENS``).
     """
 
-    capacity: float = param("capacity", NUMBER, 500.0, "initial and largest quota", above=0)
-    cost: float = param("cost", NUMBER, 5.0, "cost of a retry", at_least=0)
-    timeout_cost: float = param("timeout_cost", NUMBER, 10.0, "cost of a retry after a timeout", at_least=0)
-    increment: float = param("increment", NUMBER, 1.0, "refill on a first-try success", at_least=0)
+    capacity: float = param("capacity", NUMBER, 500.0, "initial and largest quota", above=0, at_most=MAX_BUDGET_SIZE)
+    cost: float = param("cost", NUMBER, 5.0, "cost of a retry", at_least=0, at_most=MAX_BUDGET_SIZE)
+    timeout_cost: float = param(
+        "timeout_cost", NUMBER, 10.0, "cost of a retry after a timeout", at_least=0, at_most=MAX_BUDGET_SIZE
+    )
+    increment: float = param(
+        "increment", NUMBER, 1.0, "refill on a first-try success", at_least=0, at_most=MAX_BUDGET_SIZE
+    )
 
     def start(self) -> QuotaState:
         return QuotaState(self)

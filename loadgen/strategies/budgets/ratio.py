@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from loadgen.strategies.budgets.base import BudgetState, RetryBudget, register_budget
+from loadgen.strategies.budgets.base import (
+    MAX_BUDGET_SIZE,
+    MAX_MULTIPLIER,
+    MAX_WINDOW_S,
+    MIN_WINDOW_S,
+    BudgetState,
+    RetryBudget,
+    register_budget,
+)
 from loadgen.strategies.budgets.window import SlidingWindow
 from retrystorm.spec import DURATION, NUMBER, param
 
@@ -22,9 +30,11 @@ class RatioBudget(RetryBudget):
     ``ratio:percent=0.1,min_rate=0``.
     """
 
-    percent: float = param("percent", NUMBER, 0.2, "retries allowed per request", at_least=0)
-    min_rate: float = param("min_rate", NUMBER, 10.0, "retries per second always allowed", at_least=0)
-    ttl_s: float = param("ttl", DURATION, 10.0, "window length", above=0)
+    percent: float = param("percent", NUMBER, 0.2, "retries allowed per request", at_least=0, at_most=MAX_MULTIPLIER)
+    min_rate: float = param(
+        "min_rate", NUMBER, 10.0, "retries per second always allowed", at_least=0, at_most=MAX_BUDGET_SIZE
+    )
+    ttl_s: float = param("ttl", DURATION, 10.0, "window length", at_least=MIN_WINDOW_S, at_most=MAX_WINDOW_S)
 
     def start(self) -> RatioState:
         return RatioState(self)

@@ -11,7 +11,7 @@ from loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_t
 
 #: What a think-time error says is accepted.
 THINK_FORMS = (
-    "a duration (finite, >= 0: the mean of an exponential think time, like 10s) "
+    "a duration (finite, >= 0 and <= 24h: the mean of an exponential think time, like 10s) "
     "or one of exponential:10s, constant:1s, between:1s,3s"
 )
 BASE = textwrap.dedent(
@@ -124,7 +124,11 @@ def test_overrides_reach_into_sections():
         ),
         ("exponential:10s", "between:3s,1s", "s.yaml:6: load.think_time: think time 'between': max: must be at least"),
         ("exponential:10s", "constant:10", "s.yaml:6: load.think_time: think time 'constant': wait: got '10' (add a"),
-        ("exponential:10s", "exponential:inf", "s.yaml:6: load.think_time: got 'exponential:inf'; expected a duration"),
+        (
+            "exponential:10s",
+            "exponential:inf",
+            "s.yaml:6: load.think_time: think time 'exponential': mean: got inf; expected a finite duration >= 0",
+        ),
         ("attempt_timeout: 2s", "attempt_timeout: two", "s.yaml:7: load.attempt_timeout: got 'two'; expected"),
         ("- fixed:100ms", "- bogus:1s", "s.yaml:10: strategies[0].strategy: unknown strategy 'bogus'; valid:"),
         ("strategy: smira", "strategy: smira:factor=0.5", "s.yaml:12: strategies[1].strategy: strategy 'smira': "),
