@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from retrystorm.errors import DurationError
+from retrystorm.errors import DurationError, shorten
 
 #: Unit suffix -> (numerator, denominator) in seconds, so "ms" is 1/1000 s.
 _UNITS: dict[str, tuple[int, int]] = {
@@ -34,11 +34,14 @@ def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
     seconds. Raises :class:`DurationError` naming ``what`` and the accepted forms.
     """
     if isinstance(text, bool):
-        raise DurationError(f"{what}: got {text!r}, expected {ACCEPTED}")
+        raise DurationError(f"{what}: got {shorten(repr(text))}, expected {ACCEPTED}")
     if isinstance(text, int | float):
-        value = float(text)
+        try:
+            value = float(text)
+        except OverflowError:  # a whole number from YAML or JSON beyond the float range
+            value = math.inf if text > 0 else -math.inf
         if not math.isfinite(value) or value < 0:
-            raise DurationError(f"{what}: got {text!r}, expected a finite number of seconds >= 0")
+            raise DurationError(f"{what}: got {shorten(repr(text))}, expected a finite number of seconds >= 0")
         return value
     raw = text.strip()
     if raw in ("0", "0.0"):
@@ -55,7 +58,7 @@ def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
         pos = match.end()
     if pos != len(raw) or not raw:
         hint = " (add a unit)" if _is_number(raw) else ""
-        raise DurationError(f"{what}: got {text!r}{hint}, expected {ACCEPTED}")
+        raise DurationError(f"{what}: got {shorten(repr(text))}{hint}, expected {ACCEPTED}")
     return total
 
 
@@ -65,6 +68,8 @@ def format_duration(seconds: float) -> str:
         return "0s"
     if math.isinf(seconds):
         return "inf"
+    if seconds >= 1e15:  # far beyond any unit's whole numbers: the float itself, exactly
+        return f"{seconds!r}s"
     for digits in (0, 3):  # whole numbers of the largest unit first, then 3 decimals
         for unit in ("h", "m", "s", "ms", "us"):
             numerator, denominator = _UNITS[unit]

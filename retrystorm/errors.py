@@ -28,3 +28,14 @@ class SpecError(UserError):
 
 class DurationError(SpecError):
     """A duration string that is malformed or negative."""
+
+
+#: Characters of a value a message shows (a 5,000-digit number stays a short line).
+SHOWN_CHARACTERS = 40
+
+
+def shorten(text: str) -> str:
+    """``text`` for a one-line message: cut, with its length, when longer than :data:`SHOWN_CHARACTERS`."""
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[: SHOWN_CHARACTERS // 2]}... ({len(text)} characters)"

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from retrystorm.durations import ACCEPTED as DURATION_FORMS
 from retrystorm.durations import format_duration, parse_duration
-from retrystorm.errors import SpecError
+from retrystorm.errors import SpecError, shorten
 
 _META_KEY = "retrystorm.spec"
 
@@ -43,7 +43,7 @@ def _number_from_text(text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise SpecError(f"{what}: got {text!r}, expected a number") from None
+        raise SpecError(f"{what}: got {shorten(repr(text))}, expected a number") from None
     return value
 
 
@@ -62,7 +62,12 @@ def _int_from_text(text: str, what: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise SpecError(f"{what}: got {text!r}, expected a whole number") from None
+        digits = text.strip().lstrip("+-")
+        if digits.isdigit():  # past Python's limit on reading a whole number (4,300 digits)
+            raise SpecError(
+                f"{what}: got a whole number of {len(digits)} digits, more than any parameter takes"
+            ) from None
+        raise SpecError(f"{what}: got {shorten(repr(text))}, expected a whole number") from None
 
 
 def _int_from_value(value: object, what: str) -> int:
@@ -157,14 +162,18 @@ class ParamInfo:
     at_most: float | None = None
 
     def describe_bounds(self, *, short: bool = False) -> str:
-        """The accepted values as words, e.g. ``a number >= 1`` (``number >= 1`` if short)."""
+        """The accepted values as words, e.g. ``a number >= 1`` (``number >= 1`` if short).
+
+        A duration's bounds are written as durations (``<= 1h``), a number's as numbers.
+        """
+        bound = self.type.to_text if self.type is DURATION else _format_number
         parts = []
         if self.at_least is not None:
-            parts.append(f">= {_format_number(self.at_least)}")
+            parts.append(f">= {bound(self.at_least)}")
         if self.above is not None:
-            parts.append(f"> {_format_number(self.above)}")
+            parts.append(f"> {bound(self.above)}")
         if self.at_most is not None:
-            parts.append(f"<= {_format_number(self.at_most)}")
+            parts.append(f"<= {bound(self.at_most)}")
         kind = self.type.short if short else self.type.accepted
         return kind + (" " + " and ".join(parts) if parts else "")
 
@@ -181,8 +190,11 @@ class ParamInfo:
                 or (self.at_most is not None and item > self.at_most)
             )
             if bad:
-                shown = self.type.to_text(value)
-                raise SpecError(f"{owner}: {self.key}: got {shown}, expected {self.describe_bounds()}")
+                raise self.out_of_range(owner, self.type.to_text(value))
+
+    def out_of_range(self, owner: str, shown: str) -> SpecError:
+        """The error for a value (written as ``shown``) outside this parameter's bounds."""
+        return SpecError(f"{owner}: {self.key}: got {shorten(shown)}, expected {self.describe_bounds()}")
 
 
 def param(

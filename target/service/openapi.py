@@ -15,7 +15,7 @@ from typing import Any
 
 from retrystorm import __version__
 from retrystorm.spec import DURATION, INTEGER, NUMBER, ParamInfo, params_of
-from target.faults import MAX_RETRY_AFTER_S, RECENT_CAPACITY
+from target.faults import MAX_ATTEMPT, MAX_COUNT, MAX_RETRY_AFTER_S, RECENT_CAPACITY
 from target.models import MODELS
 from target.service.http import MAX_BODY_BYTES
 
@@ -46,12 +46,14 @@ def _number_schema(info: ParamInfo) -> dict[str, Any]:
 
 
 def _param_schema(info: ParamInfo) -> dict[str, Any]:
-    text = {"type": "string", "description": f"as in a spec: {info.type.accepted}"}
+    text = {"type": "string", "description": f"as in a spec: {info.describe_bounds()}"}
     number = _number_schema(info)
     if info.type is DURATION:
         number["description"] = "seconds"
     elif info.type not in (INTEGER, NUMBER):  # optional(INTEGER): null means the default rule
         number = {"type": "integer", "minimum": info.at_least or 0, "nullable": True}
+        if info.at_most is not None:
+            number["maximum"] = info.at_most
     return {"description": f"{info.help}; default {info.type.to_text(info.default)}", "anyOf": [text, number]}
 
 
@@ -89,9 +91,12 @@ def _fault_schemas() -> dict[str, Any]:
                 **_nullable_count("send Retry-After with this many seconds; null: no header", minimum=0),
                 "maximum": MAX_RETRY_AFTER_S,
             },
-            "first_attempts": _nullable_count(
-                "fail only attempts 1..N of each logical request (Retrystorm-Attempt header, absent: 1); null: all"
-            ),
+            "first_attempts": {
+                **_nullable_count(
+                    "fail only attempts 1..N of each logical request (Retrystorm-Attempt header, absent: 1); null: all"
+                ),
+                "maximum": MAX_ATTEMPT,
+            },
             "probability": {
                 "type": "number",
                 "minimum": 0,
@@ -100,7 +105,10 @@ def _fault_schemas() -> dict[str, Any]:
                 "default": 1,
                 "description": "a qualifying attempt fails with this probability",
             },
-            "count": _nullable_count("at most this many failures in all, then everything passes; null: no limit"),
+            "count": {
+                **_nullable_count("at most this many failures in all, then everything passes; null: no limit"),
+                "maximum": MAX_COUNT,
+            },
         },
         "additionalProperties": False,
     }

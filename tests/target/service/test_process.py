@@ -92,6 +92,11 @@ def retrystorm(*args):
         (["--port", "70000"], "--port"),
         (["--backlog", "0"], "--backlog"),
         (["--report-interval", "soon"], "report_interval: got 'soon'"),
+        (["--max-delay", "1e300s"], "max_delay: got 1e+300s, expected a duration"),
+        (["--max-delay", "2h"], "max_delay: got 2h, expected a duration"),
+        (["--model", "queue", "--workers", str(10**12)], "workers: got 1000000000000, expected a whole number >= 1"),
+        (["--limit", "1" + "0" * 5000], "limit: got a whole number of 5001 digits"),
+        (["--k", "1" + "0" * 5000], "k: got inf, expected a number > 0 and <= 1000000"),
     ],
 )
 def test_bad_flags_print_one_line_and_exit_2(args, expected):
