@@ -11,7 +11,9 @@ detect at any number of connections.
 Requests on one connection are served one at a time, in order, as Go's ``net/http``
 does: pipelined requests wait in the connection until the one before is answered.
 Anything the parser rejects, or that is too large, gets a one-line 4xx and the
-connection is closed after the responses it is owed.
+connection is closed after the responses it is owed. Only origin-form request targets
+(``/path?query``) are served: an absolute-form one (``http://host/path``, what a
+client sends to a proxy) or the asterisk form gets 400, ``CONNECT`` gets 405.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Protocol
 
 import httptools
 
+from retrystorm.errors import shorten
 from target.service.responses import INTERNAL_ERROR, Encoder, Response
 
 logger = logging.getLogger(__name__)
@@ -32,6 +35,8 @@ MAX_HEADER_BYTES = 16 * 1024
 MAX_BODY_BYTES = 64 * 1024
 #: Pipelined requests buffered per connection before it stops reading.
 MAX_QUEUED = 16
+#: Methods some route answers (named in the ``Allow`` header of a 405 to ``CONNECT``).
+ALLOWED_METHODS = "GET, PUT, POST, DELETE"
 #: The one request header the application reads (fault injection counts attempts with it).
 ATTEMPT_HEADER = b"retrystorm-attempt"
 _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
@@ -79,10 +84,21 @@ class Handler(Protocol):
         """Input was answered with 4xx ``status`` (counted for metrics)."""
 
 
-class _TooLargeError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+class _RejectError(Exception):
+    """Raised from a parser callback: answer ``status`` with ``message`` and close."""
+
+    def __init__(self, status: int, message: str, headers: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers
+
+
+def refuse_target(method: bytes, url: bytes) -> _RejectError:
+    """Why a request target that is not a path (``/...``) is refused: 405 for ``CONNECT``, else 400."""
+    if method == b"CONNECT":
+        return _RejectError(405, "CONNECT not allowed: this is not a proxy", f"Allow: {ALLOWED_METHODS}\r\n")
+    shown = shorten(repr(url.decode("latin-1")))
+    return _RejectError(400, f"request target {shown} is not a path; send the path alone, e.g. GET /api HTTP/1.1")
 
 
 class HttpServer:
@@ -188,11 +204,15 @@ class HttpConnection(asyncio.Protocol):
             parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._broken = True  # no upgrades: answer what was parsed, then close
+            if self.current is None and not self._queue and self._transport is not None:
+                self._closing(self._transport)  # it was answered at once, before the parser said so
         except httptools.HttpParserCallbackError as error:
             cause = error.__context__
-            if not isinstance(cause, _TooLargeError):
-                raise
-            self._reject(cause.status, str(cause))
+            if isinstance(cause, _RejectError):
+                self._reject(cause.status, str(cause), cause.headers)
+            else:  # a bug in a callback: answer 500 and close, rather than drop the connection
+                logger.exception("failed to parse a request")
+                self._reject(INTERNAL_ERROR.status, INTERNAL_ERROR.body.decode().rstrip("\n"))
         except httptools.HttpParserError as error:
             self._reject(400, f"malformed HTTP request: {error}")
 
@@ -201,19 +221,19 @@ class HttpConnection(asyncio.Protocol):
     def on_url(self, url: bytes) -> None:
         self._url += url
         if len(self._url) > MAX_URL_BYTES:
-            raise _TooLargeError(414, f"request target longer than {MAX_URL_BYTES} bytes")
+            raise _RejectError(414, f"request target longer than {MAX_URL_BYTES} bytes")
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._header_bytes += len(name) + len(value) + 4
         if self._header_bytes > MAX_HEADER_BYTES:
-            raise _TooLargeError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
+            raise _RejectError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
         if len(name) == _ATTEMPT_HEADER_LENGTH and name.lower() == ATTEMPT_HEADER:  # the length test is cheaper
             self._attempt = value
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
         if self._body_bytes > MAX_BODY_BYTES:
-            raise _TooLargeError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+            raise _RejectError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
         self._body.append(body)
 
     def on_message_complete(self) -> None:
@@ -221,10 +241,11 @@ class HttpConnection(asyncio.Protocol):
         if parser is None:  # only reachable from parser.feed_data, so never in practice
             return
         url = self._url
+        method = parser.get_method()
+        if not url.startswith(b"/") or method == b"CONNECT":  # absolute form (http://host/path), CONNECT, or *
+            raise refuse_target(method, url)
         path = url.partition(b"?")[0]
-        if not path.startswith(b"/"):
-            path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
-        request = Request(self, parser.get_method(), path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
+        request = Request(self, method, path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
         self._attempt = None
@@ -239,11 +260,12 @@ class HttpConnection(asyncio.Protocol):
 
     # dispatch --------------------------------------------------------------------------
 
-    def _reject(self, status: int, message: str) -> None:
+    def _reject(self, status: int, message: str, headers: str = "") -> None:
         """Queue a 4xx for input the parser cannot take; the connection ends after it."""
         self._broken = True
-        self._server.handler.bad_request(status)
-        response = Response.text(status, message)
+        if status < 500:
+            self._server.handler.bad_request(status)
+        response = Response.text(status, message, headers)
         if self.current is None and not self._queue:
             self._write_final(response)
         else:
