@@ -26,6 +26,7 @@ from retrystorm.errors import UserError
 from retrystorm.spec import ParamInfo, params_of, spec_to_mapping
 from target.models import MODELS, OverloadModel, parse_model
 from target.service import ServiceConfig, create_app, default_backlog
+from target.service.auth import COMPOSE_DEFAULT_TOKEN
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,13 @@ def raise_open_files_limit() -> int:
 )
 @click.option("--cancel-on-disconnect", is_flag=True, help="Remove a request from the model when its client goes away.")
 @click.option("--seed", type=int, default=None, help="Seed for the model's random draws (queue model).")
+@click.option(
+    "--admin-token",
+    envvar="RETRYSTORM_ADMIN_TOKEN",
+    default="",
+    show_envvar=True,
+    help="Bearer token /admin/* requires (Authorization: Bearer TOKEN); needed to listen beyond loopback.",
+)
 def target(
     *,
     model_spec: str,
@@ -118,6 +126,7 @@ def target(
     report_interval: float,
     cancel_on_disconnect: bool,
     seed: int | None,
+    admin_token: str,
     **model_flags: str | None,
 ) -> None:
     """Run the target service: GET /api answers after the modelled delay.
@@ -134,6 +143,7 @@ def target(
         report_interval_s=report_interval,
         cancel_on_disconnect=cancel_on_disconnect,
         seed=seed,
+        admin_token=admin_token,
         **options,
     )
     raise_open_files_limit()
@@ -171,6 +181,10 @@ async def serve(config: ServiceConfig) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if config.admin_token == COMPOSE_DEFAULT_TOKEN:
+        err.print(
+            "target: warning: the admin token is the documented default; set RETRYSTORM_ADMIN_TOKEN", markup=False
+        )
     if config.backlog > (cap := default_backlog()):
         err.print(f"target: note: the kernel caps the backlog at {cap} (net.core.somaxconn)", markup=False)
     stop = asyncio.Event()

@@ -28,6 +28,7 @@ from target.faults import FaultInjector, FaultRule, parse_attempt, parse_rule
 from target.metrics import build_metrics
 from target.models import Completion, Outcome
 from target.service.admin import model_document, parse_model_body, parse_reset_body, read_json_object
+from target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
 from target.service.http import HttpServer, Request
@@ -68,6 +69,7 @@ class TargetApp:
         self.faults = FaultInjector(random.Random(f"{config.seed}:faults" if config.seed is not None else None))
         self._fault_response = REJECTED
         self.http = HttpServer(self)
+        self.guard = AdminGuard(config.admin_token)
         self.abandoned_in_flight = 0
         self.metrics.bind_state(
             in_flight=lambda: self.driver.in_flight,
@@ -92,11 +94,22 @@ class TargetApp:
     # lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Listen on the configured address and start the clock task."""
+        """Listen on the configured address and start the clock task.
+
+        Without an admin token, a host that is not loopback only is refused (a
+        :class:`~retrystorm.errors.UserError`), before binding and again on the addresses bound.
+        """
+        config = self.config
+        check_exposure(config.host, config.admin_token)
         loop = asyncio.get_running_loop()
         self._listener = await loop.create_server(
-            self.http.protocol, self.config.host, self.config.port, backlog=self.config.backlog, reuse_address=True
+            self.http.protocol, config.host, config.port, backlog=config.backlog, reuse_address=True
         )
+        try:
+            check_bound(self._listener.sockets, config.admin_token)
+        except UserError:
+            self._listener.close()
+            raise
         self.driver.start()
         self.http.start()
         if self.config.report_interval_s > 0:
@@ -147,6 +160,9 @@ class TargetApp:
             return None
         if self.http.closing:
             return SHUTTING_DOWN
+        if self.guard.enabled and is_admin_path(request.path) and not self.guard.allows(request.authorization):
+            self.bad_request(401)
+            return UNAUTHORIZED
         methods = self.routes.get(request.path)
         if methods is None:
             return self._bad(404, f"no such path {request.path!r}; see /openapi.json")

@@ -40,19 +40,23 @@ ALLOWED_METHODS = "GET, PUT, POST, DELETE"
 #: The one request header the application reads (fault injection counts attempts with it).
 ATTEMPT_HEADER = b"retrystorm-attempt"
 _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
+#: The admin API's credentials (see :mod:`target.service.auth`).
+AUTHORIZATION_HEADER = b"authorization"
+_AUTHORIZATION_HEADER_LENGTH = len(AUTHORIZATION_HEADER)
 
 
 class Request:
     """One parsed request. ``arrived_s`` is stamped by the application when it admits it;
     ``attempt`` is the raw value of the ``Retrystorm-Attempt`` header (``None`` without one);
-    ``body`` is set after construction when there is one.
+    ``body`` and ``authorization`` (the ``Authorization`` header) are set after
+    construction when there is one.
 
     Built with positional arguments only: one is made per request, and a keyword
     argument makes the call build a dictionary (0.3 µs of the 5 µs a zero-delay
     request costs in Python).
     """
 
-    __slots__ = ("arrived_s", "attempt", "body", "connection", "keep_alive", "method", "path")
+    __slots__ = ("arrived_s", "attempt", "authorization", "body", "connection", "keep_alive", "method", "path")
 
     def __init__(
         self, connection: HttpConnection, method: bytes, path: str, keep_alive: bool, attempt: bytes | None = None
@@ -63,6 +67,7 @@ class Request:
         self.keep_alive = keep_alive
         self.attempt = attempt
         self.body = b""
+        self.authorization: bytes | None = None
         self.arrived_s = 0.0
 
     @property
@@ -143,6 +148,7 @@ class HttpConnection(asyncio.Protocol):
 
     __slots__ = (
         "_attempt",
+        "_authorization",
         "_body",
         "_body_bytes",
         "_broken",
@@ -165,6 +171,7 @@ class HttpConnection(asyncio.Protocol):
         self._body: list[bytes] = []
         self._body_bytes = 0
         self._attempt: bytes | None = None
+        self._authorization: bytes | None = None
         self._queue: deque[Request | Response] = deque()
         self._paused = False
         self._broken = False
@@ -229,6 +236,8 @@ class HttpConnection(asyncio.Protocol):
             raise _RejectError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
         if len(name) == _ATTEMPT_HEADER_LENGTH and name.lower() == ATTEMPT_HEADER:  # the length test is cheaper
             self._attempt = value
+        elif len(name) == _AUTHORIZATION_HEADER_LENGTH and name.lower() == AUTHORIZATION_HEADER:
+            self._authorization = value
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
@@ -249,6 +258,9 @@ class HttpConnection(asyncio.Protocol):
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
         self._attempt = None
+        if self._authorization is not None:
+            request.authorization = self._authorization
+            self._authorization = None
         if self._body:
             request.body = b"".join(self._body)
             self._body = []

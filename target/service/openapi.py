@@ -33,6 +33,19 @@ def _bad_input(description: str) -> dict[str, Any]:
     }
 
 
+#: What every admin operation adds: the bearer token (when the target has one) and its 401.
+_ADMIN_SECURITY = [{"adminToken": []}]
+_UNAUTHORIZED = _text(
+    "the target was started with --admin-token and the request lacks Authorization: Bearer TOKEN "
+    "(header WWW-Authenticate: Bearer)"
+)
+
+
+def _admin(operation: dict[str, Any]) -> dict[str, Any]:
+    """``operation`` of an admin path, with its security requirement and 401."""
+    return {**operation, "security": _ADMIN_SECURITY, "responses": {**operation["responses"], "401": _UNAUTHORIZED}}
+
+
 def _number_schema(info: ParamInfo) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "integer" if info.type is INTEGER else "number"}
     if info.at_least is not None:
@@ -233,23 +246,29 @@ def _paths() -> dict[str, Any]:
             }
         },
         "/admin/model": {
-            "get": {"summary": "The running model", "responses": {"200": _json_response("the model", model_doc)}},
-            "put": {
-                "summary": "Switch the model live; requests in flight stay in flight",
-                "requestBody": _json_body("#/components/schemas/ModelRequest"),
-                "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
-            },
+            "get": _admin(
+                {"summary": "The running model", "responses": {"200": _json_response("the model", model_doc)}}
+            ),
+            "put": _admin(
+                {
+                    "summary": "Switch the model live; requests in flight stay in flight",
+                    "requestBody": _json_body("#/components/schemas/ModelRequest"),
+                    "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
+                }
+            ),
         },
-        "/admin/faults": _faults_path(),
+        "/admin/faults": {method: _admin(operation) for method, operation in _faults_path().items()},
         "/admin/reset": {
-            "post": {
-                "summary": "Zero the counters and histograms between scenario runs",
-                "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
-                "responses": {
-                    "200": _json_response("reset done", "#/components/schemas/ResetResult"),
-                    **_bad_input("bad body"),
-                },
-            }
+            "post": _admin(
+                {
+                    "summary": "Zero the counters and histograms between scenario runs",
+                    "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
+                    "responses": {
+                        "200": _json_response("reset done", "#/components/schemas/ResetResult"),
+                        **_bad_input("bad body"),
+                    },
+                }
+            )
         },
     }
 
@@ -281,11 +300,24 @@ def build_openapi() -> dict[str, Any]:
             "title": "retrystorm target",
             "version": __version__,
             "description": "An HTTP service that answers after a modelled, load-dependent delay. "
-            "Every 4xx carries a one-line plain-text message.",
+            "Every 4xx carries a one-line plain-text message. The admin API (/admin/*) needs "
+            "Authorization: Bearer TOKEN when the target was started with --admin-token "
+            "(RETRYSTORM_ADMIN_TOKEN); without a token the target listens on loopback only. "
+            "Every model and fault-rule parameter has a ceiling (the schemas' maximum).",
         },
         "servers": [{"url": "http://127.0.0.1:8070"}],
         "paths": _paths(),
-        "components": {"schemas": _schemas()},
+        "components": {
+            "schemas": _schemas(),
+            "securitySchemes": {
+                "adminToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the target's --admin-token (RETRYSTORM_ADMIN_TOKEN); "
+                    "not required when it was started without one (then on loopback only)",
+                }
+            },
+        },
     }
 
 
