@@ -34,7 +34,7 @@ def _bad_input(description: str) -> dict[str, Any]:
 
 
 #: What every admin operation adds: the bearer token (when the target has one) and its 401.
-_ADMIN_SECURITY = [{"adminToken": []}]
+_ADMIN_SECURITY: list[dict[str, list[str]]] = [{"adminToken": []}]
 _UNAUTHORIZED = _text(
     "the target was started with --admin-token and the request lacks Authorization: Bearer TOKEN "
     "(header WWW-Authenticate: Bearer)"
