@@ -179,6 +179,7 @@ def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
         (["--backend", "compose", "--prometheus-url", "prometheus:9090"], "--prometheus-url: got 'prometheus:9090'"),
         (["--backend", "compose", "--target-url", "http://t:99999"], "--target-url: got"),
         (["--backend", "docker"], "'docker' is not one of 'local', 'compose'"),
+        (["--admin-token", "t"], "--admin-token: applies to --backend compose only"),
     ],
 )
 def test_bad_compose_options_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
@@ -198,3 +199,13 @@ def test_no_docker_engine_is_one_line_and_exit_3(workdir, tmp_path):
     assert last.endswith("start dockerd or set DOCKER_HOST")
     assert "Traceback" not in done.stderr
     assert not (workdir / "run" / "results.json").exists()
+
+
+def test_the_admin_token_reaches_the_target_provider_and_stays_out_of_reprs():
+    from chaos.backends import ProcessBackend
+    from chaos.runner.compose import ComposeEndpoints, compose_stack
+
+    endpoints = ComposeEndpoints(admin_token="s3cret-admin")
+    stack = compose_stack(endpoints, backend=ProcessBackend({}))
+    assert stack.targets.admin_token == "s3cret-admin"
+    assert "s3cret-admin" not in repr(endpoints)
