@@ -68,7 +68,7 @@ class TargetApp:
         )
         self.faults = FaultInjector(random.Random(f"{config.seed}:faults" if config.seed is not None else None))
         self._fault_response = REJECTED
-        self.http = HttpServer(self)
+        self.http = HttpServer(self, config.limits)
         self.guard = AdminGuard(config.admin_token)
         self.abandoned_in_flight = 0
         self.metrics.bind_state(
@@ -77,6 +77,7 @@ class TargetApp:
             delay_s=lambda: self.driver.delay_s,
             connections=lambda: len(self.http.connections),
         )
+        self.metrics.bind_connection_counters(lambda: self.http.refused, lambda: self.http.timed_out)
         self.metrics.show_model(config.model)
         self._openapi = Response(200, load_openapi(), "application/json", shared=True)
         self.routes: dict[str, dict[bytes, Callable[[Request], Response | None]]] = {

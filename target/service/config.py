@@ -11,6 +11,7 @@ from retrystorm.errors import SpecError
 from retrystorm.spec import DURATION, params_of
 from target.models import ExponentialModel, OverloadModel
 from target.service.auth import check_token
+from target.service.limits import ConnectionLimits
 
 #: The shortest tick a live server accepts: the event loop's timers are millisecond-grained.
 MIN_TICK_S = 0.001
@@ -43,6 +44,8 @@ class ServiceConfig:
     seed: int | None = None
     #: Bearer token the admin API requires (empty: none, and the service listens on loopback only).
     admin_token: str = dataclasses.field(default="", repr=False)
+    #: Header and idle timeouts, and the most connections open at once.
+    limits: ConnectionLimits = dataclasses.field(default_factory=ConnectionLimits)
 
     def __post_init__(self) -> None:
         check_servable(self.model)

@@ -14,6 +14,12 @@ Anything the parser rejects, or that is too large, gets a one-line 4xx and the
 connection is closed after the responses it is owed. Only origin-form request targets
 (``/path?query``) are served: an absolute-form one (``http://host/path``, what a
 client sends to a proxy) or the asterisk form gets 400, ``CONNECT`` gets 405.
+
+Connections are bounded (:mod:`target.service.limits`): one past ``max_connections``
+is closed at once; one idle, or trickling a request, for too long is closed by a sweep
+once per interval over every connection. Each connection keeps the sweeps it has waited
+(``_ticks``) and how many it may (``_limit``: 0 while a response is owed, so a request
+held by the model never times out); serving a request only resets those two numbers.
 """
 
 from __future__ import annotations
@@ -21,14 +27,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import Protocol
 
 import httptools
 
 from retrystorm.errors import shorten
+from target.service.limits import ConnectionLimits
+from target.service.request import Handler, Request
 from target.service.responses import INTERNAL_ERROR, Encoder, Response
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["HttpConnection", "HttpServer", "Request"]
 
 MAX_URL_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
@@ -43,50 +52,6 @@ _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
 #: The admin API's credentials (see :mod:`target.service.auth`).
 AUTHORIZATION_HEADER = b"authorization"
 _AUTHORIZATION_HEADER_LENGTH = len(AUTHORIZATION_HEADER)
-
-
-class Request:
-    """One parsed request. ``arrived_s`` is stamped by the application when it admits it;
-    ``attempt`` is the raw value of the ``Retrystorm-Attempt`` header (``None`` without one);
-    ``body`` and ``authorization`` (the ``Authorization`` header) are set after
-    construction when there is one.
-
-    Built with positional arguments only: one is made per request, and a keyword
-    argument makes the call build a dictionary (0.3 µs of the 5 µs a zero-delay
-    request costs in Python).
-    """
-
-    __slots__ = ("arrived_s", "attempt", "authorization", "body", "connection", "keep_alive", "method", "path")
-
-    def __init__(
-        self, connection: HttpConnection, method: bytes, path: str, keep_alive: bool, attempt: bytes | None = None
-    ) -> None:
-        self.connection = connection
-        self.method = method
-        self.path = path
-        self.keep_alive = keep_alive
-        self.attempt = attempt
-        self.body = b""
-        self.authorization: bytes | None = None
-        self.arrived_s = 0.0
-
-    @property
-    def gone(self) -> bool:
-        """True once the client's connection has closed."""
-        return self.connection.closed
-
-
-class Handler(Protocol):
-    """The application behind an :class:`HttpServer`."""
-
-    def handle(self, request: Request) -> Response | None:
-        """Answer now, or return ``None`` and later call ``request.connection.respond``."""
-
-    def disconnected(self, request: Request) -> None:
-        """The client of a request still waiting for its response has gone away."""
-
-    def bad_request(self, status: int) -> None:
-        """Input was answered with 4xx ``status`` (counted for metrics)."""
 
 
 class _RejectError(Exception):
@@ -107,25 +72,60 @@ def refuse_target(method: bytes, url: bytes) -> _RejectError:
 
 
 class HttpServer:
-    """Shared state of all connections: the handler, the encoder, the open connections."""
+    """Shared state of all connections: the handler, the encoder, the open connections,
+    their limits, and what the limits did (refused and timed-out connections)."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
         self.handler = handler
+        self.limits = limits = limits or ConnectionLimits()
+        self.header_ticks = limits.ticks(limits.header_timeout_s)
+        self.idle_ticks = limits.ticks(limits.idle_timeout_s)
         self.encode = Encoder()
         self.connections: set[HttpConnection] = set()
         self.closing = False
+        #: Connections closed at once because ``max_connections`` were open.
+        self.refused = 0
+        #: Connections closed by a timeout: ``header`` (a request too slow to arrive), ``idle``.
+        self.timed_out = {"header": 0, "idle": 0}
+        self._refused_logged = 0
         self._date_timer: asyncio.TimerHandle | None = None
+        self._sweep_timer: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        """Keep the ``Date`` header current: re-read the wall clock every second."""
-        self.encode.refresh()
-        self._date_timer = asyncio.get_running_loop().call_later(1.0, self.start)
+        """Start the timers: the ``Date`` header re-read every second, and the sweep."""
+        self._refresh_date()
+        self._sweep()
 
     def stop(self) -> None:
-        """Stop the ``Date`` timer."""
-        if self._date_timer is not None:
-            self._date_timer.cancel()
-            self._date_timer = None
+        """Stop the timers."""
+        for timer in (self._date_timer, self._sweep_timer):
+            if timer is not None:
+                timer.cancel()
+        self._date_timer = self._sweep_timer = None
+
+    def _refresh_date(self) -> None:
+        self.encode.refresh()
+        self._date_timer = asyncio.get_running_loop().call_later(1.0, self._refresh_date)
+
+    def _sweep(self) -> None:
+        """Count one more waited sweep for each waiting connection; close those past their limit."""
+        expired = []
+        for connection in self.connections:
+            limit = connection._limit
+            if limit:
+                connection._ticks += 1
+                if connection._ticks > limit:
+                    expired.append(connection)
+        for connection in expired:
+            connection.expire()
+        if self.refused != self._refused_logged:
+            logger.warning(
+                "refused %d connections: %d open, the most --max-connections allows",
+                self.refused - self._refused_logged,
+                len(self.connections),
+            )
+            self._refused_logged = self.refused
+        self._sweep_timer = asyncio.get_running_loop().call_later(self.limits.sweep_interval_s, self._sweep)
 
     def protocol(self) -> HttpConnection:
         """Protocol factory for ``loop.create_server``."""
@@ -153,10 +153,13 @@ class HttpConnection(asyncio.Protocol):
         "_body_bytes",
         "_broken",
         "_header_bytes",
+        "_idle",
+        "_limit",
         "_parser",
         "_paused",
         "_queue",
         "_server",
+        "_ticks",
         "_transport",
         "_url",
         "current",
@@ -175,6 +178,11 @@ class HttpConnection(asyncio.Protocol):
         self._queue: deque[Request | Response] = deque()
         self._paused = False
         self._broken = False
+        #: Sweeps waited in the current state, and how many it may (0: no limit, a response is owed).
+        self._ticks = 0
+        self._limit = server.idle_ticks
+        #: Owes nothing and has received nothing of a next request.
+        self._idle = True
         #: The request whose response is owed now (``None`` when idle).
         self.current: Request | None = None
 
@@ -186,8 +194,14 @@ class HttpConnection(asyncio.Protocol):
     # asyncio.Protocol ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        server = self._server
+        if len(server.connections) >= server.limits.max_connections:
+            server.refused += 1
+            self._broken = True
+            transport.close()  # at once and unread (nothing is buffered): the cheapest answer without room
+            return
         self._transport = transport  # type: ignore[assignment]
-        self._server.connections.add(self)
+        server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
@@ -207,6 +221,10 @@ class HttpConnection(asyncio.Protocol):
         parser = self._parser
         if self._broken or parser is None:
             return
+        if self._idle:  # the first bytes of a request: its header timeout starts
+            self._idle = False
+            self._ticks = 0
+            self._limit = self._server.header_ticks
         try:
             parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -255,6 +273,7 @@ class HttpConnection(asyncio.Protocol):
             raise refuse_target(method, url)
         path = url.partition(b"?")[0]
         request = Request(self, method, path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
+        self._limit = 0  # a response is owed: no timeout until it is sent
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
         self._attempt = None
@@ -320,7 +339,18 @@ class HttpConnection(asyncio.Protocol):
             self._closing(transport)
         elif queue:
             self._next()
+        else:
+            self._wait_for_next()
         return True
+
+    def _wait_for_next(self) -> None:
+        """Owing nothing now: the idle timeout runs, or the header timeout if the next request has begun."""
+        self._ticks = 0
+        if self._url or self._header_bytes:
+            self._limit = self._server.header_ticks
+        else:
+            self._idle = True
+            self._limit = self._server.idle_ticks
 
     def _next(self) -> None:
         """Serve what waited behind the request just answered."""
@@ -334,6 +364,8 @@ class HttpConnection(asyncio.Protocol):
         if self._paused and len(queue) < MAX_QUEUED // 2 and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
+        if self.current is None and not queue and not self._broken:
+            self._wait_for_next()
 
     def _write_final(self, response: Response) -> None:
         """Write a 4xx the parser caused, then close."""
@@ -346,7 +378,21 @@ class HttpConnection(asyncio.Protocol):
     def _closing(self, transport: asyncio.Transport) -> None:
         self._broken = True
         self._queue.clear()
+        self._ticks = 0
+        self._limit = self._server.header_ticks  # to flush what is written; then the sweep aborts it
         transport.close()
+
+    def expire(self) -> None:
+        """Its timeout ran out (the sweep calls this): close it; abort it if it was closing already."""
+        transport = self._transport
+        if transport is None:
+            return
+        if self._broken:
+            transport.abort()  # a client that does not read its last response
+            return
+        self._server.timed_out["idle" if self._idle else "header"] += 1
+        logger.debug("closing a connection: %s timeout", "idle" if self._idle else "header")
+        self._closing(transport)
 
     def close(self) -> None:
         """Close after flushing what was written."""

@@ -97,6 +97,11 @@ def retrystorm(*args):
         (["--model", "queue", "--workers", str(10**12)], "workers: got 1000000000000, expected a whole number >= 1"),
         (["--limit", "1" + "0" * 5000], "limit: got a whole number of 5001 digits"),
         (["--k", "1" + "0" * 5000], "k: got inf, expected a number > 0 and <= 1000000"),
+        (["--header-timeout", "0"], "header_timeout: got 0s, expected a duration > 0s and <= 1h"),
+        (["--idle-timeout", "2h"], "idle_timeout: got 2h, expected a duration > 0s and <= 1h"),
+        (["--idle-timeout", "forever"], "idle_timeout: got inf, expected a duration > 0s and <= 1h"),
+        (["--max-connections", "0"], "--max-connections"),
+        (["--max-connections", "1000001"], "--max-connections"),
     ],
 )
 def test_bad_flags_print_one_line_and_exit_2(args, expected):
