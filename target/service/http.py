@@ -17,9 +17,10 @@ client sends to a proxy) or the asterisk form gets 400, ``CONNECT`` gets 405.
 
 Connections are bounded (:mod:`target.service.limits`): one past ``max_connections``
 is closed at once; one idle, or trickling a request, for too long is closed by a sweep
-once per interval over every connection. Each connection keeps the sweeps it has waited
-(``_ticks``) and how many it may (``_limit``: 0 while a response is owed, so a request
-held by the model never times out); serving a request only resets those two numbers.
+once per interval over every connection. Time is counted in sweeps: each connection
+keeps the sweep by which it must have moved on (``_deadline``; 0 while a response is
+owed, so a request held by the model never times out), and the server keeps the
+deadlines a wait starting now gets, so serving a request only copies one of them.
 """
 
 from __future__ import annotations
@@ -78,8 +79,12 @@ class HttpServer:
     def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
         self.handler = handler
         self.limits = limits = limits or ConnectionLimits()
-        self.header_ticks = limits.ticks(limits.header_timeout_s)
-        self.idle_ticks = limits.ticks(limits.idle_timeout_s)
+        self._header_ticks = limits.ticks(limits.header_timeout_s)
+        self._idle_ticks = limits.ticks(limits.idle_timeout_s)
+        #: Sweeps done; a wait that starts now ends at the sweep numbered by these deadlines.
+        self.sweeps = 0
+        self.header_deadline = self._header_ticks + 1
+        self.idle_deadline = self._idle_ticks + 1
         self.encode = Encoder()
         self.connections: set[HttpConnection] = set()
         self.closing = False
@@ -108,14 +113,11 @@ class HttpServer:
         self._date_timer = asyncio.get_running_loop().call_later(1.0, self._refresh_date)
 
     def _sweep(self) -> None:
-        """Count one more waited sweep for each waiting connection; close those past their limit."""
-        expired = []
-        for connection in self.connections:
-            limit = connection._limit
-            if limit:
-                connection._ticks += 1
-                if connection._ticks > limit:
-                    expired.append(connection)
+        """One more sweep: close the connections whose deadline it is (at least their timeout after it was set)."""
+        self.sweeps = sweeps = self.sweeps + 1
+        expired = [connection for connection in self.connections if 0 < connection._deadline <= sweeps]
+        self.header_deadline = sweeps + self._header_ticks + 1
+        self.idle_deadline = sweeps + self._idle_ticks + 1
         for connection in expired:
             connection.expire()
         if self.refused != self._refused_logged:
@@ -143,6 +145,19 @@ class HttpServer:
             connection.abort()
 
 
+def _break_transport_cycle(transport: asyncio.BaseTransport | None) -> None:
+    """Let reference counting free a closed transport of asyncio's selector loop.
+
+    Such a transport keeps its read callback, a method bound to itself, in
+    ``_read_ready_cb`` (CPython 3.11 to 3.13): a cycle that only the collector's rare full
+    passes free, so every closed connection left its transport, socket object and
+    dictionary behind (500 connections: 3,500 objects). Dropping the callback once the
+    connection is lost breaks the cycle; another loop's transport has no such attribute.
+    """
+    if transport is not None and getattr(transport, "_read_ready_cb", None) is not None:
+        transport._read_ready_cb = None  # type: ignore[attr-defined]
+
+
 class HttpConnection(asyncio.Protocol):
     """One client connection: parse, dispatch in order, write responses."""
 
@@ -152,14 +167,13 @@ class HttpConnection(asyncio.Protocol):
         "_body",
         "_body_bytes",
         "_broken",
+        "_deadline",
         "_header_bytes",
         "_idle",
-        "_limit",
         "_parser",
         "_paused",
         "_queue",
         "_server",
-        "_ticks",
         "_transport",
         "_url",
         "current",
@@ -178,9 +192,8 @@ class HttpConnection(asyncio.Protocol):
         self._queue: deque[Request | Response] = deque()
         self._paused = False
         self._broken = False
-        #: Sweeps waited in the current state, and how many it may (0: no limit, a response is owed).
-        self._ticks = 0
-        self._limit = server.idle_ticks
+        #: The sweep that closes it if it has not moved on by then (0: never, a response is owed).
+        self._deadline = server.idle_deadline
         #: Owes nothing and has received nothing of a next request.
         self._idle = True
         #: The request whose response is owed now (``None`` when idle).
@@ -199,11 +212,13 @@ class HttpConnection(asyncio.Protocol):
             server.refused += 1
             self._broken = True
             transport.close()  # at once and unread (nothing is buffered): the cheapest answer without room
+            _break_transport_cycle(transport)  # it reads no more
             return
         self._transport = transport  # type: ignore[assignment]
         server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        _break_transport_cycle(self._transport)
         self._transport = None
         self._broken = True
         self._parser = None  # it refers back to this object: break the cycle, leave nothing to the collector
@@ -223,8 +238,7 @@ class HttpConnection(asyncio.Protocol):
             return
         if self._idle:  # the first bytes of a request: its header timeout starts
             self._idle = False
-            self._ticks = 0
-            self._limit = self._server.header_ticks
+            self._deadline = self._server.header_deadline
         try:
             parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -273,7 +287,7 @@ class HttpConnection(asyncio.Protocol):
             raise refuse_target(method, url)
         path = url.partition(b"?")[0]
         request = Request(self, method, path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
-        self._limit = 0  # a response is owed: no timeout until it is sent
+        self._deadline = 0  # a response is owed: no timeout until it is sent
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
         self._attempt = None
@@ -339,18 +353,12 @@ class HttpConnection(asyncio.Protocol):
             self._closing(transport)
         elif queue:
             self._next()
-        else:
-            self._wait_for_next()
-        return True
-
-    def _wait_for_next(self) -> None:
-        """Owing nothing now: the idle timeout runs, or the header timeout if the next request has begun."""
-        self._ticks = 0
-        if self._url or self._header_bytes:
-            self._limit = self._server.header_ticks
-        else:
+        elif self._url or self._header_bytes:  # owing nothing, the next request begun: its header timeout
+            self._deadline = server.header_deadline
+        else:  # owing nothing: idle
             self._idle = True
-            self._limit = self._server.idle_ticks
+            self._deadline = server.idle_deadline
+        return True
 
     def _next(self) -> None:
         """Serve what waited behind the request just answered."""
@@ -365,7 +373,12 @@ class HttpConnection(asyncio.Protocol):
             self._paused = False
             self._transport.resume_reading()
         if self.current is None and not queue and not self._broken:
-            self._wait_for_next()
+            server = self._server
+            if self._url or self._header_bytes:
+                self._deadline = server.header_deadline
+            else:
+                self._idle = True
+                self._deadline = server.idle_deadline
 
     def _write_final(self, response: Response) -> None:
         """Write a 4xx the parser caused, then close."""
@@ -378,8 +391,7 @@ class HttpConnection(asyncio.Protocol):
     def _closing(self, transport: asyncio.Transport) -> None:
         self._broken = True
         self._queue.clear()
-        self._ticks = 0
-        self._limit = self._server.header_ticks  # to flush what is written; then the sweep aborts it
+        self._deadline = self._server.header_deadline  # to flush what is written; then the sweep aborts it
         transport.close()
 
     def expire(self) -> None:
