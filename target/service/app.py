@@ -32,6 +32,7 @@ from target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exp
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
 from target.service.http import HttpServer, Request
+from target.service.memory import MemoryReturn
 from target.service.responses import Response
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ class TargetApp:
         }
         self._listener: asyncio.Server | None = None
         self._reporter: asyncio.Task[None] | None = None
+        self.memory = MemoryReturn(lambda: self.driver.in_flight, lambda: len(self.http.connections))
+        self._housekeeping: asyncio.TimerHandle | None = None
 
     # lifecycle -------------------------------------------------------------------------
 
@@ -115,6 +118,7 @@ class TargetApp:
         self.http.start()
         if self.config.report_interval_s > 0:
             self._reporter = loop.create_task(self._report(), name="report")
+        self._every_second()
 
     @property
     def port(self) -> int:
@@ -132,6 +136,8 @@ class TargetApp:
         self._answer_all(SHUTTING_DOWN)
         await self.driver.stop()
         self.http.stop()
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
         if self._reporter is not None:
             self._reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -142,6 +148,11 @@ class TargetApp:
                 break
             await asyncio.sleep(0.05)
         self.http.abort_all()
+
+    def _every_second(self) -> None:
+        """Housekeeping: return memory after a drained peak (:mod:`target.service.memory`)."""
+        self.memory.check()
+        self._housekeeping = asyncio.get_running_loop().call_later(1.0, self._every_second)
 
     async def _report(self) -> None:
         while True:
