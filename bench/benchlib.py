@@ -48,10 +48,10 @@ def ensure_wrk() -> str:
 class Server:
     """A server process that prints ``listening on http://127.0.0.1:PORT`` on stderr."""
 
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
         environment = {**os.environ, **env} if env else None
         self.proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment, cwd=cwd
         )
         line = self.proc.stderr.readline() if self.proc.stderr else ""
         match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
@@ -85,7 +85,8 @@ def target(*args: str, source: Path | None = None) -> Server:
     code of another checkout (a folder from ``git archive COMMIT | tar -x -C DIR``) instead."""
     env = {"PYTHONPATH": str(source)} if source is not None else None
     argv = [sys.executable, "-m", "retrystorm", "target", "--port", "0", "--report-interval", "0", *args]
-    return Server(argv, env)
+    # -m puts the working folder first on the import path: run in the other tree, or this one's code runs
+    return Server(argv, env, cwd=source)
 
 
 def hello() -> Server:
