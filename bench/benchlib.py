@@ -48,8 +48,11 @@ def ensure_wrk() -> str:
 class Server:
     """A server process that prints ``listening on http://127.0.0.1:PORT`` on stderr."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+        environment = {**os.environ, **env} if env else None
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment, cwd=cwd
+        )
         line = self.proc.stderr.readline() if self.proc.stderr else ""
         match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
         if not match:
@@ -77,9 +80,13 @@ class Server:
         self.stop()
 
 
-def target(*args: str) -> Server:
-    """``retrystorm target`` on a free port, without the periodic report."""
-    return Server([sys.executable, "-m", "retrystorm", "target", "--port", "0", "--report-interval", "0", *args])
+def target(*args: str, source: Path | None = None) -> Server:
+    """``retrystorm target`` on a free port, without the periodic report; ``source``: run the
+    code of another checkout (a folder from ``git archive COMMIT | tar -x -C DIR``) instead."""
+    env = {"PYTHONPATH": str(source)} if source is not None else None
+    argv = [sys.executable, "-m", "retrystorm", "target", "--port", "0", "--report-interval", "0", *args]
+    # -m puts the working folder first on the import path: run in the other tree, or this one's code runs
+    return Server(argv, env, cwd=source)
 
 
 def hello() -> Server:

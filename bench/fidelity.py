@@ -8,7 +8,12 @@ connection's first request at a random time within D (``latency.lua``), and from
 on keeps one request per connection in flight: a steady 10,000 after D seconds. Its
 latency percentiles minus D are the figure (target: p99 < 20 ms). Midway the script reads the service's in-flight
 gauge, its RSS (against the RSS before any load: memory per in-flight request) and its
-CPU share. Run: ``.venv/bin/python bench/fidelity.py``.
+CPU share. Its RSS is sampled throughout; after wrk stops, the script waits for the
+requests it left in flight to drain (in flight 0, no connection open) and prints RSS
+before the load, at its peak and after the drain, each against the first. Run:
+``.venv/bin/python bench/fidelity.py``; ``--baseline DIR`` (repeatable) runs another
+checkout's target (``git archive COMMIT | tar -x -C DIR``) the same way afterwards, for a
+side by side.
 """
 
 import argparse
@@ -17,6 +22,7 @@ import re
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from benchlib import HERE, cpu_share, ensure_wrk, raise_open_files_limit, rss_bytes, scrape, target
 
@@ -59,17 +65,65 @@ def parse(out: str) -> dict[str, float]:
     return figures
 
 
+class RssSampler(threading.Thread):
+    """The largest RSS of ``pid`` seen, sampled every 100 ms until stopped."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = rss_bytes(pid)
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            self.peak = max(self.peak, rss_bytes(self.pid))
+
+
+def wait_drained(port: int, timeout_s: float) -> bool:
+    """Wait (at most ``timeout_s``) until nothing is in flight and no connection is open."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        samples = scrape(port)  # the scrape's own connection is closed before the next
+        if samples["retrystorm_target_in_flight_requests"] == 0 and samples["retrystorm_target_open_connections"] <= 1:
+            return True
+        time.sleep(0.5)
+    return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", type=int, default=10_000)
     parser.add_argument("--delay", type=float, default=10.0, help="the fixed model's delay, seconds")
     parser.add_argument("--seconds", type=int, default=START_S + 45)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        action="append",
+        default=[],
+        help="another checkout's tree, run afterwards (repeatable)",
+    )
     args = parser.parse_args()
     print(f"open-files limit: {raise_open_files_limit()}")
     wrk = ensure_wrk()
-    with target("--model", "fixed", "--base-delay", f"{args.delay:g}s") as service:
+    memory = {"this checkout": measure(wrk, args, None)}
+    for baseline in args.baseline:
+        memory[f"baseline {baseline}"] = measure(wrk, args, baseline)
+    print(f"\nRSS of the target, wrk -c{args.connections} against fixed:base_delay={args.delay:g}s, then drained:")
+    for name, (before, peak, after, drained) in memory.items():
+        note = "" if drained else " (not drained within the wait)"
+        print(
+            f"{name}: before {before / 2**20:.1f} MiB, peak {peak / 2**20:.1f} MiB ({peak / before:.2f}x), "
+            f"after the drain {after / 2**20:.1f} MiB ({after / before:.2f}x){note}"
+        )
+
+
+def measure(wrk: str, args: argparse.Namespace, source: Path | None) -> tuple[int, int, int, bool]:
+    """One run; prints its figures and returns RSS before, at peak and after the drain, and whether it drained."""
+    with target("--model", "fixed", "--base-delay", f"{args.delay:g}s", source=source) as service:
         time.sleep(1.0)
         idle_rss = rss_bytes(service.pid)
+        sampler = RssSampler(service.pid)
+        sampler.start()
         result: dict[str, str] = {}
         load = threading.Thread(
             target=run_wrk,
@@ -81,6 +135,19 @@ def main() -> None:
         busy_rss = rss_bytes(service.pid)
         cpu = cpu_share(service.pid, args.delay)
         load.join()
+        drained = wait_drained(service.port, args.delay * 3 + 10)
+        time.sleep(2.0)  # a second's housekeeping after the drain (the target's sweep runs once a second)
+        sampler.done.set()
+        sampler.join()
+        after_rss = rss_bytes(service.pid)
+    report(result, args, in_flight=in_flight, idle_rss=idle_rss, busy_rss=busy_rss, cpu=cpu)
+    return idle_rss, sampler.peak, after_rss, drained
+
+
+def report(
+    result: dict[str, str], args: argparse.Namespace, *, in_flight: float, idle_rss: int, busy_rss: int, cpu: float
+) -> None:
+    """Print one run's lateness, memory per request and CPU."""
     figures = parse(result["out"])
     delay_us = args.delay * 1e6
     print(f"wrk -t1 -c{args.connections} -d{args.seconds}s against fixed:base_delay={args.delay:g}s")

@@ -41,7 +41,7 @@ from loadgen_common import local_cluster, scrape_labelled, total, wait_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "stack"))
-from compose import BASE_FILE, LOOPBACK_FILE, LOOPBACK_PORTS, compose_binary  # noqa: E402
+from compose import BASE_FILE, LOOPBACK_FILE, LOOPBACK_PORTS, admin_token, compose_binary  # noqa: E402
 
 ZERO_DELAY = "fixed:base_delay=0"
 SWARM_OPTIONS = {"retry_strategy": "none", "think_time": "constant:0s", "arrival": "closed"}
@@ -67,9 +67,11 @@ class Stack:
         self.compose("down", "-v", "--timeout", "20")
 
 
-def call(url: str, *, form: dict[str, str] | None = None, body: object = None, method: str = "GET") -> object:
-    """One HTTP call; JSON answers decoded."""
-    data, headers = None, {}
+def call(
+    url: str, *, form: dict[str, str] | None = None, body: object = None, method: str = "GET", token: str = ""
+) -> object:
+    """One HTTP call; JSON answers decoded; ``token``: sent as a bearer token."""
+    data, headers = None, {"Authorization": f"Bearer {token}"} if token else {}
     if form is not None:
         data = urllib.parse.urlencode(form).encode()
         headers["Content-Type"] = "application/x-www-form-urlencoded"
@@ -139,7 +141,7 @@ def measure_scaling(stack: Stack, local_target_url: str, args: argparse.Namespac
     for workers in args.workers:
         stack.up(workers)
         wait_workers(master_url, workers)
-        call(container_target + "/admin/model", body={"spec": ZERO_DELAY}, method="PUT")
+        call(container_target + "/admin/model", body={"spec": ZERO_DELAY}, method="PUT", token=admin_token())
         in_containers = attempts_per_s(master_url, container_target, args.users, args.warmup, args.window)
         with local_cluster(local_target_url, workers) as (web, _):
             local = attempts_per_s(f"http://127.0.0.1:{web}", local_target_url, args.users, args.warmup, args.window)

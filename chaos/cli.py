@@ -14,7 +14,7 @@ from chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING_S, OutageC
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, default_journal_path
 from chaos.targets import FaultTarget, TargetRegistry
-from retrystorm.addresses import is_loopback_bind
+from retrystorm.addresses import is_loopback_host
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.durations import format_duration
@@ -157,11 +157,7 @@ def _parse_targets(values: tuple[str, ...]) -> dict[str, int]:
 
 
 def _check_bind(host: str, token: str) -> None:
-    try:
-        loopback = is_loopback_bind(host)
-    except ValueError as error:
-        raise click.BadParameter(f"{error}; give an address such as 127.0.0.1", param_hint="--host") from None
-    if not loopback and not token:
+    if not is_loopback_host(host) and not token:
         raise click.BadParameter(
             f"binding to {host} exposes the API beyond this machine: set --token or RETRYSTORM_CHAOS_TOKEN",
             param_hint="--host",

@@ -1,4 +1,5 @@
-"""A service address given by a user (``--chaos-url``, ``--target-url``...): ``http(s)://HOST[:PORT][/PATH]``."""
+"""Addresses given by a user: a service to call (``--chaos-url``, ``--target-url``...:
+``http(s)://HOST[:PORT][/PATH]``), and whether a host to listen on is loopback only."""
 
 from __future__ import annotations
 
@@ -31,19 +32,39 @@ def http_address(text: str) -> str:
     return value
 
 
-def is_loopback_bind(host: str) -> bool:
-    """Whether binding to ``host`` keeps a server on this machine: every address it resolves to is loopback.
+def is_loopback_host(host: str) -> bool:
+    """Whether every address ``host`` stands for is a loopback address (127.0.0.0/8, ``::1``).
 
-    The address is resolved, not read as text: ``127.attacker.example`` is a host name
-    like any other. A host that does not resolve is a :class:`ValueError` naming it.
+    Read by resolving, never from the text: an address literal through :mod:`ipaddress`
+    (an IPv4-mapped IPv6 address by its IPv4 part), a name through ``getaddrinfo``, every
+    address of which must be loopback (``localhost`` is; ``127.attacker.example`` is a
+    name like any other). An empty host (every interface) or a name that does not
+    resolve is not loopback.
     """
-    name = host.strip().removeprefix("[").removesuffix("]")
+    text = host.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    if not text:
+        return False
+    literal = _address(text)
+    if literal is not None:
+        return _is_loopback(literal)
     try:
-        return ipaddress.ip_address(name).is_loopback
+        found = socket.getaddrinfo(text, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    addresses = [_address(str(info[4][0])) for info in found]
+    return bool(addresses) and all(address is not None and _is_loopback(address) for address in addresses)
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.partition("%")[0])  # fe80::1%eth0: the scope is not part of it
     except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError) as error:
-        raise ValueError(f"cannot resolve {host!r}: {error}") from None
-    return bool(found) and all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in found)
+        return None
+
+
+def _is_loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback  # ::ffff:127.0.0.1 (Python 3.11 calls it not loopback)
+    return address.is_loopback

@@ -236,6 +236,10 @@ class ParamInfo:
             parts.append(f"<= {write(self.ceiling)}")
         return " " + " and ".join(parts) if parts else ""
 
+    def out_of_range(self, owner: str, given: str) -> SpecError:
+        """The error for a value (written as ``given``) outside this parameter's bounds."""
+        return SpecError(f"{owner}: {self.key}: got {given}, expected {self.describe_bounds()}")
+
     def check(self, value: Any, owner: str) -> None:
         """Raise :class:`SpecError` when ``value`` is outside this parameter's bounds.
 

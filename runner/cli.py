@@ -164,6 +164,7 @@ COMPOSE_OPTIONS = (
         "pause through the stack's chaos API (its metric and annotations see the outages); none: the docker backend.",
     ),
     ("--chaos-token", "chaos_token", "RETRYSTORM_CHAOS_TOKEN", None, "the chaos API's bearer token."),
+    ("--admin-token", "admin_token", "RETRYSTORM_ADMIN_TOKEN", None, "the target's admin API bearer token."),
     (
         "--project", "project", "COMPOSE_PROJECT_NAME", None,
         "the compose project whose target container the docker backend pauses (default: any project).",
@@ -204,6 +205,7 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
         project=values["project"],
         chaos_url=values["chaos_url"],
         chaos_token=values["chaos_token"] or "",
+        admin_token=values["admin_token"] or "",
     )
 
 

@@ -25,7 +25,9 @@ from retrystorm.console import err
 from retrystorm.errors import UserError
 from retrystorm.spec import ParamInfo, params_of, spec_to_mapping
 from target.models import MODELS, OverloadModel, parse_model
-from target.service import ServiceConfig, create_app, default_backlog
+from target.service import ConnectionLimits, ServiceConfig, create_app, default_backlog
+from target.service.auth import COMPOSE_DEFAULT_TOKEN
+from target.service.limits import DEFAULT_MAX_CONNECTIONS, MAX_CONNECTIONS
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +75,10 @@ def build_model(spec: str, flags: dict[str, str | None]) -> OverloadModel:
     return parse_model({**spec_to_mapping(base), **given})
 
 
+#: Open files the process needs besides its connections (listener, modules, the selector...).
+_SPARE_FILES = 64
+
+
 def raise_open_files_limit() -> int:
     """Raise the soft limit on open files to the hard limit (10k connections need it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -109,6 +115,34 @@ def raise_open_files_limit() -> int:
 )
 @click.option("--cancel-on-disconnect", is_flag=True, help="Remove a request from the model when its client goes away.")
 @click.option("--seed", type=int, default=None, help="Seed for the model's random draws (queue model).")
+@click.option(
+    "--header-timeout",
+    type=DURATION,
+    default="10s",
+    show_default=True,
+    help="Close a connection whose request has not fully arrived this long after its first byte (at most 1h).",
+)
+@click.option(
+    "--idle-timeout",
+    type=DURATION,
+    default="60s",
+    show_default=True,
+    help="Close a connection that owes nothing and sends nothing for this long (never one awaiting a response).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, MAX_CONNECTIONS),
+    default=None,
+    help="Connections open at once; past it a new one is closed at once (counted as refused). "
+    f"[default: {DEFAULT_MAX_CONNECTIONS}, or the open-files limit less {_SPARE_FILES} if lower]",
+)
+@click.option(
+    "--admin-token",
+    envvar="RETRYSTORM_ADMIN_TOKEN",
+    default="",
+    show_envvar=True,
+    help="Bearer token /admin/* requires (Authorization: Bearer TOKEN); needed to listen beyond loopback.",
+)
 def target(
     *,
     model_spec: str,
@@ -118,6 +152,10 @@ def target(
     report_interval: float,
     cancel_on_disconnect: bool,
     seed: int | None,
+    header_timeout: float,
+    idle_timeout: float,
+    max_connections: int | None,
+    admin_token: str,
     **model_flags: str | None,
 ) -> None:
     """Run the target service: GET /api answers after the modelled delay.
@@ -127,6 +165,9 @@ def target(
     chosen attempts on purpose). SIGTERM or Ctrl-C stops it.
     """
     options: dict[str, Any] = {"backlog": backlog} if backlog is not None else {}
+    open_files = raise_open_files_limit()
+    if max_connections is None:
+        max_connections = max(1, min(DEFAULT_MAX_CONNECTIONS, open_files - _SPARE_FILES))
     config = ServiceConfig(
         model=build_model(model_spec, model_flags),
         host=host,
@@ -134,10 +175,13 @@ def target(
         report_interval_s=report_interval,
         cancel_on_disconnect=cancel_on_disconnect,
         seed=seed,
+        admin_token=admin_token,
+        limits=ConnectionLimits(
+            header_timeout_s=header_timeout, idle_timeout_s=idle_timeout, max_connections=max_connections
+        ),
         **options,
     )
-    raise_open_files_limit()
-    asyncio.run(serve(config))
+    asyncio.run(serve(config, open_files=open_files))
 
 
 def tune_garbage_collector() -> None:
@@ -157,8 +201,8 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(2_000, 10, 1_000)
 
 
-async def serve(config: ServiceConfig) -> None:
-    """Run one service until SIGTERM or SIGINT, then shut it down."""
+async def serve(config: ServiceConfig, *, open_files: int | None = None) -> None:
+    """Run one service until SIGTERM or SIGINT, then shut it down; ``open_files``: the process's limit."""
     app = create_app(config, registry=CollectorRegistry(), clock=time.monotonic)
     try:
         await app.start()
@@ -167,10 +211,21 @@ async def serve(config: ServiceConfig) -> None:
         raise UserError(f"cannot listen on {config.host}:{config.port}: {reason}") from error
     tune_garbage_collector()
     err.print(
-        f"target: listening on http://{config.host}:{app.port} (model {config.model.spec()}, backlog {config.backlog})",
+        f"target: listening on http://{config.host}:{app.port} (model {config.model.spec()}, backlog {config.backlog}, "
+        f"max connections {config.limits.max_connections})",
         markup=False,
         soft_wrap=True,
     )
+    if config.admin_token == COMPOSE_DEFAULT_TOKEN:
+        err.print(
+            "target: warning: the admin token is the documented default; set RETRYSTORM_ADMIN_TOKEN", markup=False
+        )
+    if open_files is not None and open_files < (needed := config.limits.max_connections + _SPARE_FILES):
+        err.print(
+            f"target: note: the open-files limit ({open_files}) is below the {needed} that --max-connections "
+            f"({config.limits.max_connections}) needs; connections past it fail to be accepted",
+            markup=False,
+        )
     if config.backlog > (cap := default_backlog()):
         err.print(f"target: note: the kernel caps the backlog at {cap} (net.core.somaxconn)", markup=False)
     stop = asyncio.Event()

@@ -4,13 +4,16 @@ Off by default; ``PUT /admin/faults`` arms a rule, ``DELETE /admin/faults`` disa
 A :class:`FaultRule` says which attempts fail and how:
 
 * ``status``: the status sent, 429 or 500-599 (default 503), with ``Retry-After:
-  retry_after`` when ``retry_after`` (whole seconds, RFC 9110 section 10.2.3) is given;
+  retry_after`` when ``retry_after`` (whole seconds, RFC 9110 section 10.2.3, at most
+  :data:`MAX_RETRY_AFTER_S`: a day) is given;
 * ``first_attempts`` N: only attempts 1..N of each logical request fail. The load
   generator numbers its retries with ``Retrystorm-Attempt: 2``, ``3``, ...; a request
-  without the header is attempt 1. ``null``: every attempt qualifies;
+  without the header is attempt 1. ``null``: every attempt qualifies; at most
+  :data:`MAX_ATTEMPT`, the largest number the header carries;
 * ``probability`` p: a qualifying attempt fails with probability p (default 1), drawn
   from the service's seeded random source;
-* ``count`` K: at most K failures in all, then everything passes (``null``: no limit).
+* ``count`` K: at most K failures in all, then everything passes (``null``: no limit);
+  at most :data:`MAX_COUNT`.
 
 An attempt fails when every condition holds. A failed attempt is answered at once and
 never enters the model: it neither adds load nor waits for the model's delay. While a
@@ -28,15 +31,28 @@ import random
 from collections import deque
 from typing import Any
 
-from retrystorm.errors import UserError
+from retrystorm.errors import UserError, shown
 
 #: Attempts :class:`FaultInjector` remembers while a rule is armed.
 RECENT_CAPACITY = 1000
 #: The largest ``Retry-After`` a rule sends: one day.
 MAX_RETRY_AFTER_S = 86_400
+#: The largest attempt number: what a ``Retrystorm-Attempt`` header can carry (nine digits).
+MAX_ATTEMPT = 999_999_999
+#: The most failures a rule may inject: a billion, a day at over 10,000 a second.
+MAX_COUNT = 1_000_000_000
 #: The header that carries the attempt number of a retry.
 ATTEMPT_HEADER = "Retrystorm-Attempt"
 _FIELDS = ("status", "retry_after", "first_attempts", "probability", "count")
+#: The ceiling of each whole-number field.
+_CEILINGS = {"retry_after": MAX_RETRY_AFTER_S, "first_attempts": MAX_ATTEMPT, "count": MAX_COUNT}
+
+
+def _accepted(name: str) -> str:
+    """What a whole-number field of a rule accepts, in words."""
+    if name == "retry_after":
+        return f"a whole number of seconds from 0 to {MAX_RETRY_AFTER_S}, or null (no header)"
+    return f"a whole number from 1 to {_CEILINGS[name]:,}, or null (no limit)"
 
 
 def is_injectable_status(status: int) -> bool:
@@ -56,12 +72,12 @@ class FaultRule:
 
     def __post_init__(self) -> None:
         if not is_injectable_status(self.status):
-            raise UserError(f"status: got {self.status}, expected 429 or 500 to 599")
+            raise UserError(f"status: got {shown(self.status)}, expected 429 or 500 to 599")
         if self.retry_after_s is not None and not 0 <= self.retry_after_s <= MAX_RETRY_AFTER_S:
-            raise UserError(f"retry_after: got {self.retry_after_s}, expected 0 to {MAX_RETRY_AFTER_S} seconds")
+            raise UserError(f"retry_after: got {shown(self.retry_after_s)}, expected {_accepted('retry_after')}")
         for name, value in (("first_attempts", self.first_attempts), ("count", self.count)):
-            if value is not None and value < 1:
-                raise UserError(f"{name}: got {value}, expected a whole number >= 1, or null (no limit)")
+            if value is not None and not 1 <= value <= _CEILINGS[name]:
+                raise UserError(f"{name}: got {shown(value)}, expected {_accepted(name)}")
         if not 0 < self.probability <= 1:
             raise UserError(f"probability: got {self.probability}, expected a number > 0 and <= 1")
 
@@ -87,7 +103,7 @@ def _whole_number(mapping: dict[str, Any], name: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{name}: got {value!r}, expected a whole number, or null")
+        raise UserError(f"{name}: got {shown(value)}, expected {_accepted(name)}")
     return value
 
 
@@ -98,10 +114,11 @@ def parse_rule(mapping: dict[str, Any]) -> FaultRule:
         raise UserError(f"body: unknown field {unknown[0]!r}; accepted: {', '.join(_FIELDS)}")
     status = mapping.get("status", 503)
     if isinstance(status, bool) or not isinstance(status, int):
-        raise UserError(f"status: got {status!r}, expected 429 or 500 to 599")
+        raise UserError(f"status: got {shown(status)}, expected 429 or 500 to 599")
     probability = mapping.get("probability", 1.0)
-    if isinstance(probability, bool) or not isinstance(probability, int | float):
-        raise UserError(f"probability: got {probability!r}, expected a number > 0 and <= 1")
+    # a whole number far out of range is refused here: a huge one does not convert to a float
+    if isinstance(probability, bool) or not isinstance(probability, int | float) or abs(probability) > 1e9:
+        raise UserError(f"probability: got {shown(probability)}, expected a number > 0 and <= 1")
     return FaultRule(
         status=status,
         retry_after_s=_whole_number(mapping, "retry_after"),
@@ -117,8 +134,8 @@ def parse_attempt(value: bytes | None) -> int:
         return 1
     text = value.strip()
     if not text.isdigit() or len(text) > 9 or int(text) < 1:
-        shown = value.decode("latin-1")[:40]
-        raise UserError(f"{ATTEMPT_HEADER}: got {shown!r}, expected a whole number >= 1 (absent: attempt 1)")
+        given = value.decode("latin-1")[:40]
+        raise UserError(f"{ATTEMPT_HEADER}: got {given!r}, expected a whole number >= 1 (absent: attempt 1)")
     return int(text)
 
 

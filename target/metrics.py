@@ -101,6 +101,32 @@ class Traffic(Collector):
         return family
 
 
+class ConnectionCounters(Collector):
+    """Connections the limits closed (:mod:`target.service.limits`), read from the server when
+    Prometheus scrapes: refused past ``--max-connections``, and timed out, by timeout. Not
+    cleared by ``POST /admin/reset``: they are about the process, not about one run's traffic."""
+
+    def __init__(self, refused: Callable[[], int], timed_out: Callable[[], dict[str, int]]) -> None:
+        self.refused = refused
+        self.timed_out = timed_out
+        self.created = time.time()
+
+    def collect(self) -> Iterator[Metric]:
+        refused = CounterMetricFamily(
+            f"{PREFIX}_refused_connections",
+            "Connections closed at once, unread, because --max-connections were open.",
+        )
+        refused.add_metric([], self.refused(), created=self.created)
+        timed_out = CounterMetricFamily(
+            f"{PREFIX}_timed_out_connections",
+            "Connections closed by a timeout: header (a request too slow to arrive) or idle (nothing owed or sent).",
+            labels=["timeout"],
+        )
+        for timeout, count in sorted(self.timed_out().items()):
+            timed_out.add_metric([timeout], count, created=self.created)
+        yield from (refused, timed_out)
+
+
 @dataclasses.dataclass(slots=True)
 class TargetMetrics:
     """Every metric of one target service, registered in one registry."""
@@ -127,6 +153,10 @@ class TargetMetrics:
         self.abandoned_in_flight.set_function(abandoned_in_flight)
         self.delay.set_function(delay_s)
         self.connections.set_function(connections)
+
+    def bind_connection_counters(self, refused: Callable[[], int], timed_out: Callable[[], dict[str, int]]) -> None:
+        """Expose the connections the limits closed, read from these functions at scrape time."""
+        self.registry.register(ConnectionCounters(refused, timed_out))
 
     def show_model(self, model: OverloadModel) -> None:
         """Publish the running model: its spec as info, numeric parameters in base units."""

@@ -28,6 +28,7 @@ def compose_stack(
         endpoints.target_url,
         load_target_url=endpoints.load_target_url,
         backend=backend or endpoints.fault_backend(longest_outage_s),
+        admin_token=endpoints.admin_token,
     )
     return Stack(
         endpoints.describe(),

@@ -49,6 +49,7 @@ class ComposeEndpoints:
 
     ``load_target_url``: the target as the Locust workers reach it (``None``: ``target_url``).
     ``chaos_url``: the stack's chaos API to pause through (``None``: the docker backend).
+    ``admin_token``: the target's admin API token (``RETRYSTORM_ADMIN_TOKEN`` in the compose file).
     Addresses are checked when made: a bad one is a :class:`UserError` naming its option.
     """
 
@@ -59,6 +60,7 @@ class ComposeEndpoints:
     project: str | None = None
     chaos_url: str | None = None
     chaos_token: str = dataclasses.field(default="", repr=False)
+    admin_token: str = dataclasses.field(default="", repr=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise once, here

@@ -107,7 +107,8 @@ class ServiceTargets:
     ``target_url``: where the runner reaches it; ``load_target_url``: where the load
     generator's workers do (default: ``target_url``). ``backend``: the fault backend that
     pauses fault target ``fault_target``, or a :class:`LazyBackend` that makes it when
-    the run starts (default: the docker backend, any compose project).
+    the run starts (default: the docker backend, any compose project). ``admin_token``: the
+    bearer token of its admin API (the target's ``--admin-token``; empty: none).
     """
 
     def __init__(
@@ -119,8 +120,10 @@ class ServiceTargets:
         fault_target: str = FAULT_TARGET,
         ready_timeout_s: float = READY_TIMEOUT_S,
         unhealthy_after_s: float = UNHEALTHY_AFTER_S,
+        admin_token: str = "",
     ) -> None:
         self.target_url = target_url.rstrip("/")
+        self.admin_token = admin_token
         self.load_target_url = (load_target_url or target_url).rstrip("/")
         self.fault_target = fault_target
         self.ready_timeout_s = ready_timeout_s
@@ -170,7 +173,7 @@ class ServiceTargets:
             refs = await asyncio.to_thread(backend.resolve, self.fault_target)
         except BackendError as error:
             raise RunFailedError(f"the {self.lazy.name} backend cannot find the target: {error}") from error
-        api = WebApi(self.target_url, "the target")
+        api = WebApi(self.target_url, "the target", token=self.admin_token)
         try:
             await self._wait_healthy(api, backend, refs)
             await api.call_json("PUT", "/admin/model", json_body={"spec": model.spec()})

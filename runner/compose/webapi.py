@@ -28,16 +28,17 @@ def first_line(text: str, limit: int = 200) -> str:
 
 
 class WebApi:
-    """The HTTP API of the service ``what`` at ``base_url``."""
+    """The HTTP API of the service ``what`` at ``base_url``; ``token``: sent as ``Authorization: Bearer``."""
 
-    def __init__(self, base_url: str, what: str) -> None:
+    def __init__(self, base_url: str, what: str, *, token: str = "") -> None:
         self.base_url = base_url.rstrip("/")
         self.what = what
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            self._session = aiohttp.ClientSession(headers=self._headers)
         return self._session
 
     async def call(

@@ -6,6 +6,9 @@ same models. Importing this package registers every model.
 """
 
 from target.models.base import (
+    MAX_DURATION_S,
+    MAX_FACTOR,
+    MAX_REQUESTS,
     MODELS,
     Completion,
     ModelServer,
@@ -20,6 +23,9 @@ from target.models.fixed import FixedModel, FixedServer
 from target.models.queue import QueueModel, QueueServer
 
 __all__ = [
+    "MAX_DURATION_S",
+    "MAX_FACTOR",
+    "MAX_REQUESTS",
     "MODELS",
     "Completion",
     "ExponentialModel",

@@ -89,6 +89,16 @@ class OverloadModel(Spec):
         """A server with nothing in flight whose clock starts at ``now_s``."""
 
 
+#: Ceilings every model declares on its parameters (``param(..., at_most=)``), so the simulator,
+#: a scenario file, ``retrystorm target`` and ``PUT /admin/model`` all refuse the same values.
+#: A duration is at most an hour: no request waits longer for one step of a model (the seed's
+#: server clamps at 10 minutes). A count of requests (a limit, workers, a threshold) is at most a
+#: million, far beyond the connections one server holds (``--max-connections``, default 20,000).
+MAX_DURATION_S = 3600.0
+MAX_REQUESTS = 1_000_000
+#: Growth of the exponential model's delay per ``k`` requests: 1,000x reaches any delay in a few steps.
+MAX_FACTOR = 1000.0
+
 MODELS: Registry[OverloadModel] = Registry("model")
 register_model = MODELS.register
 

@@ -7,7 +7,16 @@ import math
 from typing import TypeVar
 
 from retrystorm.spec import DURATION, INTEGER, NUMBER, param
-from target.models.base import GRID_SLACK_S, OverloadModel, next_tick_s, register_model, ticks_since
+from target.models.base import (
+    GRID_SLACK_S,
+    MAX_DURATION_S,
+    MAX_FACTOR,
+    MAX_REQUESTS,
+    OverloadModel,
+    next_tick_s,
+    register_model,
+    ticks_since,
+)
 from target.models.fifo import FifoServer
 
 P = TypeVar("P")
@@ -30,12 +39,18 @@ class ExponentialModel(OverloadModel):
     clamps the delay at ``max_delay`` instead.
     """
 
-    base_delay_s: float = param("base_delay", DURATION, 0.1, "delay at or below the limit", at_least=0)
-    limit: int = param("limit", INTEGER, 30, "concurrency where the delay starts growing", at_least=0)
-    factor: float = param("factor", NUMBER, 1.05, "growth per k requests above the limit", at_least=1)
-    k: float = param("k", NUMBER, 15.0, "requests above the limit per factor of growth", above=0)
-    tick_s: float = param("tick", DURATION, 0.05, "re-evaluation period", above=0)
-    max_delay_s: float = param("max_delay", DURATION, 600.0, "clamp on the delay", at_least=0)
+    base_delay_s: float = param(
+        "base_delay", DURATION, 0.1, "delay at or below the limit", at_least=0, at_most=MAX_DURATION_S
+    )
+    limit: int = param(
+        "limit", INTEGER, 30, "concurrency where the delay starts growing", at_least=0, at_most=MAX_REQUESTS
+    )
+    factor: float = param(
+        "factor", NUMBER, 1.05, "growth per k requests above the limit", at_least=1, at_most=MAX_FACTOR
+    )
+    k: float = param("k", NUMBER, 15.0, "requests above the limit per factor of growth", above=0, at_most=MAX_REQUESTS)
+    tick_s: float = param("tick", DURATION, 0.05, "re-evaluation period", above=0, at_most=MAX_DURATION_S)
+    max_delay_s: float = param("max_delay", DURATION, 600.0, "clamp on the delay", at_least=0, at_most=MAX_DURATION_S)
 
     def _validate(self) -> None:
         if self.max_delay_s < self.base_delay_s:

@@ -6,7 +6,7 @@ import dataclasses
 from typing import TypeVar
 
 from retrystorm.spec import DURATION, param
-from target.models.base import OverloadModel, register_model
+from target.models.base import MAX_DURATION_S, OverloadModel, register_model
 from target.models.fifo import FifoServer
 
 P = TypeVar("P")
@@ -21,7 +21,9 @@ class FixedModel(OverloadModel):
     ``fixed:base_delay=0`` answers at once and measures the shell's own overhead.
     """
 
-    base_delay_s: float = param("base_delay", DURATION, 0.1, "delay of every request", at_least=0)
+    base_delay_s: float = param(
+        "base_delay", DURATION, 0.1, "delay of every request", at_least=0, at_most=MAX_DURATION_S
+    )
 
     def start(self, now_s: float) -> FixedServer[P]:
         return FixedServer(self)

@@ -9,6 +9,8 @@ from typing import Generic, TypeVar
 
 from retrystorm.spec import DURATION, INTEGER, optional, param
 from target.models.base import (
+    MAX_DURATION_S,
+    MAX_REQUESTS,
     Completion,
     ModelServer,
     Outcome,
@@ -38,11 +40,20 @@ class QueueModel(OverloadModel):
     overwhelm_at=25,tick=1s``, reading one tick as one second.
     """
 
-    workers: int = param("workers", INTEGER, 5, "requests served at once", at_least=1)
-    service_time_s: float = param("service_time", DURATION, 0.25, "time to serve a request", above=0)
-    reject_after_s: float = param("reject_after", DURATION, 0.05, "time to reject a request", above=0)
+    workers: int = param("workers", INTEGER, 5, "requests served at once", at_least=1, at_most=MAX_REQUESTS)
+    service_time_s: float = param(
+        "service_time", DURATION, 0.25, "time to serve a request", above=0, at_most=MAX_DURATION_S
+    )
+    reject_after_s: float = param(
+        "reject_after", DURATION, 0.05, "time to reject a request", above=0, at_most=MAX_DURATION_S
+    )
     overwhelm_at: int = param(
-        "overwhelm_at", INTEGER, 25, "outstanding requests above which it is overwhelmed", at_least=1
+        "overwhelm_at",
+        INTEGER,
+        25,
+        "outstanding requests above which it is overwhelmed",
+        at_least=1,
+        at_most=MAX_REQUESTS,
     )
     progress_per_tick: int | None = param(
         "progress_per_tick",
@@ -50,8 +61,9 @@ class QueueModel(OverloadModel):
         None,
         "requests that progress per tick when overwhelmed (auto: overwhelm_at)",
         at_least=1,
+        at_most=MAX_REQUESTS,
     )
-    tick_s: float = param("tick", DURATION, 0.05, "length of a tick", above=0)
+    tick_s: float = param("tick", DURATION, 0.05, "length of a tick", above=0, at_most=MAX_DURATION_S)
 
     @property
     def progress_limit(self) -> int:

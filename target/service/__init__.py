@@ -8,5 +8,6 @@ target`` (``target/cli.py``) runs one from the command line.
 
 from target.service.app import TargetApp, create_app
 from target.service.config import ServiceConfig, check_servable, default_backlog
+from target.service.limits import ConnectionLimits
 
-__all__ = ["ServiceConfig", "TargetApp", "check_servable", "create_app", "default_backlog"]
+__all__ = ["ConnectionLimits", "ServiceConfig", "TargetApp", "check_servable", "create_app", "default_backlog"]

@@ -7,6 +7,11 @@ durations are strings with a unit or numbers of seconds). ``POST /admin/reset`` 
 no body, or ``{"release_in_flight": true}`` to also answer everything in flight with
 503. Any problem raises :class:`~retrystorm.errors.UserError` with one line that names
 the field and what is accepted.
+
+Every field has a ceiling (the models' ``at_most``, the fault rule's maxima). A JSON
+number written with more than :data:`MAX_INTEGER_DIGITS` digits is beyond all of them:
+it is read as a :class:`LongNumber` (Python refuses to read a whole number of more
+than 4,300 digits at all), which every field refuses, naming itself and its range.
 """
 
 from __future__ import annotations
@@ -16,9 +21,33 @@ import math
 from typing import Any
 
 from retrystorm.errors import UserError
-from retrystorm.spec import spec_to_mapping
+from retrystorm.spec import params_of, spec_to_mapping
 from target.models import MODELS, OverloadModel, parse_model
 from target.service.config import check_servable
+
+#: Digits of the longest whole number read as a number; every ceiling has far fewer (int64 has 19).
+MAX_INTEGER_DIGITS = 20
+
+
+class LongNumber:
+    """A JSON whole number of more than :data:`MAX_INTEGER_DIGITS` digits, kept as its length.
+
+    Not a number to any check (``isinstance(value, int)`` is false), so each field's own
+    validation refuses it; written as ``a whole number of N digits`` in the message.
+    """
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"a whole number of {self.digits:,} digits"
+
+
+def _read_integer(text: str) -> int | LongNumber:
+    digits = len(text) - text.startswith("-")
+    return LongNumber(digits) if digits > MAX_INTEGER_DIGITS else int(text)
 
 
 def _reject_constant(name: str) -> Any:
@@ -39,7 +68,7 @@ def read_json_object(body: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
     if not body.strip(b" \t\r\n"):  # JSON whitespace
         raise UserError("body: empty; send a JSON object")
     try:
-        value = json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_read_integer)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserError(f"body: not valid JSON ({error}); send a JSON object") from None
     except RecursionError:
@@ -63,9 +92,23 @@ def parse_model_body(body: bytes) -> OverloadModel:
     else:
         if "name" not in mapping:
             raise UserError(f"body: needs 'name' (one of {', '.join(MODELS.names())}) or 'spec'")
+        _refuse_long_numbers(mapping)
         model = parse_model(mapping)
     check_servable(model)
     return model
+
+
+def _refuse_long_numbers(mapping: dict[str, Any]) -> None:
+    """Name the parameter given a :class:`LongNumber`, with its range (the model's check would
+    only say it is not a number)."""
+    name = mapping["name"]
+    if not isinstance(name, str) or name not in MODELS.names():
+        return  # parse_model names the valid models
+    model = MODELS.get(name)
+    for info in params_of(model):
+        value = mapping.get(info.key)
+        if isinstance(value, LongNumber):
+            raise info.out_of_range(f"model {name!r}", repr(value))
 
 
 def parse_reset_body(body: bytes) -> bool:

@@ -28,9 +28,11 @@ from target.faults import FaultInjector, FaultRule, parse_attempt, parse_rule
 from target.metrics import build_metrics
 from target.models import Completion, Outcome
 from target.service.admin import model_document, parse_model_body, parse_reset_body, read_json_object
+from target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
 from target.service.http import HttpServer, Request
+from target.service.memory import MemoryReturn
 from target.service.responses import Response
 
 logger = logging.getLogger(__name__)
@@ -67,7 +69,8 @@ class TargetApp:
         )
         self.faults = FaultInjector(random.Random(f"{config.seed}:faults" if config.seed is not None else None))
         self._fault_response = REJECTED
-        self.http = HttpServer(self)
+        self.http = HttpServer(self, config.limits)
+        self.guard = AdminGuard(config.admin_token)
         self.abandoned_in_flight = 0
         self.metrics.bind_state(
             in_flight=lambda: self.driver.in_flight,
@@ -75,6 +78,7 @@ class TargetApp:
             delay_s=lambda: self.driver.delay_s,
             connections=lambda: len(self.http.connections),
         )
+        self.metrics.bind_connection_counters(lambda: self.http.refused, lambda: self.http.timed_out)
         self.metrics.show_model(config.model)
         self._openapi = Response(200, load_openapi(), "application/json", shared=True)
         self.routes: dict[str, dict[bytes, Callable[[Request], Response | None]]] = {
@@ -88,19 +92,33 @@ class TargetApp:
         }
         self._listener: asyncio.Server | None = None
         self._reporter: asyncio.Task[None] | None = None
+        self.memory = MemoryReturn(lambda: self.driver.in_flight, lambda: len(self.http.connections))
+        self._housekeeping: asyncio.TimerHandle | None = None
 
     # lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Listen on the configured address and start the clock task."""
+        """Listen on the configured address and start the clock task.
+
+        Without an admin token, a host that is not loopback only is refused (a
+        :class:`~retrystorm.errors.UserError`), before binding and again on the addresses bound.
+        """
+        config = self.config
+        check_exposure(config.host, config.admin_token)
         loop = asyncio.get_running_loop()
         self._listener = await loop.create_server(
-            self.http.protocol, self.config.host, self.config.port, backlog=self.config.backlog, reuse_address=True
+            self.http.protocol, config.host, config.port, backlog=config.backlog, reuse_address=True
         )
+        try:
+            check_bound(self._listener.sockets, config.admin_token)
+        except UserError:
+            self._listener.close()
+            raise
         self.driver.start()
         self.http.start()
         if self.config.report_interval_s > 0:
             self._reporter = loop.create_task(self._report(), name="report")
+        self._every_second()
 
     @property
     def port(self) -> int:
@@ -118,6 +136,8 @@ class TargetApp:
         self._answer_all(SHUTTING_DOWN)
         await self.driver.stop()
         self.http.stop()
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
         if self._reporter is not None:
             self._reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -128,6 +148,11 @@ class TargetApp:
                 break
             await asyncio.sleep(0.05)
         self.http.abort_all()
+
+    def _every_second(self) -> None:
+        """Housekeeping: return memory after a drained peak (:mod:`target.service.memory`)."""
+        self.memory.check()
+        self._housekeeping = asyncio.get_running_loop().call_later(1.0, self._every_second)
 
     async def _report(self) -> None:
         while True:
@@ -147,6 +172,9 @@ class TargetApp:
             return None
         if self.http.closing:
             return SHUTTING_DOWN
+        if self.guard.enabled and is_admin_path(request.path) and not self.guard.allows(request.authorization):
+            self.bad_request(401)
+            return UNAUTHORIZED
         methods = self.routes.get(request.path)
         if methods is None:
             return self._bad(404, f"no such path {request.path!r}; see /openapi.json")

@@ -10,6 +10,8 @@ from pathlib import Path
 from retrystorm.errors import SpecError
 from retrystorm.spec import DURATION, params_of
 from target.models import ExponentialModel, OverloadModel
+from target.service.auth import check_token
+from target.service.limits import ConnectionLimits
 
 #: The shortest tick a live server accepts: the event loop's timers are millisecond-grained.
 MIN_TICK_S = 0.001
@@ -40,9 +42,14 @@ class ServiceConfig:
     report_interval_s: float = 0.0
     #: Seed of the random numbers the model draws (the queue model's overwhelm rule).
     seed: int | None = None
+    #: Bearer token the admin API requires (empty: none, and the service listens on loopback only).
+    admin_token: str = dataclasses.field(default="", repr=False)
+    #: Header and idle timeouts, and the most connections open at once.
+    limits: ConnectionLimits = dataclasses.field(default_factory=ConnectionLimits)
 
     def __post_init__(self) -> None:
         check_servable(self.model)
+        check_token(self.admin_token)
         if not 0 <= self.port <= 65535:
             raise SpecError(f"port: got {self.port}, expected 0 to 65535 (0 picks a free port)")
         if self.backlog < 1:

@@ -11,7 +11,16 @@ detect at any number of connections.
 Requests on one connection are served one at a time, in order, as Go's ``net/http``
 does: pipelined requests wait in the connection until the one before is answered.
 Anything the parser rejects, or that is too large, gets a one-line 4xx and the
-connection is closed after the responses it is owed.
+connection is closed after the responses it is owed. Only origin-form request targets
+(``/path?query``) are served: an absolute-form one (``http://host/path``, what a
+client sends to a proxy) or the asterisk form gets 400, ``CONNECT`` gets 405.
+
+Connections are bounded (:mod:`target.service.limits`): one past ``max_connections``
+is closed at once; one idle, or trickling a request, for too long is closed by a sweep
+once per interval over every connection. Time is counted in sweeps: each connection
+keeps the sweep by which it must have moved on (``_deadline``; 0 while a response is
+owed, so a request held by the model never times out), and the server keeps the
+deadlines a wait starting now gets, so serving a request only copies one of them.
 """
 
 from __future__ import annotations
@@ -19,92 +28,106 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import Protocol
 
 import httptools
 
+from retrystorm.errors import shown
+from target.service.limits import ConnectionLimits
+from target.service.request import Handler, Request
 from target.service.responses import INTERNAL_ERROR, Encoder, Response
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["HttpConnection", "HttpServer", "Request"]
 
 MAX_URL_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 MAX_BODY_BYTES = 64 * 1024
 #: Pipelined requests buffered per connection before it stops reading.
 MAX_QUEUED = 16
+#: Methods some route answers (named in the ``Allow`` header of a 405 to ``CONNECT``).
+ALLOWED_METHODS = "GET, PUT, POST, DELETE"
 #: The one request header the application reads (fault injection counts attempts with it).
 ATTEMPT_HEADER = b"retrystorm-attempt"
 _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
+#: The admin API's credentials (see :mod:`target.service.auth`).
+AUTHORIZATION_HEADER = b"authorization"
+_AUTHORIZATION_HEADER_LENGTH = len(AUTHORIZATION_HEADER)
 
 
-class Request:
-    """One parsed request. ``arrived_s`` is stamped by the application when it admits it;
-    ``attempt`` is the raw value of the ``Retrystorm-Attempt`` header (``None`` without one);
-    ``body`` is set after construction when there is one.
+class _RejectError(Exception):
+    """Raised from a parser callback: answer ``status`` with ``message`` and close."""
 
-    Built with positional arguments only: one is made per request, and a keyword
-    argument makes the call build a dictionary (0.3 µs of the 5 µs a zero-delay
-    request costs in Python).
-    """
-
-    __slots__ = ("arrived_s", "attempt", "body", "connection", "keep_alive", "method", "path")
-
-    def __init__(
-        self, connection: HttpConnection, method: bytes, path: str, keep_alive: bool, attempt: bytes | None = None
-    ) -> None:
-        self.connection = connection
-        self.method = method
-        self.path = path
-        self.keep_alive = keep_alive
-        self.attempt = attempt
-        self.body = b""
-        self.arrived_s = 0.0
-
-    @property
-    def gone(self) -> bool:
-        """True once the client's connection has closed."""
-        return self.connection.closed
-
-
-class Handler(Protocol):
-    """The application behind an :class:`HttpServer`."""
-
-    def handle(self, request: Request) -> Response | None:
-        """Answer now, or return ``None`` and later call ``request.connection.respond``."""
-
-    def disconnected(self, request: Request) -> None:
-        """The client of a request still waiting for its response has gone away."""
-
-    def bad_request(self, status: int) -> None:
-        """Input was answered with 4xx ``status`` (counted for metrics)."""
-
-
-class _TooLargeError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers
+
+
+def refuse_target(method: bytes, url: bytes) -> _RejectError:
+    """Why a request target that is not a path (``/...``) is refused: 405 for ``CONNECT``, else 400."""
+    if method == b"CONNECT":
+        return _RejectError(405, "CONNECT not allowed: this is not a proxy", f"Allow: {ALLOWED_METHODS}\r\n")
+    given = shown(url.decode("latin-1"))
+    return _RejectError(400, f"request target {given} is not a path; send the path alone, e.g. GET /api HTTP/1.1")
 
 
 class HttpServer:
-    """Shared state of all connections: the handler, the encoder, the open connections."""
+    """Shared state of all connections: the handler, the encoder, the open connections,
+    their limits, and what the limits did (refused and timed-out connections)."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
         self.handler = handler
+        self.limits = limits = limits or ConnectionLimits()
+        self._header_ticks = limits.ticks(limits.header_timeout_s)
+        self._idle_ticks = limits.ticks(limits.idle_timeout_s)
+        #: Sweeps done; a wait that starts now ends at the sweep numbered by these deadlines.
+        self.sweeps = 0
+        self.header_deadline = self._header_ticks + 1
+        self.idle_deadline = self._idle_ticks + 1
         self.encode = Encoder()
         self.connections: set[HttpConnection] = set()
         self.closing = False
+        #: Connections closed at once because ``max_connections`` were open.
+        self.refused = 0
+        #: Connections closed by a timeout: ``header`` (a request too slow to arrive), ``idle``.
+        self.timed_out = {"header": 0, "idle": 0}
+        self._refused_logged = 0
         self._date_timer: asyncio.TimerHandle | None = None
+        self._sweep_timer: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        """Keep the ``Date`` header current: re-read the wall clock every second."""
-        self.encode.refresh()
-        self._date_timer = asyncio.get_running_loop().call_later(1.0, self.start)
+        """Start the timers: the ``Date`` header re-read every second, and the sweep."""
+        self._refresh_date()
+        self._sweep()
 
     def stop(self) -> None:
-        """Stop the ``Date`` timer."""
-        if self._date_timer is not None:
-            self._date_timer.cancel()
-            self._date_timer = None
+        """Stop the timers."""
+        for timer in (self._date_timer, self._sweep_timer):
+            if timer is not None:
+                timer.cancel()
+        self._date_timer = self._sweep_timer = None
+
+    def _refresh_date(self) -> None:
+        self.encode.refresh()
+        self._date_timer = asyncio.get_running_loop().call_later(1.0, self._refresh_date)
+
+    def _sweep(self) -> None:
+        """One more sweep: close the connections whose deadline it is (at least their timeout after it was set)."""
+        self.sweeps = sweeps = self.sweeps + 1
+        expired = [connection for connection in self.connections if 0 < connection._deadline <= sweeps]
+        self.header_deadline = sweeps + self._header_ticks + 1
+        self.idle_deadline = sweeps + self._idle_ticks + 1
+        for connection in expired:
+            connection.expire()
+        if self.refused != self._refused_logged:
+            logger.warning(
+                "refused %d connections: %d open, the most --max-connections allows",
+                self.refused - self._refused_logged,
+                len(self.connections),
+            )
+            self._refused_logged = self.refused
+        self._sweep_timer = asyncio.get_running_loop().call_later(self.limits.sweep_interval_s, self._sweep)
 
     def protocol(self) -> HttpConnection:
         """Protocol factory for ``loop.create_server``."""
@@ -122,15 +145,31 @@ class HttpServer:
             connection.abort()
 
 
+def _break_transport_cycle(transport: asyncio.BaseTransport | None) -> None:
+    """Let reference counting free a closed transport of asyncio's selector loop.
+
+    Such a transport keeps its read callback, a method bound to itself, in
+    ``_read_ready_cb`` (CPython 3.11 to 3.13): a cycle that only the collector's rare full
+    passes free, so every closed connection left its transport, socket object and
+    dictionary behind (500 connections: 3,500 objects). Dropping the callback once the
+    connection is lost breaks the cycle; another loop's transport has no such attribute.
+    """
+    if transport is not None and getattr(transport, "_read_ready_cb", None) is not None:
+        transport._read_ready_cb = None  # type: ignore[attr-defined]
+
+
 class HttpConnection(asyncio.Protocol):
     """One client connection: parse, dispatch in order, write responses."""
 
     __slots__ = (
         "_attempt",
+        "_authorization",
         "_body",
         "_body_bytes",
         "_broken",
+        "_deadline",
         "_header_bytes",
+        "_idle",
         "_parser",
         "_paused",
         "_queue",
@@ -149,9 +188,14 @@ class HttpConnection(asyncio.Protocol):
         self._body: list[bytes] = []
         self._body_bytes = 0
         self._attempt: bytes | None = None
+        self._authorization: bytes | None = None
         self._queue: deque[Request | Response] = deque()
         self._paused = False
         self._broken = False
+        #: The sweep that closes it if it has not moved on by then (0: never, a response is owed).
+        self._deadline = server.idle_deadline
+        #: Owes nothing and has received nothing of a next request.
+        self._idle = True
         #: The request whose response is owed now (``None`` when idle).
         self.current: Request | None = None
 
@@ -163,10 +207,18 @@ class HttpConnection(asyncio.Protocol):
     # asyncio.Protocol ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        server = self._server
+        if len(server.connections) >= server.limits.max_connections:
+            server.refused += 1
+            self._broken = True
+            transport.close()  # at once and unread (nothing is buffered): the cheapest answer without room
+            _break_transport_cycle(transport)  # it reads no more
+            return
         self._transport = transport  # type: ignore[assignment]
-        self._server.connections.add(self)
+        server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        _break_transport_cycle(self._transport)
         self._transport = None
         self._broken = True
         self._parser = None  # it refers back to this object: break the cycle, leave nothing to the collector
@@ -184,15 +236,22 @@ class HttpConnection(asyncio.Protocol):
         parser = self._parser
         if self._broken or parser is None:
             return
+        if self._idle:  # the first bytes of a request: its header timeout starts
+            self._idle = False
+            self._deadline = self._server.header_deadline
         try:
             parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._broken = True  # no upgrades: answer what was parsed, then close
+            if self.current is None and not self._queue and self._transport is not None:
+                self._closing(self._transport)  # it was answered at once, before the parser said so
         except httptools.HttpParserCallbackError as error:
             cause = error.__context__
-            if not isinstance(cause, _TooLargeError):
-                raise
-            self._reject(cause.status, str(cause))
+            if isinstance(cause, _RejectError):
+                self._reject(cause.status, str(cause), cause.headers)
+            else:  # a bug in a callback: answer 500 and close, rather than drop the connection
+                logger.exception("failed to parse a request")
+                self._reject(INTERNAL_ERROR.status, INTERNAL_ERROR.body.decode().rstrip("\n"))
         except httptools.HttpParserError as error:
             self._reject(400, f"malformed HTTP request: {error}")
 
@@ -201,19 +260,21 @@ class HttpConnection(asyncio.Protocol):
     def on_url(self, url: bytes) -> None:
         self._url += url
         if len(self._url) > MAX_URL_BYTES:
-            raise _TooLargeError(414, f"request target longer than {MAX_URL_BYTES} bytes")
+            raise _RejectError(414, f"request target longer than {MAX_URL_BYTES} bytes")
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._header_bytes += len(name) + len(value) + 4
         if self._header_bytes > MAX_HEADER_BYTES:
-            raise _TooLargeError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
+            raise _RejectError(431, f"request headers larger than {MAX_HEADER_BYTES} bytes in total")
         if len(name) == _ATTEMPT_HEADER_LENGTH and name.lower() == ATTEMPT_HEADER:  # the length test is cheaper
             self._attempt = value
+        elif len(name) == _AUTHORIZATION_HEADER_LENGTH and name.lower() == AUTHORIZATION_HEADER:
+            self._authorization = value
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
         if self._body_bytes > MAX_BODY_BYTES:
-            raise _TooLargeError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+            raise _RejectError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
         self._body.append(body)
 
     def on_message_complete(self) -> None:
@@ -221,13 +282,18 @@ class HttpConnection(asyncio.Protocol):
         if parser is None:  # only reachable from parser.feed_data, so never in practice
             return
         url = self._url
+        method = parser.get_method()
+        if not url.startswith(b"/") or method == b"CONNECT":  # absolute form (http://host/path), CONNECT, or *
+            raise refuse_target(method, url)
         path = url.partition(b"?")[0]
-        if not path.startswith(b"/"):
-            path = httptools.parse_url(url).path or b"/"  # absolute form: http://host/path
-        request = Request(self, parser.get_method(), path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
+        request = Request(self, method, path.decode("latin-1"), parser.should_keep_alive(), self._attempt)
+        self._deadline = 0  # a response is owed: no timeout until it is sent
         self._url = b""  # ready for the next message (cheaper than an on_message_begin callback)
         self._header_bytes = 0
         self._attempt = None
+        if self._authorization is not None:
+            request.authorization = self._authorization
+            self._authorization = None
         if self._body:
             request.body = b"".join(self._body)
             self._body = []
@@ -239,11 +305,12 @@ class HttpConnection(asyncio.Protocol):
 
     # dispatch --------------------------------------------------------------------------
 
-    def _reject(self, status: int, message: str) -> None:
+    def _reject(self, status: int, message: str, headers: str = "") -> None:
         """Queue a 4xx for input the parser cannot take; the connection ends after it."""
         self._broken = True
-        self._server.handler.bad_request(status)
-        response = Response.text(status, message)
+        if status < 500:
+            self._server.handler.bad_request(status)
+        response = Response.text(status, message, headers)
         if self.current is None and not self._queue:
             self._write_final(response)
         else:
@@ -286,6 +353,11 @@ class HttpConnection(asyncio.Protocol):
             self._closing(transport)
         elif queue:
             self._next()
+        elif self._url or self._header_bytes:  # owing nothing, the next request begun: its header timeout
+            self._deadline = server.header_deadline
+        else:  # owing nothing: idle
+            self._idle = True
+            self._deadline = server.idle_deadline
         return True
 
     def _next(self) -> None:
@@ -300,6 +372,13 @@ class HttpConnection(asyncio.Protocol):
         if self._paused and len(queue) < MAX_QUEUED // 2 and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
+        if self.current is None and not queue and not self._broken:
+            server = self._server
+            if self._url or self._header_bytes:
+                self._deadline = server.header_deadline
+            else:
+                self._idle = True
+                self._deadline = server.idle_deadline
 
     def _write_final(self, response: Response) -> None:
         """Write a 4xx the parser caused, then close."""
@@ -312,7 +391,20 @@ class HttpConnection(asyncio.Protocol):
     def _closing(self, transport: asyncio.Transport) -> None:
         self._broken = True
         self._queue.clear()
+        self._deadline = self._server.header_deadline  # to flush what is written; then the sweep aborts it
         transport.close()
+
+    def expire(self) -> None:
+        """Its timeout ran out (the sweep calls this): close it; abort it if it was closing already."""
+        transport = self._transport
+        if transport is None:
+            return
+        if self._broken:
+            transport.abort()  # a client that does not read its last response
+            return
+        self._server.timed_out["idle" if self._idle else "header"] += 1
+        logger.debug("closing a connection: %s timeout", "idle" if self._idle else "header")
+        self._closing(transport)
 
     def close(self) -> None:
         """Close after flushing what was written."""

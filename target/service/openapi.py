@@ -15,7 +15,7 @@ from typing import Any
 
 from retrystorm import __version__
 from retrystorm.spec import DURATION, INTEGER, NUMBER, ParamInfo, params_of
-from target.faults import MAX_RETRY_AFTER_S, RECENT_CAPACITY
+from target.faults import MAX_ATTEMPT, MAX_COUNT, MAX_RETRY_AFTER_S, RECENT_CAPACITY
 from target.models import MODELS
 from target.service.http import MAX_BODY_BYTES
 
@@ -33,6 +33,19 @@ def _bad_input(description: str) -> dict[str, Any]:
     }
 
 
+#: What every admin operation adds: the bearer token (when the target has one) and its 401.
+_ADMIN_SECURITY: list[dict[str, list[str]]] = [{"adminToken": []}]
+_UNAUTHORIZED = _text(
+    "the target was started with --admin-token and the request lacks Authorization: Bearer TOKEN "
+    "(header WWW-Authenticate: Bearer)"
+)
+
+
+def _admin(operation: dict[str, Any]) -> dict[str, Any]:
+    """``operation`` of an admin path, with its security requirement and 401."""
+    return {**operation, "security": _ADMIN_SECURITY, "responses": {**operation["responses"], "401": _UNAUTHORIZED}}
+
+
 def _number_schema(info: ParamInfo) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "integer" if info.type is INTEGER else "number"}
     if info.at_least is not None:
@@ -46,12 +59,14 @@ def _number_schema(info: ParamInfo) -> dict[str, Any]:
 
 
 def _param_schema(info: ParamInfo) -> dict[str, Any]:
-    text = {"type": "string", "description": f"as in a spec: {info.type.accepted}"}
+    text = {"type": "string", "description": f"as in a spec: {info.describe_bounds()}"}
     number = _number_schema(info)
     if info.type is DURATION:
         number["description"] = "seconds"
     elif info.type not in (INTEGER, NUMBER):  # optional(INTEGER): null means the default rule
         number = {"type": "integer", "minimum": info.at_least or 0, "nullable": True}
+        if info.at_most is not None:
+            number["maximum"] = info.at_most
     return {"description": f"{info.help}; default {info.type.to_text(info.default)}", "anyOf": [text, number]}
 
 
@@ -89,9 +104,12 @@ def _fault_schemas() -> dict[str, Any]:
                 **_nullable_count("send Retry-After with this many seconds; null: no header", minimum=0),
                 "maximum": MAX_RETRY_AFTER_S,
             },
-            "first_attempts": _nullable_count(
-                "fail only attempts 1..N of each logical request (Retrystorm-Attempt header, absent: 1); null: all"
-            ),
+            "first_attempts": {
+                **_nullable_count(
+                    "fail only attempts 1..N of each logical request (Retrystorm-Attempt header, absent: 1); null: all"
+                ),
+                "maximum": MAX_ATTEMPT,
+            },
             "probability": {
                 "type": "number",
                 "minimum": 0,
@@ -100,7 +118,10 @@ def _fault_schemas() -> dict[str, Any]:
                 "default": 1,
                 "description": "a qualifying attempt fails with this probability",
             },
-            "count": _nullable_count("at most this many failures in all, then everything passes; null: no limit"),
+            "count": {
+                **_nullable_count("at most this many failures in all, then everything passes; null: no limit"),
+                "maximum": MAX_COUNT,
+            },
         },
         "additionalProperties": False,
     }
@@ -225,23 +246,29 @@ def _paths() -> dict[str, Any]:
             }
         },
         "/admin/model": {
-            "get": {"summary": "The running model", "responses": {"200": _json_response("the model", model_doc)}},
-            "put": {
-                "summary": "Switch the model live; requests in flight stay in flight",
-                "requestBody": _json_body("#/components/schemas/ModelRequest"),
-                "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
-            },
+            "get": _admin(
+                {"summary": "The running model", "responses": {"200": _json_response("the model", model_doc)}}
+            ),
+            "put": _admin(
+                {
+                    "summary": "Switch the model live; requests in flight stay in flight",
+                    "requestBody": _json_body("#/components/schemas/ModelRequest"),
+                    "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
+                }
+            ),
         },
-        "/admin/faults": _faults_path(),
+        "/admin/faults": {method: _admin(operation) for method, operation in _faults_path().items()},
         "/admin/reset": {
-            "post": {
-                "summary": "Zero the counters and histograms between scenario runs",
-                "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
-                "responses": {
-                    "200": _json_response("reset done", "#/components/schemas/ResetResult"),
-                    **_bad_input("bad body"),
-                },
-            }
+            "post": _admin(
+                {
+                    "summary": "Zero the counters and histograms between scenario runs",
+                    "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
+                    "responses": {
+                        "200": _json_response("reset done", "#/components/schemas/ResetResult"),
+                        **_bad_input("bad body"),
+                    },
+                }
+            )
         },
     }
 
@@ -273,11 +300,24 @@ def build_openapi() -> dict[str, Any]:
             "title": "retrystorm target",
             "version": __version__,
             "description": "An HTTP service that answers after a modelled, load-dependent delay. "
-            "Every 4xx carries a one-line plain-text message.",
+            "Every 4xx carries a one-line plain-text message. The admin API (/admin/*) needs "
+            "Authorization: Bearer TOKEN when the target was started with --admin-token "
+            "(RETRYSTORM_ADMIN_TOKEN); without a token the target listens on loopback only. "
+            "Every model and fault-rule parameter has a ceiling (the schemas' maximum).",
         },
         "servers": [{"url": "http://127.0.0.1:8070"}],
         "paths": _paths(),
-        "components": {"schemas": _schemas()},
+        "components": {
+            "schemas": _schemas(),
+            "securitySchemes": {
+                "adminToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the target's --admin-token (RETRYSTORM_ADMIN_TOKEN); "
+                    "not required when it was started without one (then on loopback only)",
+                }
+            },
+        },
     }
 
 

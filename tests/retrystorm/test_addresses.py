@@ -1,6 +1,9 @@
+import ipaddress
+import socket
+
 import pytest
 
-from retrystorm.addresses import BadPortError, http_address
+from retrystorm.addresses import BadPortError, http_address, is_loopback_host
 
 
 @pytest.mark.parametrize(
@@ -26,3 +29,48 @@ def test_anything_but_an_http_address_with_a_host_is_refused(text):
 def test_a_port_outside_1_to_65535_is_a_bad_port(text):
     with pytest.raises(BadPortError, match="not a number from 1 to 65535"):
         http_address(text)
+
+
+def _resolving_to(*addresses):
+    def getaddrinfo(host, port, *args, **kwargs):
+        if not addresses:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        family = {4: socket.AF_INET, 6: socket.AF_INET6}
+        return [(family[ipaddress.ip_address(a).version], socket.SOCK_STREAM, 6, "", (a, 0)) for a in addresses]
+
+    return getaddrinfo
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.3.2.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("::ffff:127.0.0.1", True),
+        ("0.0.0.0", False),  # noqa: S104 - the address checked, never bound
+        ("::", False),
+        ("", False),
+        ("10.1.2.3", False),
+        ("::ffff:10.1.2.3", False),
+        ("fe80::1%lo", False),
+    ],
+)
+def test_an_address_literal_is_read_as_an_address(monkeypatch, host, loopback):
+    monkeypatch.setattr(socket, "getaddrinfo", _resolving_to())  # a literal is never looked up
+    assert is_loopback_host(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("addresses", "loopback"),
+    [
+        (("127.0.0.1", "::1"), True),
+        (("203.0.113.5",), False),  # 127.attacker.example: a name, resolved like any other
+        (("127.0.0.1", "192.0.2.7"), False),  # every address must be loopback
+        ((), False),  # does not resolve
+    ],
+)
+def test_a_name_is_resolved_and_every_address_must_be_loopback(monkeypatch, addresses, loopback):
+    monkeypatch.setattr(socket, "getaddrinfo", _resolving_to(*addresses))
+    assert is_loopback_host("127.attacker.example") is loopback

@@ -179,6 +179,7 @@ def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
         (["--backend", "compose", "--prometheus-url", "prometheus:9090"], "--prometheus-url: got 'prometheus:9090'"),
         (["--backend", "compose", "--target-url", "http://t:99999"], "--target-url: got"),
         (["--backend", "docker"], "'docker' is not one of 'local', 'compose'"),
+        (["--admin-token", "t"], "--admin-token: applies to --backend compose only"),
     ],
 )
 def test_bad_compose_options_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
@@ -222,3 +223,13 @@ def test_a_local_run_never_imports_the_docker_sdk(workdir, tmp_path):
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["status"] == 0, done.stderr
     assert report["docker"] == []
+
+
+def test_the_admin_token_reaches_the_target_provider_and_stays_out_of_reprs():
+    from chaos.backends import ProcessBackend
+    from runner.compose import ComposeEndpoints, compose_stack
+
+    endpoints = ComposeEndpoints(admin_token="s3cret-admin")
+    stack = compose_stack(endpoints, backend=ProcessBackend({}))
+    assert stack.targets.admin_token == "s3cret-admin"
+    assert "s3cret-admin" not in repr(endpoints)

@@ -19,6 +19,15 @@ BASE_FILE = ROOT / "docker-compose.yml"
 LOOPBACK_FILE = ROOT / "docker-compose.loopback.yml"
 PROMETHEUS_DIR = ROOT / "dashboards" / "prometheus"
 
+#: The target's admin token in the compose file when RETRYSTORM_ADMIN_TOKEN is not set.
+DEFAULT_ADMIN_TOKEN = "change-me"
+
+
+def admin_token() -> str:
+    """The target's admin token in a stack brought up from this environment (as Compose reads ``${VAR:-default}``)."""
+    return os.environ.get("RETRYSTORM_ADMIN_TOKEN") or DEFAULT_ADMIN_TOKEN
+
+
 #: The loopback override's ports (docker-compose.loopback.yml), as the end-to-end tests use them.
 LOOPBACK_PORTS = {
     "target": 18070,

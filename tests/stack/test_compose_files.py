@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from .compose import BASE_FILE, LOOPBACK_FILE, LOOPBACK_PORTS, PROMETHEUS_DIR, ROOT, resolved
+from .compose import BASE_FILE, DEFAULT_ADMIN_TOKEN, LOOPBACK_FILE, LOOPBACK_PORTS, PROMETHEUS_DIR, ROOT, resolved
 
 SERVICES = {"target", "locust-master", "locust-worker", "chaos", "prometheus", "grafana"}
 PROJECT_SERVICES = {"target", "locust-master", "locust-worker", "chaos"}
@@ -120,3 +120,14 @@ def test_the_stack_prometheus_scrapes_every_second_by_service_name():
         for job in scraped["scrape_configs"]
     }
     assert targets == {"target": ["target:8070"], "locust": ["locust-master:8089"], "chaos": ["chaos:8071"]}
+
+
+@pytest.mark.parametrize("files", ["base", "loopback"])
+def test_the_target_has_an_admin_token_and_the_runner_in_the_chaos_service_sends_the_same(files, request):
+    """The target listens on 0.0.0.0 in the stack: it needs a token, and `retrystorm run --backend compose`
+    (run in the chaos service's container) must send it to reset the target."""
+    services = request.getfixturevalue(files)["services"]
+    target_token = services["target"]["environment"]["RETRYSTORM_ADMIN_TOKEN"]
+    assert target_token == DEFAULT_ADMIN_TOKEN  # the documented default (resolved() clears RETRYSTORM_*)
+    assert services["chaos"]["environment"]["RETRYSTORM_ADMIN_TOKEN"] == target_token
+    assert "--admin-token" not in " ".join(services["target"]["command"])  # not in `docker inspect`'s command line

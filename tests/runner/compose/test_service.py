@@ -90,6 +90,22 @@ def test_start_sets_the_model_disarms_faults_releases_in_flight_and_zeroes_count
     assert slow_target.url in described and "process 'target'" in described
 
 
+def test_a_target_with_an_admin_token_is_reset_with_it_and_refuses_the_runner_without_it(processes):
+    target = target_starter(processes)("--model", "fixed", "--base-delay", "60s", "--admin-token", "runner-token")
+    backend = ProcessBackend({"target": target.process.pid})
+
+    async def start_and_stop(provider: ServiceTargets) -> None:
+        handle = await provider.start("smira", MODEL, 1)
+        await handle.stop()
+
+    with pytest.raises(RunFailedError, match=r"answered PUT /admin/model with 401: missing or wrong bearer token"):
+        asyncio.run(start_and_stop(ServiceTargets(target.url, backend=backend)))
+    asyncio.run(start_and_stop(ServiceTargets(target.url, backend=backend, admin_token="runner-token")))
+    request = urllib.request.Request(target.url + "/admin/model", headers={"Authorization": "Bearer runner-token"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert json.loads(response.read())["spec"] == MODEL.spec()
+
+
 def test_start_refuses_a_target_paused_by_someone_else_and_stop_resumes_it(slow_target):
     backend = ProcessBackend({"target": slow_target.process.pid})
     (ref,) = backend.resolve("target")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import selectors
 import signal
 import subprocess
@@ -99,14 +100,17 @@ def live() -> Live:
 
 
 class TargetProcess:
-    """A ``retrystorm target`` process on a free port."""
+    """A ``retrystorm target`` process on a free port; ``env`` is added to an environment
+    without ``RETRYSTORM_ADMIN_TOKEN`` (a test that wants a token sets it)."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        environment = {key: value for key, value in os.environ.items() if key != "RETRYSTORM_ADMIN_TOKEN"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "retrystorm", "target", "--port", "0", "--report-interval", "0", *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            env={**environment, **(env or {})},
         )
         self.port = self._read_port()
 
@@ -145,8 +149,8 @@ def target_process() -> Iterator[Callable[..., TargetProcess]]:
     """Start real target processes; each is killed (by its pid) at the end of the test."""
     started: list[TargetProcess] = []
 
-    def start(*args: str) -> TargetProcess:
-        process = TargetProcess(list(args))
+    def start(*args: str, env: dict[str, str] | None = None) -> TargetProcess:
+        process = TargetProcess(list(args), env)
         started.append(process)
         return process
 

@@ -55,6 +55,7 @@ def test_switching_the_kind_keeps_requests_in_flight(live):
     live.run(scenario())
 
 
+LIMIT = "expected a whole number >= 0 and <= 1000000"
 BAD_MODEL_BODIES = [
     (b"", "body: empty; send a JSON object"),
     (b"{nope", "body: not valid JSON"),
@@ -66,13 +67,33 @@ BAD_MODEL_BODIES = [
     (b'{"name": "exponential", "workers": 3}', "unknown parameter 'workers'; accepted: base_delay"),
     (b'{"name": "exponential", "factor": NaN}', "NaN is not a JSON number"),
     (b'{"name": "exponential", "k": 1e999}', "1e999 is beyond the range of a number"),
-    (b'{"name": "exponential", "k": 1' + b"0" * 400 + b"}", "k: got a number too large for a float"),
     (b'{"name": "exponential", "tick": "1us"}', "tick: got 1us, expected at least 1ms on a live server"),
-    (b'{"name": "fixed", "base_delay": "forever"}', "base_delay: got inf, expected a finite duration"),
-    (b'{"spec": "exponential:factor=1e999"}', "factor: got inf, expected a finite number"),
+    (b'{"name": "fixed", "base_delay": "forever"}', "base_delay: got inf, expected a finite duration >= 0 and <= 1h"),
+    (b'{"spec": "exponential:factor=1e999"}', "factor: got inf, expected a finite number >= 1 and <= 1000"),
     (b'{"name": "exponential", "base_delay": "1s", "max_delay": "10ms"}', "max_delay: must be at least"),
     (b'{"spec": "queue:workers=0"}', "workers: got 0, expected a whole number >= 1"),
     (b'{"spec": 5}', "spec: got 5, expected a spec string"),
+    # ceilings: one PUT of these held every request for ever (or was a 500)
+    (b'{"name": "exponential", "max_delay": 1e300}', "max_delay: got"),
+    (b'{"spec": "exponential:max_delay=1e300s"}', "max_delay: got"),
+    (b'{"name": "exponential", "max_delay": "2h"}', "max_delay: got 2h, expected a duration"),
+    (b'{"name": "queue", "workers": 1000000000000}', "workers: got 1000000000000, expected a whole number >= 1 and"),
+    (b'{"name": "exponential", "limit": 1' + b"0" * 5000 + b"}", f"limit: got a whole number of 5,001 digits, {LIMIT}"),
+    (
+        b'{"name": "exponential", "k": 1' + b"0" * 5000 + b"}",
+        "k: got a whole number of 5,001 digits, expected a number",
+    ),
+    (b'{"name": "fixed", "base_delay": 1' + b"0" * 400 + b"}", "base_delay: got a whole number of 401 digits"),
+    (b'{"name": "exponential", "k": 1' + b"0" * 400 + b"}", "k: got a whole number of 401 digits"),
+    (
+        b'{"spec": "exponential:limit=1' + b"0" * 5000 + b'"}',
+        "limit: got '1000000000000",
+    ),
+    (
+        b'{"spec": "queue:tick=' + b"9" * 5000 + b's"}',
+        "tick: got '999999999",
+    ),
+    (b'{"name": "queue", "progress_per_tick": 2000000}', "progress_per_tick: got 2000000, expected a whole number"),
     (b'{"spec": "fixed", "name": "fixed"}', "body: 'spec' comes alone; also got name"),
 ]
 BAD_RESET_BODIES = [

@@ -108,6 +108,13 @@ def test_a_bad_attempt_header_gets_400_while_a_rule_is_armed(live):
         (b'{"status": 404}', "status: got 404, expected 429 or 500 to 599"),
         (b'{"probability": NaN}', "NaN is not a JSON number"),
         (b'{"first_attempts": 2, "after": 1}', "body: unknown field 'after'; accepted: status, retry_after"),
+        # Python reads no whole number of over 4,300 digits: this was a 500
+        (b'{"count": 1' + b"0" * 5000 + b"}", "count: got a whole number of 5,001 digits, expected a whole number"),
+        (b'{"first_attempts": -' + b"9" * 5000 + b"}", "first_attempts: got a whole number of 5,000 digits"),
+        (b'{"probability": 1' + b"0" * 400 + b"}", "probability: got a whole number of 401 digits, expected a number"),
+        (b'{"retry_after": 1' + b"0" * 30 + b"}", "retry_after: got a whole number of 31 digits, expected"),
+        (b'{"status": 5' + b"0" * 5000 + b"}", "status: got a whole number of 5,001 digits, expected 429 or 500"),
+        (b'{"count": 1e300}', "count: got 1e+300, expected a whole number from 1 to 1,000,000,000"),
     ],
 )
 def test_bad_rules_get_400_and_leave_the_rule_as_it_was(live, body, message):

@@ -52,9 +52,21 @@ def test_every_model_parameter_is_documented():
     assert "workers" in schemas["QueueModel"]["properties"]
 
 
+TOKEN = "fuzz-token"
+AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
+
+
 @pytest.fixture
 def fuzzed(target_process):
-    return target_process("--model", "fixed", "--base-delay", "0")
+    return target_process("--model", "fixed", "--base-delay", "0", "--admin-token", TOKEN)
+
+
+def test_every_admin_operation_documents_the_token_and_its_401():
+    for path, item in build_openapi()["paths"].items():
+        for method, operation in item.items():
+            admin = path.startswith("/admin")
+            assert ("security" in operation) is admin, (path, method)
+            assert ("401" in operation["responses"]) is admin, (path, method)
 
 
 @pytest.mark.live
@@ -64,7 +76,10 @@ def test_fuzz_the_api_from_its_document(case, fuzzed):
     # A schema-valid model can still be refused with a documented 400: max_delay below
     # base_delay, or a duration string out of range, are rules JSON Schema cannot state.
     case.call_and_validate(
-        base_url=f"http://127.0.0.1:{fuzzed.port}", timeout=10, excluded_checks=[positive_data_acceptance]
+        base_url=f"http://127.0.0.1:{fuzzed.port}",
+        timeout=10,
+        headers=AUTHORIZED,
+        excluded_checks=[positive_data_acceptance],
     )
 
 
@@ -72,4 +87,4 @@ def test_fuzz_the_api_from_its_document(case, fuzzed):
 @fault_schema.parametrize()
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 def test_fuzz_the_fault_rule_every_valid_rule_is_accepted(case, fuzzed):
-    case.call_and_validate(base_url=f"http://127.0.0.1:{fuzzed.port}", timeout=10)
+    case.call_and_validate(base_url=f"http://127.0.0.1:{fuzzed.port}", timeout=10, headers=AUTHORIZED)

@@ -92,6 +92,16 @@ def retrystorm(*args):
         (["--port", "70000"], "--port"),
         (["--backlog", "0"], "--backlog"),
         (["--report-interval", "soon"], "report_interval: got 'soon'"),
+        (["--max-delay", "1e300s"], "max_delay: got '1e300s', expected finite durations"),
+        (["--max-delay", "2h"], "max_delay: got 2h, expected a duration"),
+        (["--model", "queue", "--workers", str(10**12)], "workers: got 1000000000000, expected a whole number >= 1"),
+        (["--limit", "1" + "0" * 5000], "limit: got '10000000000000000...000000000000000000' (5001 characters)"),
+        (["--k", "1" + "0" * 5000], "k: got inf, expected a finite number > 0 and <= 1000000"),
+        (["--header-timeout", "0"], "header_timeout: got 0s, expected a duration > 0s and <= 1h"),
+        (["--idle-timeout", "2h"], "idle_timeout: got 2h, expected a duration > 0s and <= 1h"),
+        (["--idle-timeout", "forever"], "idle_timeout: got 'forever', expected finite durations"),
+        (["--max-connections", "0"], "--max-connections"),
+        (["--max-connections", "1000001"], "--max-connections"),
     ],
 )
 def test_bad_flags_print_one_line_and_exit_2(args, expected):
