@@ -83,6 +83,11 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             raise _error(web.HTTPUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN")
     refuse_cross_site(request, has_token=bool(token))
+    unrouted = request.match_info.http_exception
+    if unrouted is not None:  # no such path (404) or method (405): say so before judging the body
+        unrouted.text = json.dumps({"error": f"{request.method[:20]} {request.path[:100]}: {unrouted.reason}"})
+        unrouted.content_type = "application/json"
+        raise unrouted
     if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
         raise _error(
             web.HTTPUnsupportedMediaType,

@@ -1,0 +1,291 @@
+"""Torture: pause a real target, SIGKILL whatever paused it mid-outage, count what stays frozen.
+
+Each cycle pauses a real target for a random 2-5 s and SIGKILLs the pausing process (and
+its whole process group) at a random moment of the outage. One second after the outage's
+deadline the target's own state is read (``/proc/PID/stat`` for a process, the engine for a
+container): a target still frozen then counts as a failure. The pausing process is, in turn:
+
+* ``chaos serve``: ``retrystorm chaos serve --target victim=PID``, paused over its HTTP API;
+* ``chaos pause``: the one-shot command;
+* ``run``: ``retrystorm run`` of a one-strategy scenario (its own target process and Locust);
+* ``serve-docker`` (with ``--containers``): ``chaos serve --backend docker`` pausing a
+  labelled container on host networking.
+
+Side by side, the same cycles against a *baseline*: a controller exactly like
+``chaos pause``'s but whose dead-man switch arms nothing, which is what every controller
+was before the watchdog. It shows what the watchdog is for: without it every SIGKILLed
+pause stays frozen until someone runs ``retrystorm chaos recover``.
+
+Prints one line per cycle and the counts; asserts nothing. Everything runs on 127.0.0.1,
+every process it starts is stopped by its pid (containers by their id), and every target is
+resumed before the next cycle.
+
+    .venv/bin/python bench/torture.py [--cycles 30] [--seed 1] [--containers]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+from chaos.backends.procfs import process_state_letter
+from chaos.journal import Journal
+
+PYTHON = sys.executable
+#: A controller with a dead-man switch that arms nothing: the state of things before the watchdog.
+BASELINE = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from chaos.backends import ProcessBackend
+    from chaos.controller import OutageController
+    from chaos.journal import Journal
+    from chaos.targets import FaultTarget
+
+    class Nothing:
+        def arm(self, ref, outage_id, hold_s):
+            class Armed:
+                def disarm(self):
+                    pass
+            return Armed()
+
+    async def main():
+        backend = ProcessBackend({"victim": int(sys.argv[1])})
+        controller = OutageController(Journal(Path(sys.argv[3])), dead_man=Nothing(), recovery_backends=[backend])
+        await controller.pause(FaultTarget("victim", backend), float(sys.argv[2]))
+        print("paused", flush=True)
+        await asyncio.sleep(3600)
+
+    asyncio.run(main())
+    """
+)
+SCENARIO = textwrap.dedent(
+    """\
+    name: torture
+    model: fixed:base_delay=10ms
+    load: {{users: 5, think_time: exponential:1s, attempt_timeout: 2s, duration: {duration}s}}
+    strategies: [fixed:100ms]
+    faults: [{{at: 2s, for: {pause}s}}]
+    """
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def start(argv: list[str], env: dict[str, str], **kwargs) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env, **kwargs
+    )
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the pausing process and everything in its process group, by the group it was started in."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+class Victim:
+    """A sleeping process to pause: a child of this benchmark, stopped by its pid at the end.
+
+    In ``run`` cycles the runner starts its own target; :attr:`pid` then names that one.
+    """
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(["sleep", "3600"])
+        self.pid = self.process.pid
+
+    def frozen(self) -> bool:
+        return process_state_letter(self.pid) in ("T", "t")
+
+    def release(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.pid, signal.SIGCONT)
+
+
+class ContainerVictim:
+    """A labelled container of the offline base image, on host networking, removed by its id at the end."""
+
+    def __init__(self, project: str) -> None:
+        import docker  # only with --containers
+
+        self.client = docker.from_env()
+        labels = {
+            "retrystorm.chaos": "allow",
+            "com.docker.compose.service": "victim",
+            "com.docker.compose.project": project,
+        }
+        self.container = self.client.containers.run(
+            "retrystorm-base:bookworm", ["sleep", "3600"], detach=True, network_mode="host", labels=labels
+        )
+
+    def frozen(self) -> bool:
+        self.container.reload()
+        return self.container.status == "paused"
+
+    def release(self) -> None:
+        if self.frozen():
+            self.container.unpause()
+
+    def remove(self) -> None:
+        self.container.remove(force=True)
+        self.client.close()
+
+
+def post_outage(port: int, seconds: float) -> None:
+    body = json.dumps({"target": "victim", "duration": f"{seconds}s"}).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/outages", data=body, method="POST", headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - loopback, our own server
+        answer.read()
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def last_deadline(journal: Path) -> float:
+    """The wall-clock deadline of the latest pause in the journal: its time plus its duration."""
+    pause = [record for record in Journal(journal).records() if record.get("op") == "pause"][-1]
+    return datetime.datetime.fromisoformat(pause["utc"]).timestamp() + float(pause["duration_s"])
+
+
+def resumed_at(journal: Path) -> float:
+    """The wall-clock time of the latest resume in the journal (the watchdog journals the one it makes)."""
+    resume = [record for record in Journal(journal).records() if record.get("op") == "resume"][-1]
+    return datetime.datetime.fromisoformat(resume["utc"]).timestamp()
+
+
+def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], folder: Path) -> tuple[bool, float]:
+    """Pause ``victim`` for ``pause_s`` through ``mode``, SIGKILL it ``kill_at`` into the outage.
+
+    Returns whether the target was still frozen 1 s after the outage's deadline (the journal's
+    pause time plus its duration), and how long after the deadline it came back.
+    """
+    pause_s, kill_at = timing
+    journal = Path(env["RETRYSTORM_CHAOS_JOURNAL"])
+    if mode in ("serve", "serve-docker"):
+        port = free_port()
+        argv = [PYTHON, "-m", "retrystorm", "chaos", "serve", "--port", str(port), "--max-outage", "10s"]
+        if mode == "serve":
+            argv += ["--target", f"victim={victim.pid}"]
+        else:
+            argv += ["--backend", "docker", "--project", env["TORTURE_PROJECT"]]
+        pauser = start(argv, env)
+        wait(lambda: healthy(port), 30, "the chaos API")
+        post_outage(port, pause_s)
+        paused_at = time.monotonic()
+    elif mode in ("pause", "baseline"):
+        if mode == "pause":
+            argv = [PYTHON, "-m", "retrystorm", "chaos", "pause", f"pid:{victim.pid}", "--for", f"{pause_s}s"]
+        else:
+            argv = [PYTHON, "-c", BASELINE, str(victim.pid), str(pause_s), str(journal)]
+        pauser = start(argv, env)
+        wait(victim.frozen, 30, "the pause")
+        paused_at = time.monotonic()
+    else:  # run: the runner's own target is the victim
+        (folder / "torture.yaml").write_text(SCENARIO.format(duration=int(pause_s) + 8, pause=pause_s))
+        argv = [PYTHON, "-m", "retrystorm", "run", str(folder / "torture.yaml"), "--out", str(folder / "run")]
+        pauser = start(argv, env, cwd=folder)
+        pending = wait(lambda: Journal(journal).pending(), 90, "the runner's pause")
+        victim.pid = int(pending[0].ref.ident.split("@")[0])
+        wait(victim.frozen, 10, "the pause")
+        paused_at = time.monotonic()
+    time.sleep(max(0.0, paused_at + kill_at - time.monotonic()))
+    kill_group(pauser)
+    deadline = last_deadline(journal)
+    time.sleep(max(0.0, deadline + 1.0 - time.time()))
+    frozen = victim.frozen()
+    late = resumed_at(journal) - deadline if not frozen else float("nan")
+    victim.release()  # whatever happened, the next cycle starts with a running target
+    if mode == "run" and process_state_letter(victim.pid) not in (None, "Z"):
+        os.kill(victim.pid, signal.SIGKILL)  # the runner's orphaned target, by the pid the journal named
+    return frozen, late
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--containers", action="store_true", help="also pause a real container (needs an engine)")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    modes = ["serve", "pause", "run"] + (["serve-docker"] if args.containers else [])
+    folder = Path(tempfile.mkdtemp(prefix="retrystorm-torture-"))
+    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(folder / "journal.jsonl"), "TORTURE_PROJECT": folder.name}
+    container = ContainerVictim(folder.name) if args.containers else None
+    frozen = {"watchdog": 0, "baseline": 0}
+    lateness: list[float] = []
+    try:
+        for index in range(args.cycles):
+            mode = modes[index % len(modes)]
+            pause_s = round(rng.uniform(2.0, 5.0), 2)
+            kill_at = round(rng.uniform(0.1, pause_s - 0.1), 2)
+            for arm in ("watchdog", "baseline"):
+                if arm == "baseline" and mode != "pause":
+                    continue  # the baseline is one way of pausing, the same cycles' "pause" ones
+                victim = container if mode == "serve-docker" else Victim()
+                try:
+                    stuck, late = cycle(
+                        mode if arm == "watchdog" else "baseline", victim, pause_s, kill_at, env, folder
+                    )
+                finally:
+                    if isinstance(victim, Victim):
+                        victim.release()
+                        victim.process.kill()
+                        victim.process.wait()
+                frozen[arm] += stuck
+                if arm == "watchdog" and not stuck:
+                    lateness.append(late)
+                shown = "STILL FROZEN" if stuck else f"back {late:+.2f} s after the deadline"
+                print(f"{index + 1:3d} {arm:8s} {mode:12s} pause {pause_s:4.2f} s, killed at {kill_at:4.2f} s: {shown}")
+        subprocess.run(  # anything the baseline left for the second net
+            [PYTHON, "-m", "retrystorm", "chaos", "recover"], env=env, check=False, capture_output=True, timeout=60
+        )
+    finally:
+        if container is not None:
+            container.release()
+            container.remove()
+    baseline_cycles = sum(1 for i in range(args.cycles) if modes[i % len(modes)] == "pause")
+    print()
+    print(f"watchdog: {frozen['watchdog']} of {args.cycles} targets still frozen 1 s after their deadline")
+    print(f"baseline (no dead-man switch): {frozen['baseline']} of {baseline_cycles} still frozen")
+    if lateness:
+        ordered = sorted(lateness)
+        print(f"back after the deadline: median {ordered[len(ordered) // 2]:+.2f} s, worst {ordered[-1]:+.2f} s")
+
+
+if __name__ == "__main__":
+    main()
