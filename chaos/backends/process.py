@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import time
 from collections.abc import Mapping
 
 import psutil
@@ -30,6 +29,7 @@ from chaos.backends.base import (
     UnknownTargetError,
 )
 from chaos.backends.procfs import process_start_ticks
+from retrystorm.polling import poll_until_sync
 
 #: Where a refused registration points the user.
 REGISTER_HINT = "register a process when the controller starts: retrystorm chaos serve --target NAME=PID"
@@ -137,11 +137,14 @@ class ProcessBackend(FaultBackend):
         self._settle(ref, TargetState.RUNNING)
 
     def _settle(self, ref: TargetRef, wanted: TargetState) -> None:
-        deadline = time.monotonic() + self.settle_s
-        while (state := self.state(ref)) is not wanted and state is not TargetState.GONE:
-            if time.monotonic() > deadline:
-                raise BackendError(f"{ref.describe()} is still {state} {self.settle_s:g} s after the signal")
-            time.sleep(0.001)
+        def settled() -> TargetState | None:
+            state = self.state(ref)
+            return state if state in (wanted, TargetState.GONE) else None
+
+        def late() -> BackendError:
+            return BackendError(f"{ref.describe()} is still {self.state(ref)} {self.settle_s:g} s after the signal")
+
+        poll_until_sync(settled, timeout_s=self.settle_s, every_s=0.001, on_timeout=late)
 
     def state(self, ref: TargetRef) -> TargetState:
         pid = live_pid(ref.ident)

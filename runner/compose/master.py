@@ -19,11 +19,11 @@ Driven over the master's HTTP API, the calls its web UI makes:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
 from experiment.scenario import RunSpec
+from retrystorm.polling import poll_until
 from runner.compose.watch import Watch
 from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
@@ -88,11 +88,14 @@ class MasterApi(WebApi):
     async def stop_users(self, timeout_s: float) -> None:
         """``POST /stop``; return once the master is idle."""
         await self.call_json("POST", "/stop")
-        deadline = asyncio.get_running_loop().time() + timeout_s
-        while not await self.idle():
-            if asyncio.get_running_loop().time() > deadline:
-                raise RunFailedError(f"{self.what} at {self.base_url} still runs users {timeout_s:.0f} s after /stop")
-            await asyncio.sleep(0.2)
+
+        async def idle() -> bool | None:
+            return True if await self.idle() else None
+
+        def late() -> RunFailedError:
+            return RunFailedError(f"{self.what} at {self.base_url} still runs users {timeout_s:.0f} s after /stop")
+
+        await poll_until(idle, timeout_s=timeout_s, every_s=0.2, on_timeout=late)
 
 
 class MasterLoad:
@@ -152,12 +155,14 @@ class LocustMaster:
         return f"POST {self.url}/swarm (the master's workers): {describe_load(spec)}"
 
     async def _wait_spawning(self, api: MasterApi) -> None:
-        deadline = asyncio.get_running_loop().time() + self.start_timeout_s
-        while await api.active_users() <= 0:
-            if asyncio.get_running_loop().time() > deadline:
-                waited = f"{self.start_timeout_s:.0f} s"
-                raise RunFailedError(f"the Locust master at {self.url} started no users within {waited}")
-            await asyncio.sleep(0.05)
+        async def spawning() -> bool | None:
+            return True if await api.active_users() > 0 else None
+
+        def late() -> RunFailedError:
+            waited = f"{self.start_timeout_s:.0f} s"
+            return RunFailedError(f"the Locust master at {self.url} started no users within {waited}")
+
+        await poll_until(spawning, timeout_s=self.start_timeout_s, every_s=0.05, on_timeout=late)
 
     async def _swarm(self, api: MasterApi, target: TargetHandle, spec: RunSpec) -> int:
         workers = await api.worker_count()

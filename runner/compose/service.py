@@ -25,6 +25,7 @@ from collections.abc import Mapping
 
 from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
 from chaos.targets import FaultTarget
+from retrystorm.polling import poll_until
 from runner.compose.lazy import LazyBackend, docker_backend
 from runner.compose.watch import Watch
 from runner.compose.webapi import WebApi
@@ -145,8 +146,9 @@ class ServiceTargets:
         )
 
     async def _wait_healthy(self, api: WebApi, backend: FaultBackend, refs: list[TargetRef]) -> None:
-        deadline = asyncio.get_running_loop().time() + self.ready_timeout_s
-        while True:
+        last_error: list[str] = []
+
+        async def healthy() -> bool | None:
             states = await backend_states(backend, refs)
             if TargetState.PAUSED in states:
                 raise RunFailedError(
@@ -156,12 +158,15 @@ class ServiceTargets:
             try:
                 await api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
             except RunFailedError as error:
-                if asyncio.get_running_loop().time() > deadline:
-                    waited = f"{self.ready_timeout_s:.0f} s"
-                    raise RunFailedError(f"the target is not ready after {waited}: {error}") from None
-                await asyncio.sleep(0.2)
-            else:
-                return
+                last_error[:] = [str(error)]
+                return None
+            return True
+
+        def late() -> RunFailedError:
+            waited = f"{self.ready_timeout_s:.0f} s"
+            return RunFailedError(f"the target is not ready after {waited}: {last_error[0] if last_error else ''}")
+
+        await poll_until(healthy, timeout_s=self.ready_timeout_s, every_s=0.2, on_timeout=late)
 
     async def start(self, label: str, model: OverloadModel, seed: int) -> ServiceTarget:
         """The target, healthy, serving ``model``, its faults disarmed and its state reset.

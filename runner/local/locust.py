@@ -9,10 +9,8 @@ and talks to 127.0.0.1 only; its ``--run-time`` bounds its run even if the runne
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
@@ -20,6 +18,8 @@ import aiohttp
 import loadgen
 from experiment.scenario import RunSpec
 from loadgen.options import FLAG_DESTS
+from retrystorm.polling import poll_until
+from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
 from runner.local.processes import ManagedProcess
 from runner.locust_args import check_options, describe_load, locust_options
@@ -55,19 +55,22 @@ class LocustLoad:
 
     async def wait_spawning(self, timeout_s: float) -> None:
         """Return once Locust counts active users (it spawns them at the start of its run)."""
-        deadline = time.monotonic() + timeout_s
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0)) as session:
-            while True:
+
+            async def spawning() -> bool | None:
                 try:
                     async with session.get(self.metrics_url) as response:
                         if parse_client(await response.text()).active_users > 0:
-                            return
+                            return True
                 except (aiohttp.ClientError, TimeoutError, ValueError):
                     pass
                 self.check()
-                if time.monotonic() > deadline:
-                    raise self.process.failure(f"spawned no users within {timeout_s:.0f} s")
-                await asyncio.sleep(0.05)
+                return None
+
+            def late() -> RunFailedError:
+                return self.process.failure(f"spawned no users within {timeout_s:.0f} s")
+
+            await poll_until(spawning, timeout_s=timeout_s, every_s=0.05, on_timeout=late)
 
     async def stop(self) -> None:
         await self.process.stop()

@@ -20,10 +20,10 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from retrystorm.polling import poll_until
 from runner.errors import RunFailedError
 
 log = logging.getLogger(__name__)
@@ -97,17 +97,22 @@ class ManagedProcess:
     async def wait_for_log(self, pattern: str, timeout_s: float) -> re.Match[str]:
         """Wait until the log matches ``pattern``; fail if the process exits or time runs out."""
         compiled = re.compile(pattern)
-        deadline = time.monotonic() + timeout_s
-        while True:
+
+        async def logged() -> re.Match[str] | None:
             with contextlib.suppress(OSError):
                 found = compiled.search(self.log_path.read_text(encoding="utf-8", errors="replace"))
                 if found:
                     return found
             if not self.running:
                 raise self.failure("stopped before it was ready")
-            if time.monotonic() > deadline:
-                raise self.failure(f"was not ready within {timeout_s:.0f} s")
-            await asyncio.sleep(0.05)
+            return None
+
+        return await poll_until(
+            logged,
+            timeout_s=timeout_s,
+            every_s=0.05,
+            on_timeout=lambda: self.failure(f"was not ready within {timeout_s:.0f} s"),
+        )
 
     async def stop(self, grace_s: float = STOP_GRACE_S) -> int | None:
         """SIGCONT and SIGTERM, then SIGKILL after ``grace_s``; returns the exit status.
@@ -118,9 +123,12 @@ class ManagedProcess:
             for signum in (signal.SIGCONT, signal.SIGTERM):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signum)
-            deadline = time.monotonic() + grace_s
-            while self.running and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
+
+            async def exited() -> bool | None:
+                return None if self.running else True
+
+            with contextlib.suppress(TimeoutError):
+                await poll_until(exited, timeout_s=grace_s, every_s=0.05, on_timeout=TimeoutError)
             if self.running:
                 log.warning("%s (pid %d) ignored SIGTERM for %.0f s: killing it", self.name, self.pid, grace_s)
                 with contextlib.suppress(ProcessLookupError):
