@@ -8,10 +8,17 @@ grpc-go's ``backoff.Strategy``. No clock, no global random state, no I/O.
 
 from __future__ import annotations
 
+import difflib
 import random
 from abc import abstractmethod
+from collections.abc import Mapping
+from typing import ClassVar
 
+from retrystorm.errors import SpecError
 from retrystorm.spec import Registry, Spec
+
+#: Read from a file where a strategy is read from a command line or a scenario; see ``loadgen.service_config``.
+SERVICE_CONFIG = "grpc-service-config"
 
 
 class RetryStrategy(Spec):
@@ -26,9 +33,24 @@ class RetryStrategy(Spec):
 
     __slots__ = ()
 
+    #: A preset: a real client library's retry behaviour (``loadgen.strategies.presets``).
+    is_preset: ClassVar[bool] = False
+    #: The next delay depends on a state carried from one delay to the next, not only on
+    #: the previous delay (Polly's decorrelated jitter): the caller calls :meth:`next_delay`.
+    stateful: ClassVar[bool] = False
+
     @abstractmethod
     def delay(self, attempt: int, previous_delay_s: float, rng: random.Random) -> float:
         """Seconds to wait before retry ``attempt``; always ``0 <= d <= max_delay_s``."""
+
+    def next_delay(
+        self, attempt: int, previous_delay_s: float, state: float, rng: random.Random
+    ) -> tuple[float, float]:
+        """The delay before retry ``attempt`` and the state after it (``state`` is 0 before retry 1).
+
+        Stateless strategies ignore the state; a :attr:`stateful` one overrides this.
+        """
+        return self.delay(attempt, previous_delay_s, rng), state
 
     @property
     @abstractmethod
@@ -41,5 +63,34 @@ register_strategy = STRATEGIES.register
 
 
 def parse_strategy(spec: object) -> RetryStrategy:
-    """Parse a strategy spec string or mapping; see :mod:`retrystorm.spec`."""
+    """Parse a strategy spec string or mapping; see :mod:`retrystorm.spec`.
+
+    An unknown name lists the strategies and the presets apart, with the closest name.
+    """
+    name = _name_of(spec)
+    if name is not None and name not in STRATEGIES.names():
+        raise SpecError(unknown_strategy(name))
     return STRATEGIES.parse(spec)  # type: ignore[arg-type]
+
+
+def _name_of(spec: object) -> str | None:
+    if isinstance(spec, str):
+        return spec.strip().partition(":")[0].strip()
+    if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
+        return str(spec["name"]).strip().partition(":")[0].strip()
+    return None
+
+
+def unknown_strategy(name: str) -> str:
+    """``unknown strategy 'envoi' (did you mean 'envoy'?); valid: ...; presets: ...``."""
+    if name == SERVICE_CONFIG:
+        return (
+            f"{SERVICE_CONFIG}:PATH reads a gRPC service config file; it is accepted where a strategy is read "
+            "from a command line or a scenario, not here"
+        )
+    items = STRATEGIES.items()
+    strategies = [key for key, cls in items if not cls.is_preset]
+    presets = [key for key, cls in items if cls.is_preset] + [f"{SERVICE_CONFIG}:PATH"]
+    close = difflib.get_close_matches(name, [key for key, _ in items] + [SERVICE_CONFIG], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown strategy {name!r}{hint}; valid: {', '.join(strategies)}; presets: {', '.join(presets)}"
