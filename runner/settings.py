@@ -43,7 +43,7 @@ class LoadSettings:
     def of(cls, scenario: Scenario, entry: StrategyEntry) -> LoadSettings:
         """The load of ``entry`` in ``scenario``."""
         load = scenario.load
-        budget = entry.budget if entry.budget is not None else load.budget
+        policy, budget = entry.policy(load), entry.budget_for(load)  # a preset's own where none is given
         think = load.think_time.text()
         if load.arrival == "open" and load.rate:
             think = f"exponential:{format_duration(load.users / load.rate)}"
@@ -56,7 +56,7 @@ class LoadSettings:
             think_time=think,
             arrival=load.arrival,
             attempt_timeout_s=load.attempt_timeout if load.attempt_timeout is not None else 2 * load.duration + 60,
-            max_attempts=entry.max_attempts if entry.max_attempts is not None else load.max_attempts,
+            max_attempts=policy.max_attempts,
             request_deadline_s=(
                 entry.request_deadline if entry.request_deadline is not None else load.request_deadline
             ),

@@ -66,7 +66,7 @@ class RunConfig:
             label=entry.label,
             model=scenario.model,
             policy=entry.policy(load),
-            budget=entry.budget if entry.budget is not None else load.budget,
+            budget=entry.budget_for(load),
             users=load.users,
             duration_s=load.duration,
             think=load.think_time,
