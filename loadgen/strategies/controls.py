@@ -235,11 +235,10 @@ class RetrySession:
         budget, policy = self.budget, self.policy
         if sent:
             retry_on = policy.retry_on
-            if retry_on is None:
-                retryable = status is None or status >= 500 or status == THROTTLED_STATUS or status < 400
-            else:
-                retryable = retry_on.retries(timed_out=timed_out, status=status, retry_after=retry_after_s is not None)
-            if not retryable:
+            if retry_on is None:  # the default: every failure but a client error
+                if status is not None and 400 <= status < 500 and status != THROTTLED_STATUS:
+                    return self._not_retryable(now_s, status)
+            elif not retry_on.retries(timed_out=timed_out, status=status, retry_after=retry_after_s is not None):
                 return self._not_retryable(now_s, status)
             if budget is not None:
                 budget.on_result(
@@ -247,7 +246,11 @@ class RetrySession:
                 )
         if policy.max_attempts is not None and self.request_attempts >= policy.max_attempts:
             return GiveUp.MAX_ATTEMPTS
-        delay, pushback = self._next_delay(retry_after_s)
+        if retry_after_s is None and not self._stateful:  # the hot path: the strategy's delay alone
+            delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
+            pushback = False
+        else:
+            delay, pushback = self._next_delay(retry_after_s)
         if policy.deadline_s is not None and delay > self.remaining_s(now_s):
             return GiveUp.DEADLINE
         if budget is not None:
