@@ -283,12 +283,14 @@ class RetrySession:
     def _not_retryable(self, now_s: float, status: int | None) -> GiveUp:
         """A failure the policy does not retry ends the request.
 
-        A client error (a 4xx other than 429) is an answer the client caused: budgets
-        count it as accepted and a backoff resets, as after a success. Any other failure
-        left unretried counts as a failure that asked for no retry (gRFC A6: it does not
-        touch the token count).
+        Under the default conditions only a client error (a 4xx other than 429) gets
+        here, an answer the client caused: budgets count it as accepted and a backoff
+        resets, as after a success (the load generator's behaviour before retry
+        conditions). Under a preset's conditions the failure is final and budgets see a
+        failure that asked for no retry: gRFC A6 leaves the tokens alone, botocore gives
+        no quota back for an answer that is not a 2xx.
         """
-        if status is not None and status < 500 and status != THROTTLED_STATUS:
+        if self.policy.retry_on is None:
             self.request_attempts -= 1  # on_success counts it again
             self.on_success(now_s)
             return GiveUp.NOT_RETRYABLE

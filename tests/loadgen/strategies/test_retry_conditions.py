@@ -145,3 +145,14 @@ def test_explicit_controls_override_the_presets_own_and_none_removes_them():
     assert policy.retry_on == preset.conditions()
     assert policy.per_request
     assert resolve(preset, honour_retry_after=False, deadline_s=9.0)[0].deadline_s == 9.0
+
+
+def test_a_presets_unretried_client_error_is_a_failure_to_its_budget():
+    policy, budget = resolve(parse_strategy("grpc-retry:max_tokens=10"))
+    tokens = budget.start()
+    retries = session(policy, budget=tokens)
+    retries.start_request(0.0)
+    assert retries.on_failure(0.0, status=503).retry  # UNAVAILABLE: -1
+    assert tokens.tokens == 9.0
+    assert retries.on_failure(0.1, status=404).give_up is GiveUp.NOT_RETRYABLE  # UNIMPLEMENTED
+    assert tokens.tokens == 9.0  # neither a success (+0.1) nor a retryable failure (-1)
