@@ -23,7 +23,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from chaos.client import check_chaos_url
-from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
+from loadgen.service_config import read_strategy
+from loadgen.strategies import (
+    NONE,
+    STRATEGIES,
+    GrpcBackoff,
+    RetryBudget,
+    RetryPolicy,
+    parse_budget,
+    parse_strategy,
+    resolve,
+)
 from loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
 from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import format_duration, parse_duration
@@ -34,6 +44,12 @@ DEFAULT_STRATEGY = "exponential:base=100ms,factor=2.718,max=5m,jitter=full"
 MAX_FLAG_DURATION_S = MAX_DEADLINE_S
 _DAY = format_duration(MAX_FLAG_DURATION_S)
 _WHOLE = re.compile(r"[+-]?[0-9]{1,20}", re.ASCII)
+#: ``--max-attempts`` and ``--retry-budget`` not given: a preset's own, else none.
+AUTO = "auto"
+#: ``--retry-preset`` not used: the strategy comes from ``--retry-strategy``.
+CUSTOM = "custom"
+#: The presets, the choices of the web UI's preset field.
+PRESETS = tuple(name for name, cls in STRATEGIES.items() if cls.is_preset)
 
 
 class Arrival(enum.StrEnum):
@@ -80,12 +96,23 @@ def _none_or(text: str) -> str | None:
 
 
 def _strategy(text: str) -> Any:
-    return parse_strategy(text)
+    return read_strategy(text)
 
 
-def _budget(text: str) -> RetryBudget | None:
+def _preset(text: str) -> str | None:
+    name = text.strip()
+    if name in ("", CUSTOM):
+        return None
+    if name not in PRESETS:
+        raise SpecError(f"got {text!r}, expected {CUSTOM} or one of {', '.join(PRESETS)}")
+    return name
+
+
+def _budget(text: str) -> RetryBudget | str | None:
+    if text.strip().lower() == AUTO:
+        return None
     value = _none_or(text)
-    return None if value is None else parse_budget(value)
+    return NONE if value is None else parse_budget(value)
 
 
 def _positive_duration(text: str, what: str) -> float:
@@ -97,12 +124,14 @@ def _positive_duration(text: str, what: str) -> float:
     return seconds
 
 
-def _max_attempts(text: str) -> int | None:
+def _max_attempts(text: str) -> int | str | None:
+    if text.strip().lower() == AUTO:
+        return None
     value = _none_or(text)
     if value is None:
-        return None
+        return NONE
     if not (_WHOLE.fullmatch(value) and 1 <= int(value) <= MAX_ATTEMPTS):
-        expected = f"a whole number >= 1 and <= {MAX_ATTEMPTS}, or none (retry forever)"
+        expected = f"a whole number >= 1 and <= {MAX_ATTEMPTS}, none (retry forever) or {AUTO}"
         raise SpecError(f"got {shown(text)}, expected {expected}")
     return int(value)
 
@@ -141,6 +170,7 @@ class _Option:
     default: str
     help: str
     check: Callable[[str], Any]
+    choices: tuple[str, ...] | None = None
 
     @property
     def dest(self) -> str:
@@ -159,13 +189,22 @@ OPTIONS = (
         "--retry-strategy",
         DEFAULT_STRATEGY,
         "Retry strategy spec: none, fixed:100ms, uniform, exponential:base=..,factor=..,max=..,jitter=.., "
-        "decorrelated, grpc, table, smira (see `retrystorm strategies`).",
+        "decorrelated, grpc, table, smira; or a client library's preset with its parameters, "
+        "like envoy:num_retries=2, or grpc-service-config:FILE.json (see `retrystorm strategies`).",
         _strategy,
     ),
     _Option(
+        "--retry-preset",
+        CUSTOM,
+        f"A client library's retry behaviour with its defaults ({CUSTOM}: use --retry-strategy).",
+        _preset,
+        (CUSTOM, *PRESETS),
+    ),
+    _Option(
         "--retry-budget",
-        "none",
-        "Retry budget shared by this process's users: none, tokens, quota, ratio, adaptive.",
+        AUTO,
+        f"Retry budget shared by this process's users: none, tokens, quota, ratio, adaptive, concurrency, "
+        f"aws-rate-limiter; {AUTO}: a preset's own, else none.",
         _budget,
     ),
     _Option(
@@ -182,8 +221,11 @@ OPTIONS = (
     ),
     _Option(
         "--max-attempts",
-        "none",
-        f"Attempts per logical request, the first included, at most {MAX_ATTEMPTS}; none (or inf, forever): forever.",
+        AUTO,
+        (
+            f"Attempts per logical request, the first included, at most {MAX_ATTEMPTS}; none (or inf, forever): "
+            f"forever; {AUTO}: a preset's own, else none."
+        ),
         _max_attempts,
     ),
     _Option(
@@ -192,7 +234,13 @@ OPTIONS = (
         f"Give up a logical request after this long, at most {_DAY}; none (or inf, forever): never.",
         _deadline,
     ),
-    _Option("--arrival", "closed", "closed: wait for each request; open: start requests on schedule.", _arrival),
+    _Option(
+        "--arrival",
+        "closed",
+        "closed: wait for each request; open: start requests on schedule.",
+        _arrival,
+        tuple(Arrival),
+    ),
     _Option("--request-path", "/api", "Path of each request (GET).", _path),
     _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
 )
@@ -210,7 +258,7 @@ def add_arguments(parser: Any) -> None:
     """Register the flags on Locust's parser (its own ``add_argument``: groups lose the web-UI fields)."""
     group = parser
     for option in OPTIONS:
-        choices = list(Arrival) if option.flag == "--arrival" else None
+        choices = list(option.choices) if option.choices else None
         group.add_argument(
             option.flag, default=option.default, help=option.help, type=_argparse_type(option.check), choices=choices
         )
@@ -266,13 +314,25 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
 
     ``values`` is ``vars(environment.parsed_options)`` or the same overlaid with a web
     form; missing keys take their defaults. Raises :class:`UserError` naming the flag.
+    A preset (``--retry-strategy envoy`` or ``--retry-preset envoy``) brings its own
+    attempt cap and budget unless ``--max-attempts`` or ``--retry-budget`` is given.
     """
     read = {dest: option.read(str(values.get(dest, option.default))) for dest, option in _BY_DEST.items()}
     flags = {dest: bool(values.get(dest, False)) for dest in FLAG_DESTS}
+    strategy = read["retry_strategy"]
+    if read["retry_preset"] is not None:
+        written = str(values.get("retry_strategy", DEFAULT_STRATEGY)).strip()
+        if written != DEFAULT_STRATEGY:
+            raise UserError(
+                f"--retry-preset {read['retry_preset']} and --retry-strategy {written}: give one of them "
+                f"(--retry-preset {CUSTOM} to use --retry-strategy)"
+            )
+        strategy = parse_strategy(read["retry_preset"])
     try:
-        policy = RetryPolicy(
-            strategy=read["retry_strategy"],
+        policy, budget = resolve(
+            strategy,
             max_attempts=read["max_attempts"],
+            budget=read["retry_budget"],
             deadline_s=read["request_deadline"],
             reset_after_success=not flags["keep_backoff"],
             honour_retry_after=not flags["ignore_retry_after"],
@@ -281,7 +341,7 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
         raise UserError(str(error)) from None
     return LoadOptions(
         policy=policy,
-        budget=read["retry_budget"],
+        budget=budget,
         think=read["think_time"],
         attempt_timeout_s=read["attempt_timeout"],
         arrival=read["arrival"],

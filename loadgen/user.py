@@ -38,7 +38,7 @@ from geventhttpclient.response import HTTPConnectionClosed
 from locust import FastHttpUser, task
 
 from loadgen.options import Arrival
-from loadgen.outcomes import NOT_RETRYABLE, AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
+from loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
 from loadgen.plugin import runtime_of
 from loadgen.strategies import GiveUp, RetrySession
 
@@ -144,15 +144,22 @@ class RetryingUser(FastHttpUser):
                 self.metrics.budget_refusals.inc()
                 decision = session.on_failure(now, sent=False)
             else:
+                wait_s = session.before_send(now)
+                if wait_s > 0:  # the budget's rate limiter: wait for a token
+                    gevent.sleep(wait_s)
+                    now = time.monotonic()
                 request.attempts += 1
-                outcome, retry_after_s = self.attempt(request, session.remaining_s(now))
+                outcome, status, retry_after_s = self.attempt(request, session.remaining_s(now))
                 now = time.monotonic()
-                if not outcome.retryable:
-                    session.on_success(now)  # the server answered: budgets count it as accepted
-                    self.finish(request, None if outcome is AttemptOutcome.OK else NOT_RETRYABLE)
+                if outcome is AttemptOutcome.OK:
+                    session.on_success(now)
+                    self.finish(request, None)
                     return
                 decision = session.on_failure(
-                    now, timed_out=outcome is AttemptOutcome.TIMEOUT, retry_after_s=retry_after_s
+                    now,
+                    timed_out=outcome is AttemptOutcome.TIMEOUT,
+                    retry_after_s=retry_after_s,
+                    status=status or None,
                 )
             if not decision.retry:
                 if decision.give_up is GiveUp.BUDGET:
@@ -196,8 +203,8 @@ class RetryingUser(FastHttpUser):
             url=self.url,
         )
 
-    def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, float | None]:
-        """Send attempt number ``request.attempts``; its outcome and the ``Retry-After`` it asked for."""
+    def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, int, float | None]:
+        """Send attempt number ``request.attempts``; its outcome, HTTP status (0: none) and ``Retry-After``."""
         number = request.attempts
         headers = {ATTEMPT_HEADER: str(number)} if number > 1 else None
         limit_s = min(self.attempt_limit_s, max(remaining_s, 0.0))
@@ -225,7 +232,7 @@ class RetryingUser(FastHttpUser):
         latency_s = time.perf_counter() - started
         if response is not None and error is None:
             outcome = outcome_of_status(status)
-            if outcome.retryable:
+            if outcome is not AttemptOutcome.OK:
                 header = response.get("retry-after")
                 retry_after_s = parse_retry_after(header, now_epoch_s=time.time()) if isinstance(header, str) else None
         else:
@@ -244,7 +251,7 @@ class RetryingUser(FastHttpUser):
             url=self.url,
         )
         request.length = len(body)
-        return outcome, retry_after_s
+        return outcome, status, retry_after_s
 
 
 def _attempt_error(outcome: AttemptOutcome, status: int, error: BaseException | None) -> AttemptError:

@@ -19,7 +19,7 @@ from retrystorm.errors import EnvironmentFailureError, UserError
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "strategies": ("loadgen.cli:strategies", "List retry strategies and budgets; plot their delays."),
+    "strategies": ("loadgen.cli:strategies", "List retry strategies, presets and budgets; show and plot delays."),
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
     "sim": ("sim.cli:sim", "Simulate strategies against a model in virtual time: the seed experiments and more."),
     "chaos": ("chaos.cli:chaos", "Pause targets like SIGSTOP / docker pause; recover paused ones."),

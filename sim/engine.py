@@ -23,6 +23,10 @@ Semantics, as in the seed experiment:
   the server; the retry comes after the strategy's delay, but no sooner than
   :data:`LOCAL_RETRY_FLOOR_S` (10 ms). A live user with ``none`` would spin; in virtual
   time a zero delay would loop forever at one instant.
+* **Waits before sending** (the ``aws-rate-limiter`` budget's token bucket): the send
+  is scheduled after the wait, already let through by the budget.
+* **Rejections** by the model are HTTP 503 answers, timeouts are timeouts: a policy's
+  retry conditions (a preset's) decide whether they are retried.
 * **Wake-ups**: the engine asks the model for its next wake-up after each
   ``advance``, and after an admit only when none is scheduled (an idle server). The
   models' wake-ups are ticks or the oldest request's deadline, which an admit to a
@@ -58,6 +62,8 @@ logger = logging.getLogger(__name__)
 
 #: The soonest a client retries after its budget rejected an attempt locally.
 LOCAL_RETRY_FLOOR_S = 0.01
+#: The HTTP status of a model's rejection, as the target service answers it.
+REJECTED_STATUS = 503
 #: Totals kept only as per-interval counters: count name -> series name.
 _TOTALS = {
     "attempts": ATTEMPTS,
@@ -184,16 +190,23 @@ class Simulation:
         self.attempt(now, client)
 
     def attempt(self, now: float, client: Client, token: int = 0) -> None:
-        """Send one attempt (also: a backoff has passed), unless the budget rejects it locally.
+        """Send one attempt (also: a backoff has passed), unless the budget rejects or delays it.
 
-        The hot path, kept flat: the counters, the model's admit and the queue's push
-        are bound at start.
+        ``token`` 1: the budget let this send through already, after a wait. The hot
+        path, kept flat: the counters, the model's admit and the queue's push are bound
+        at start.
         """
         session = client.session
-        if session.budget is not None and not session.allow_attempt(now):
-            self.counts["rejected_locally"] += 1
-            self.failed(now, client, False, False)
-            return
+        if session.budget is not None and token == 0:
+            if not session.allow_attempt(now):
+                self.counts["rejected_locally"] += 1
+                self.failed(now, client, False, False)
+                return
+            wait = session.before_send(now)
+            if wait > 0:
+                client.state = BACKOFF
+                self.push_event((now + wait, next(self.sequence), RETRY, client, 1))
+                return
         client.aid = aid = client.aid + 1
         client.state = WAITING
         self.attempt_bins[self.bin] += 1
@@ -213,9 +226,9 @@ class Simulation:
             self.series.timeouts[self.bin] += 1
             self.failed(now, client, True)
 
-    def failed(self, now: float, client: Client, timed_out: bool, sent: bool = True) -> None:
-        """An attempt failed: back off and retry, or give up."""
-        delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent)
+    def failed(self, now: float, client: Client, timed_out: bool, sent: bool = True, status: int | None = None) -> None:
+        """An attempt failed (``status``: the HTTP status of a rejection): back off and retry, or give up."""
+        delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent, status=status)
         if isinstance(delay, GiveUp):
             self.series.gave_up[self.bin] += 1
             self.finish(now, client)
@@ -305,7 +318,7 @@ class Simulation:
                 succeeded(now, client)
             else:
                 rejections[self.bin] += 1
-                failed(now, client, False)
+                failed(now, client, False, True, REJECTED_STATUS)
 
     def on_pause(self, now: float) -> None:
         """The server freezes: pending wake-ups are void."""

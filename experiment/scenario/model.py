@@ -25,7 +25,7 @@ from experiment.scenario.fields import (
     ThinkTimeField,
 )
 from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
-from loadgen.strategies import RetryPolicy, parse_strategy
+from loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
 from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
@@ -105,7 +105,9 @@ class StrategyEntry(_Strict):
 
     Written as a spec string (the label is the string as written), as a spec mapping
     with ``name`` and an optional ``label``, or as ``{label, strategy, budget,
-    max_attempts, request_deadline}``, the last three overriding ``load``'s.
+    max_attempts, request_deadline}``, the last three overriding ``load``'s. A preset
+    brings its own attempt cap and budget, which the entry's or ``load``'s override
+    (``loadgen.strategies.presets.base``).
     """
 
     label: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
@@ -129,10 +131,18 @@ class StrategyEntry(_Strict):
         return raw
 
     def policy(self, load: Load) -> RetryPolicy:
-        """The retry policy of this entry, ``load``'s controls where the entry has none."""
-        return RetryPolicy(
-            strategy=self.strategy,
+        """The retry policy of this entry: its controls, else ``load``'s, else a preset's own."""
+        return self._resolved(load)[0]
+
+    def budget_for(self, load: Load) -> RetryBudget | None:
+        """The budget of this entry: its own, else ``load``'s, else a preset's own."""
+        return self._resolved(load)[1]
+
+    def _resolved(self, load: Load) -> tuple[RetryPolicy, RetryBudget | None]:
+        return resolve(
+            self.strategy,
             max_attempts=self.max_attempts if self.max_attempts is not None else load.max_attempts,
+            budget=self.budget if self.budget is not None else load.budget,
             deadline_s=self.request_deadline if self.request_deadline is not None else load.request_deadline,
             reset_after_success=load.reset_after_success,
         )

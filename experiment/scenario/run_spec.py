@@ -55,7 +55,7 @@ class RunSpec:
             label=entry.label,
             model=scenario.model,
             policy=entry.policy(load),
-            budget=entry.budget if entry.budget is not None else load.budget,
+            budget=entry.budget_for(load),  # the entry's, else load's, else a preset's own
             users=load.users,
             spawn_rate=load.spawn_rate,
             think=load.think_time,

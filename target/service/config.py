@@ -10,11 +10,10 @@ from pathlib import Path
 from retrystorm.errors import SpecError
 from retrystorm.spec import DURATION, params_of
 from target.models import ExponentialModel, OverloadModel
+from target.models.base import MIN_TICK_S
 from target.service.auth import check_token
 from target.service.limits import ConnectionLimits
 
-#: The shortest tick a live server accepts: the event loop's timers are millisecond-grained.
-MIN_TICK_S = 0.001
 _SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 
 

@@ -24,6 +24,7 @@ BAD_FIELDS = [
     ("max_attempts", "0", ["--max-attempts", ">= 1"]),
     ("request_deadline", "soon", ["--request-deadline"]),
     ("arrival", "sideways", ["--arrival", "closed, open"]),
+    ("retry_preset", "envoy", ["--retry-preset envoy and --retry-strategy fixed:50ms", "give one"]),
 ]
 
 
@@ -31,7 +32,8 @@ def test_start_form_refuses_bad_specs_then_runs_a_good_one(target_server, web_lo
     target = target_server("--model", "fixed", "--base-delay", "10ms")
     web = web_locust(target.url)
     page = web.get_index()
-    for field in ("retry_strategy", "retry_budget", "think_time", "attempt_timeout", "arrival", "keep_backoff"):
+    fields = ("retry_strategy", "retry_preset", "retry_budget", "think_time", "attempt_timeout", "arrival")
+    for field in (*fields, "keep_backoff"):
         assert field in page, f"{field} missing from the start form"
     assert "metrics_port" not in page
 

@@ -6,7 +6,7 @@ import experiment.scenario
 from experiment.scenario import ScenarioError, find_scenario, load_scenario, shipped_folder, shipped_names
 from experiment.scenario.catalog import is_bare_name
 
-SHIPPED = ["flapping", "jitter-shootout", "smira-laptop", "smira-sigstop", "wyegelwel-burst"]
+SHIPPED = ["flapping", "jitter-shootout", "real-clients", "smira-laptop", "smira-sigstop", "wyegelwel-burst"]
 
 
 def test_the_shipped_files_are_inside_the_package():

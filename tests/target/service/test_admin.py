@@ -67,7 +67,7 @@ BAD_MODEL_BODIES = [
     (b'{"name": "exponential", "workers": 3}', "unknown parameter 'workers'; accepted: base_delay"),
     (b'{"name": "exponential", "factor": NaN}', "NaN is not a JSON number"),
     (b'{"name": "exponential", "k": 1e999}', "1e999 is beyond the range of a number"),
-    (b'{"name": "exponential", "tick": "1us"}', "tick: got 1us, expected at least 1ms on a live server"),
+    (b'{"name": "exponential", "tick": "1us"}', "tick: got 1us, expected a duration"),
     (b'{"name": "fixed", "base_delay": "forever"}', "base_delay: got inf, expected a finite duration >= 0 and <= 1h"),
     (b'{"spec": "exponential:factor=1e999"}', "factor: got inf, expected a finite number >= 1 and <= 1000"),
     (b'{"name": "exponential", "base_delay": "1s", "max_delay": "10ms"}', "max_delay: must be at least"),
