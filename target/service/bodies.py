@@ -62,7 +62,7 @@ MODEL_REQUEST: TypeAdapter[Any] = TypeAdapter(ModelRequest)
 
 def _model_place(location: Location) -> str:
     """``model 'exponential': limit`` for a parameter of a mapping; ``spec`` in a spec string."""
-    kind, *rest = location
+    kind, *rest = location or ("",)
     if kind == MAPPING and rest:
         name, *rest = rest
         return ": ".join([f"model {name!r}", *map(str, rest)])
