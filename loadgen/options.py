@@ -23,6 +23,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from chaos.client import check_chaos_url
+from loadgen.outcomes import AttemptOutcome
+from loadgen.request_mix import (
+    DEFAULT_RETRY_ON,
+    MAX_REQUESTS,
+    RequestSpec,
+    parse_request_lines,
+    parse_retry_on,
+    split_requests,
+)
 from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
 from loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
 from loadgen.think import ThinkTime, parse_think_time
@@ -54,6 +63,15 @@ class LoadOptions:
     arrival: Arrival
     request_path: str
     seed: int | None
+    #: What one logical request is: the weighted mix of ``--request`` (default: ``GET --request-path``).
+    requests: tuple[RequestSpec, ...] = ()
+    #: Attempt outcomes that are retried (``--retry-on``); any other failure gives up at once.
+    retry_on: frozenset[AttemptOutcome] = dataclasses.field(default_factory=lambda: parse_retry_on(DEFAULT_RETRY_ON))
+
+    @property
+    def request_mix(self) -> tuple[RequestSpec, ...]:
+        """The requests to draw from: ``requests``, or ``GET request_path`` named after its path."""
+        return self.requests or (RequestSpec(path=self.request_path, name=self.request_path),)
 
     @property
     def strategy_name(self) -> str:
@@ -125,6 +143,29 @@ def _path(text: str) -> str:
     return text
 
 
+def _requests(text: str) -> tuple[RequestSpec, ...]:
+    lines = split_requests(text)
+    return parse_request_lines(lines) if any(line.strip() for line in lines) else ()
+
+
+def _requests_file(text: str) -> str:
+    """The text of a requests file (one request per line), checked; ``""`` for none."""
+    value = _none_or(text)
+    if value is None:
+        return ""
+    try:
+        with open(value, encoding="utf-8") as handle:  # noqa: PTH123 - a path as typed on the command line
+            content = handle.read(MAX_REQUESTS * 80 * 1024)
+    except OSError as error:
+        raise SpecError(f"cannot read {shown(value)}: {error.strerror or error}") from None
+    _requests(content)
+    return content
+
+
+def _retry_on(text: str) -> frozenset[AttemptOutcome]:
+    return parse_retry_on(part for part in text.split(",") if part.strip())
+
+
 def _seed(text: str) -> int | None:
     value = _none_or(text)
     if value is None:
@@ -193,7 +234,22 @@ OPTIONS = (
         _deadline,
     ),
     _Option("--arrival", "closed", "closed: wait for each request; open: start requests on schedule.", _arrival),
-    _Option("--request-path", "/api", "Path of each request (GET).", _path),
+    _Option("--request-path", "/api", "Path of each request (GET) when no --request is given.", _path),
+    _Option(
+        "--request",
+        "",
+        f"What a logical request sends, repeatable (at most {MAX_REQUESTS}, drawn by weight): "
+        "'METHOD PATH [weight=N] [name=NAME] [header=NAME:VALUE]... [body=TEXT]'; in this form, "
+        "separate several with ' ;; '. Default: GET --request-path.",
+        _requests,
+    ),
+    _Option(
+        "--retry-on",
+        ",".join(DEFAULT_RETRY_ON),
+        "Attempt outcomes retried, comma-separated: timeout, connection_error, 5xx, 429, 4xx; any other failure "
+        "gives up at once.",
+        _retry_on,
+    ),
     _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
 )
 _BY_DEST = {option.dest: option for option in OPTIONS}
@@ -211,9 +267,22 @@ def add_arguments(parser: Any) -> None:
     group = parser
     for option in OPTIONS:
         choices = list(Arrival) if option.flag == "--arrival" else None
+        extra = {"action": _AppendLine} if option.flag == "--request" else {}
         group.add_argument(
-            option.flag, default=option.default, help=option.help, type=_argparse_type(option.check), choices=choices
+            option.flag,
+            default=option.default,
+            help=option.help,
+            type=_argparse_type(option.check),
+            choices=choices,
+            **extra,
         )
+    group.add_argument(
+        "--requests-file",
+        type=_argparse_type(_requests_file),
+        default="",
+        include_in_web_ui=False,
+        help="A file of requests, one --request line each (# comments); added to --request's.",
+    )
     for flag, help_text in FLAGS:
         group.add_argument(flag, action="store_true", default=False, help=help_text)
     group.add_argument(
@@ -246,6 +315,14 @@ def add_arguments(parser: Any) -> None:
         env_var="RETRYSTORM_CHAOS_TOKEN",
         help="Bearer token of the chaos API, when it is bound beyond loopback [env RETRYSTORM_CHAOS_TOKEN].",
     )
+
+
+class _AppendLine(argparse.Action):
+    """``--request`` is repeatable; its value stays one text (lines), as the web form and the master carry it."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        before = getattr(namespace, self.dest, "") or ""
+        setattr(namespace, self.dest, f"{before}\n{values}" if before else values)
 
 
 def _argparse_type(check: Callable[[str], Any]) -> Callable[[str], str]:
@@ -287,7 +364,19 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
         arrival=read["arrival"],
         request_path=read["request_path"],
         seed=read["random_seed"],
+        requests=_all_requests(read["request"], str(values.get("requests_file") or "")),
+        retry_on=read["retry_on"],
     )
+
+
+def _all_requests(from_flags: tuple[RequestSpec, ...], file_text: str) -> tuple[RequestSpec, ...]:
+    """``--request``'s requests, then ``--requests-file``'s; together at most :data:`MAX_REQUESTS`."""
+    if not file_text:
+        return from_flags
+    try:
+        return parse_request_lines([*(spec.to_json() for spec in from_flags), *file_text.splitlines()])
+    except SpecError as error:
+        raise UserError(f"--request and --requests-file: {error}") from None
 
 
 def overlay_form(values: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
