@@ -14,6 +14,7 @@ import dataclasses
 from typing import Literal
 
 from experiment.scenario.model import Scenario, StrategyEntry
+from loadgen.request_mix import DEFAULT_RETRY_ON, RequestSpec
 from loadgen.strategies import RetryBudget, RetryPolicy
 from loadgen.think import SEED_THINK_TIME, ThinkTime
 from target.models import OverloadModel
@@ -31,11 +32,13 @@ class RunSpec:
     logical request and the start of the next; ``open``, logical requests start at
     ``rate`` per second in all, whether or not earlier ones have finished (``think`` is
     then unused). ``attempt_timeout_s``: a client gives up an attempt after this long
-    (``None``: never).
+    (``None``: never). ``model`` is ``None`` for a scenario's own service without one;
+    ``requests`` is what one logical request sends (empty: the default ``GET /api``) and
+    ``retry_on`` the outcomes retried (:mod:`loadgen.request_mix`).
     """
 
     label: str
-    model: OverloadModel
+    model: OverloadModel | None
     policy: RetryPolicy
     budget: RetryBudget | None = None
     users: int
@@ -46,6 +49,8 @@ class RunSpec:
     attempt_timeout_s: float | None = 2.0
     duration_s: float
     seed: int = 1
+    requests: tuple[RequestSpec, ...] = ()
+    retry_on: tuple[str, ...] = DEFAULT_RETRY_ON
 
     @classmethod
     def of(cls, scenario: Scenario, entry: StrategyEntry) -> RunSpec:
@@ -64,4 +69,6 @@ class RunSpec:
             attempt_timeout_s=load.attempt_timeout,
             duration_s=load.duration,
             seed=scenario.seed,
+            requests=tuple(entry.spec() for entry in scenario.requests or ()),
+            retry_on=tuple(scenario.retry_on),
         )

@@ -25,10 +25,12 @@ from collections.abc import Mapping
 
 from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
 from chaos.targets import FaultTarget
-from runner.compose.lazy import LazyBackend, docker_backend
+from experiment.scenario.service import ServiceTarget as OwnService
 from runner.compose.watch import Watch
 from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
+from runner.lazy import LazyBackend, docker_backend
+from runner.readiness import probe as readiness_probe
 from target.models import OverloadModel
 
 log = logging.getLogger(__name__)
@@ -61,7 +63,9 @@ class ServiceTarget:
         refs: list[TargetRef],
         *,
         unhealthy_after_s: float = UNHEALTHY_AFTER_S,
+        foreign: OwnService | None = None,
     ) -> None:
+        self.foreign = foreign
         self.api = api
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"
@@ -75,15 +79,21 @@ class ServiceTarget:
         return f"target service {self.api.base_url} (load sent to {self.base_url}; paused as {paused})"
 
     async def probe(self) -> str | None:
-        """``None`` when ``/healthz`` answers or the target is paused; why not otherwise."""
+        """``None`` when ``/healthz`` (a foreign service: its ready path) answers or the target is paused."""
         try:
-            await self.api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+            await self._health()
         except RunFailedError as error:
             states = await backend_states(self.backend, self.refs)
             if TargetState.GONE in states:
                 raise RunFailedError(f"the target ({self.refs[0].describe()}) is gone") from None
             return None if TargetState.PAUSED in states else str(error)
         return None
+
+    async def _health(self) -> None:
+        if self.foreign is None:
+            await self.api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+        elif (problem := await readiness_probe(self.api.base_url, self.foreign.ready)) is not None:
+            raise RunFailedError(problem)
 
     def check(self) -> None:
         self.watch.check()
@@ -94,7 +104,8 @@ class ServiceTarget:
         try:
             for ref in self.refs:
                 await asyncio.to_thread(self.backend.resume, ref)
-            await self.api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+            if self.foreign is None:  # a foreign service has no admin API: nothing to reset
+                await self.api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
         except (BackendError, RunFailedError) as error:
             log.warning("could not leave the target resumed and reset: %s", error)
         finally:
@@ -119,7 +130,9 @@ class ServiceTargets:
         fault_target: str = FAULT_TARGET,
         ready_timeout_s: float = READY_TIMEOUT_S,
         unhealthy_after_s: float = UNHEALTHY_AFTER_S,
+        foreign: OwnService | None = None,
     ) -> None:
+        self.foreign = foreign
         self.target_url = target_url.rstrip("/")
         self.load_target_url = (load_target_url or target_url).rstrip("/")
         self.fault_target = fault_target
@@ -135,11 +148,26 @@ class ServiceTargets:
     def fault_target_names(self) -> list[str]:
         return [self.fault_target]
 
-    def describe(self, model: OverloadModel) -> str:
+    def describe(self, model: OverloadModel | None) -> str:
+        if self.foreign is not None or model is None:
+            ready = self.foreign.ready if self.foreign is not None and self.foreign.ready else None
+            return (
+                f"your service at {self.target_url} (load sent to {self.load_target_url}); no admin API: nothing is "
+                f"reset between strategies (no model set, no counters zeroed, nothing released), only resumed; "
+                f"ready: {f'GET {ready} answering 2xx' if ready else 'the URL answering'}; outages pause "
+                f"{self.fault_target!r} through {self.lazy.what} (docker pause/unpause of each of its containers)"
+            )
         return (
             f"the target service at {self.target_url} (load sent to {self.load_target_url}), reset per strategy "
             f"and set to --model {model.spec()}; outages pause {self.fault_target!r} through {self.lazy.what}"
         )
+
+    async def _health(self, api: WebApi) -> None:
+        """``/healthz`` of the built-in target, or a foreign service's readiness; ``RunFailedError`` when not."""
+        if self.foreign is None:
+            await api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+        elif (problem := await readiness_probe(api.base_url, self.foreign.ready)) is not None:
+            raise RunFailedError(problem)
 
     async def _wait_healthy(self, api: WebApi, backend: FaultBackend, refs: list[TargetRef]) -> None:
         deadline = asyncio.get_running_loop().time() + self.ready_timeout_s
@@ -151,7 +179,7 @@ class ServiceTargets:
                     "(retrystorm chaos recover, or the Chaos tab) and run again"
                 )
             try:
-                await api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+                await self._health(api)
             except RunFailedError as error:
                 if asyncio.get_running_loop().time() > deadline:
                     waited = f"{self.ready_timeout_s:.0f} s"
@@ -160,7 +188,7 @@ class ServiceTargets:
             else:
                 return
 
-    async def start(self, label: str, model: OverloadModel, seed: int) -> ServiceTarget:
+    async def start(self, label: str, model: OverloadModel | None, seed: int) -> ServiceTarget:
         """The target, healthy, serving ``model``, its faults disarmed and its state reset.
 
         ``seed`` is not applied: a long-lived target keeps the seed it was started with.
@@ -173,13 +201,16 @@ class ServiceTargets:
         api = WebApi(self.target_url, "the target")
         try:
             await self._wait_healthy(api, backend, refs)
-            await api.call_json("PUT", "/admin/model", json_body={"spec": model.spec()})
-            await api.call_json("DELETE", "/admin/faults")
-            await api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+            if self.foreign is None and model is not None:  # the built-in target: its admin API resets it
+                await api.call_json("PUT", "/admin/model", json_body={"spec": model.spec()})
+                await api.call_json("DELETE", "/admin/faults")
+                await api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+                log.info("target %s reset for %s (model %s)", self.target_url, label, model.spec())
         except BaseException:
             await api.close()
             raise
-        log.info("target %s reset for %s (model %s)", self.target_url, label, model.spec())
-        handle = ServiceTarget(api, self.load_target_url, backend, refs, unhealthy_after_s=self.unhealthy_after_s)
+        handle = ServiceTarget(
+            api, self.load_target_url, backend, refs, unhealthy_after_s=self.unhealthy_after_s, foreign=self.foreign
+        )
         handle.watch.start()
         return handle

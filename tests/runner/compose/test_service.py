@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from chaos.backends import ProcessBackend, TargetState
-from runner.compose.lazy import LazyBackend
 from runner.compose.service import ServiceTarget, ServiceTargets
 from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
+from runner.lazy import LazyBackend
 from target.models import parse_model
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
