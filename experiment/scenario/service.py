@@ -200,9 +200,15 @@ class RequestEntry(_Strict):
 
 
 def _retry_on(value: object) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) and item in RETRY_ON for item in value):
+    """A list of :data:`RETRY_ON` names; ``429`` may be written as a number (YAML reads it so)."""
+    names = (
+        [str(item) if isinstance(item, int) and not isinstance(item, bool) else item for item in value]
+        if (isinstance(value, list))
+        else None
+    )
+    if names is None or not all(isinstance(item, str) and item in RETRY_ON for item in names):
         raise ValueError(f"got {shown(value)}; expected a list of some of {', '.join(RETRY_ON)}")
-    return list(dict.fromkeys(value))
+    return list(dict.fromkeys(names))
 
 
 RetryOn = Annotated[list[str], BeforeValidator(_retry_on)]

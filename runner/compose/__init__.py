@@ -35,15 +35,13 @@ def compose_stack(
     service (``target:``) running as the stack's target: no admin calls, its ``ready``
     path, its own in-flight gauge if it has one (:func:`foreign_target`).
     """
-    fault_target = "target"
     if service is not None:
         check_foreign(service)
-        fault_target = service.service or "target"
+    alias = {"container": service.container, "service": service.service} if service is not None else {}
     targets = ServiceTargets(
         endpoints.target_url,
         load_target_url=endpoints.load_target_url,
-        backend=backend or endpoints.fault_backend(longest_outage_s, container=service.container if service else None),
-        fault_target=fault_target,
+        backend=backend or endpoints.fault_backend(longest_outage_s, **alias),
         foreign=service,
     )
     source = PrometheusMetricsSource(endpoints.prometheus_url)

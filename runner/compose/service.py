@@ -155,12 +155,20 @@ class ServiceTargets:
                 f"your service at {self.target_url} (load sent to {self.load_target_url}); no admin API: nothing is "
                 f"reset between strategies (no model set, no counters zeroed, nothing released), only resumed; "
                 f"ready: {f'GET {ready} answering 2xx' if ready else 'the URL answering'}; outages pause "
-                f"{self.fault_target!r} through {self.lazy.what} (docker pause/unpause of each of its containers)"
+                f"{self.fault_target!r}{self._alias()} through {self.lazy.what} (each of its containers paused)"
             )
         return (
             f"the target service at {self.target_url} (load sent to {self.load_target_url}), reset per strategy "
             f"and set to --model {model.spec()}; outages pause {self.fault_target!r} through {self.lazy.what}"
         )
+
+    def _alias(self) -> str:
+        """`` (compose service web)`` when a foreign target names what ``target`` stands for."""
+        if self.foreign is not None and self.foreign.service:
+            return f" (compose service {self.foreign.service})"
+        if self.foreign is not None and self.foreign.container:
+            return f" (container {self.foreign.container})"
+        return ""
 
     async def _health(self, api: WebApi) -> None:
         """``/healthz`` of the built-in target, or a foreign service's readiness; ``RunFailedError`` when not."""

@@ -77,7 +77,7 @@ def test_gunicorn_fixed_retries_never_recover_and_backoff_with_jitter_does(examp
     assert backoff["server_recovery_s"] is not None and backoff["client_recovery_s"] is not None
     assert fixed["amplification"] > 2 * backoff["amplification"]
     assert {row["server_recovery_signals"] for row in rows.values()} == {"client side (attempt latency, timeout rate)"}
-    assert any("client side" in choice for choice in document["choices"])
+    assert any("judged from the clients" in choice for choice in document["choices"])
     assert fixed["peak_in_flight"] is None  # no server readings were taken
     assert not Journal(tmp_path / "journal.jsonl").pending()
     assert processes_with(f"127.0.0.1:{port}") == []  # gunicorn's master and workers all stopped
