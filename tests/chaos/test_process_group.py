@@ -132,3 +132,47 @@ def test_registration_refuses_this_process_group_and_a_process_that_leads_none(p
 
 def _watchdog_resumes(journal: Journal) -> list[dict]:
     return [record for record in journal.records() if record.get("reason") == "watchdog"]
+
+
+def test_the_controller_journals_guards_and_resumes_what_the_freeze_found_besides_what_it_resolved(tmp_path):
+    from chaos.backends.base import FaultBackend, TargetRef, TargetState
+
+    events: list[str] = []
+
+    class Forking(FaultBackend):  # resolves one member; its freeze finds a second, forked meanwhile
+        name = "process"
+
+        def targets(self):
+            return ["target"]
+
+        def resolve(self, target):
+            return [TargetRef(self.name, target, "100@1")]
+
+        def pause_all(self, target, refs):
+            events.append("freeze " + ",".join(ref.ident for ref in refs))
+            return [TargetRef(self.name, target, "101@2")]
+
+        def pause(self, ref):
+            raise AssertionError("the group is frozen at once, never member by member")
+
+        def resume(self, ref):
+            events.append(f"resume {ref.ident}")
+
+        def state(self, ref):
+            return TargetState.RUNNING
+
+    switch = RecordingSwitch()
+    journal = Journal(tmp_path / "j.jsonl")
+
+    async def scenario() -> None:
+        controller = OutageController(journal, dead_man=switch)
+        outage = await controller.pause(FaultTarget("target", Forking()), 30.0)
+        assert [ref.ident for ref in outage.refs] == ["100@1", "101@2"]
+        assert [(ident, event) for ident, event, _ in switch.armed] == [("100@1", "o1"), ("101@2", "o1")]
+        assert sorted(pending.ref.ident for pending in journal.pending()) == ["100@1", "101@2"]
+        await controller.resume(outage.id)
+
+    asyncio.run(scenario())
+    assert events == ["freeze 100@1", "resume 100@1", "resume 101@2"]
+    assert not journal.pending()
+    assert switch.disarmed == ["o1", "o1"]  # both members' switches stood down
