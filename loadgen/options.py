@@ -276,13 +276,7 @@ def add_arguments(parser: Any) -> None:
             choices=choices,
             **extra,
         )
-    group.add_argument(
-        "--requests-file",
-        type=_argparse_type(_requests_file),
-        default="",
-        include_in_web_ui=False,
-        help="A file of requests, one --request line each (# comments); added to --request's.",
-    )
+    _add_requests_file(group)
     for flag, help_text in FLAGS:
         group.add_argument(flag, action="store_true", default=False, help=help_text)
     group.add_argument(
@@ -315,6 +309,25 @@ def add_arguments(parser: Any) -> None:
         env_var="RETRYSTORM_CHAOS_TOKEN",
         help="Bearer token of the chaos API, when it is bound beyond loopback [env RETRYSTORM_CHAOS_TOKEN].",
     )
+
+
+def _add_requests_file(parser: Any) -> None:
+    """``--requests-file``: read and checked when parsed, so its text travels to the workers with the options."""
+    parser.add_argument(
+        "--requests-file",
+        type=_requests_file_content,
+        default="",
+        include_in_web_ui=False,
+        help="A file of requests, one --request line each (# comments); added to --request's.",
+    )
+
+
+def _requests_file_content(path: str) -> str:
+    """The argparse ``type`` of ``--requests-file``: the file's text, checked; the options carry the text."""
+    try:
+        return _requests_file(path)
+    except SpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class _AppendLine(argparse.Action):

@@ -72,6 +72,13 @@ class _Kind:
     body: bytes
     metrics: RequestMetrics
 
+    def headers(self, attempt: int) -> dict[str, str] | None:
+        """The request's headers, and ``Retrystorm-Attempt: N`` on a retry (``None``: none at all)."""
+        headers = dict(self.spec.headers)
+        if attempt > 1:
+            headers[ATTEMPT_HEADER] = str(attempt)
+        return headers or None
+
 
 @dataclasses.dataclass(slots=True)
 class _Request:
@@ -232,9 +239,7 @@ class RetryingUser(FastHttpUser):
         """Send attempt number ``request.attempts``; its outcome and the ``Retry-After`` it asked for."""
         number = request.attempts
         kind = request.kind
-        headers = dict(kind.spec.headers) if kind.spec.headers else {}
-        if number > 1:
-            headers[ATTEMPT_HEADER] = str(number)
+        headers = kind.headers(number)
         limit_s = min(self.attempt_limit_s, max(remaining_s, 0.0))
         started_epoch = time.time()
         started = time.perf_counter()
@@ -246,7 +251,7 @@ class RetryingUser(FastHttpUser):
         kind.metrics.attempts_started.inc()  # counted when sent; its outcome when it ends, below
         timer = gevent.Timeout.start_new(limit_s)
         try:
-            response = self.http.request(kind.spec.method, kind.path, body=kind.body, headers=headers or None)
+            response = self.http.request(kind.spec.method, kind.path, body=kind.body, headers=headers)
             body = response.read()
             status = response.status_code
         except gevent.Timeout as expired:

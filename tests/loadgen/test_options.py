@@ -249,3 +249,15 @@ def test_locust_itself_exits_2_with_one_line_for_an_absurd_strategy():
     assert len(lines) == 1, result.stderr
     assert "--retry-strategy: strategy 'fixed': delay: got '1111" in lines[0]
     assert "<= 1000000000s" in lines[0]
+
+
+def test_requests_file_is_read_when_parsed_so_its_text_travels_with_the_options(tmp_path):
+    file = tmp_path / "requests.txt"
+    file.write_text("POST /b weight=3 body=x y\n")
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    parsed = parser.parse_args(["--request", "GET /a", "--request", "GET /c", "--requests-file", str(file)])
+    assert parsed.requests_file == file.read_text()
+    assert [r.name for r in load_options(vars(parsed)).requests] == ["GET /a", "GET /c", "POST /b"]
+    with pytest.raises(argparse.ArgumentError, match="cannot read"):
+        parser.parse_args(["--requests-file", str(tmp_path / "missing.txt")])

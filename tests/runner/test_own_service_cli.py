@@ -89,3 +89,12 @@ def test_init_writes_a_scenario_that_loads_and_refuses_to_overwrite_it(tmp_path)
     assert "scenario.yaml exists; pass --force to overwrite it" in error_line(again)
     forced = retrystorm("init", "http://127.0.0.1:8000", "--force", cwd=tmp_path, journal=journal)
     assert forced.returncode == 0 and "faults: []" in (tmp_path / "scenario.yaml").read_text()
+
+
+def test_simulate_beside_a_live_run_needs_a_model_of_the_service(tmp_path):
+    path = write(tmp_path, OWN.format(pause="command: x"))
+    done = retrystorm("run", path, "--simulate", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert error_line(done).startswith("retrystorm: error: --simulate: own: target: is your own service")
+    with_model = write(tmp_path, "model: queue:workers=2\n" + OWN.format(pause="command: x"), "approx.yaml")
+    done = retrystorm("run", with_model, "--simulate", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
