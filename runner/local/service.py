@@ -121,6 +121,8 @@ class OwnServiceTargets:
                 f"the command of target: ({label})", self.spec.argv(), log_path, cwd=self.folder, tools_on_path=True
             )
         try:
+            if backend is not None and self.docker is not None:
+                backend.resolve(FAULT_TARGET)  # the container exists and opted in: else one line, before any load
             alive = (lambda: _alive(process)) if process is not None else (lambda: None)
             timeout_s = READY_TIMEOUT_S if process is not None else RUNNING_READY_TIMEOUT_S
             await wait_ready(
@@ -128,8 +130,6 @@ class OwnServiceTargets:
             )
             if process is not None and self.spec.pause_kind == "command":
                 self.process_backend.register_group(FAULT_TARGET, process.pid)
-            if backend is not None and self.docker is not None:
-                backend.resolve(FAULT_TARGET)  # the container exists and opted in: else one line, before any load
         except BaseException:
             if process is not None:
                 await process.stop_group()
