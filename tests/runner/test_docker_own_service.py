@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import os
+import socket
 import subprocess
 import sys
 import uuid
 
 import pytest
+
+from chaos.journal import Journal
 
 pytestmark = [pytest.mark.docker, pytest.mark.live]
 
@@ -54,3 +59,46 @@ def test_a_container_without_the_opt_in_label_is_refused_before_any_load(unlabel
     assert f"refusing to pause {unlabelled_container}" in last and "retrystorm.chaos=allow" in last
     assert not (tmp_path / "run" / "logs" / "fixed-100ms-locust.log").exists()
     assert docker("inspect", "-f", "{{.State.Status}}", unlabelled_container).stdout.strip() == "running"
+
+
+def test_a_labelled_container_is_paused_and_resumed_through_the_docker_backend(tmp_path):
+    try:
+        present = docker("image", "inspect", IMAGE).returncode == 0
+    except OSError:
+        present = False
+    if not present:
+        pytest.skip(f"no Docker engine or no {IMAGE}")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    name = f"rstest-labelled-{uuid.uuid4().hex[:8]}"
+    started = docker(
+        "run", "-d", "--network", "host", "--label", "retrystorm.chaos=allow", "--name", name, IMAGE,
+        "gunicorn", "-w", "2", "-b", f"127.0.0.1:{port}", "app:app",
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    try:
+        scenario = tmp_path / "container.yaml"
+        scenario.write_text(
+            f"target: {{url: http://127.0.0.1:{port}, container: {name}, ready: /healthz}}\n"
+            "load: {users: 5, think_time: exponential:500ms, attempt_timeout: 1s, duration: 14s}\n"
+            "strategies: [fixed:100ms]\nfaults: [{at: 6s, for: 3s}]\n"
+        )
+        journal = tmp_path / "j.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "retrystorm", "run", str(scenario), "--out", str(tmp_path / "run")],
+            capture_output=True, text=True, timeout=180, check=False,
+            env={**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert not Journal(journal).pending()
+        document = json.loads((tmp_path / "run" / "results.json").read_text())
+        [row] = document["results"]
+        start, end = row["outages"][0]
+        assert end - start >= 2.5
+        with (tmp_path / "run" / "timeseries.csv").open() as table:
+            frozen = [r for r in csv.DictReader(table) if start + 1 < float(r["t_s"]) <= end]
+        assert frozen and all(float(r["goodput"]) == 0 for r in frozen)  # nothing answered while it was paused
+        assert docker("inspect", "-f", "{{.State.Status}}", name).stdout.strip() == "running"
+    finally:
+        docker("rm", "-f", started.stdout.strip())
