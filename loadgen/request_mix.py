@@ -166,6 +166,8 @@ def parse_request_line(text: str) -> RequestSpec:
     """A :class:`RequestSpec` from ``METHOD PATH [weight=N] [name=NAME] [header=K:V]... [body=TEXT]``."""
     if "\n" in text or "\r" in text:
         raise SpecError("expected one request per line")
+    if len(text) > MAX_LINE_CHARS:
+        raise SpecError(f"a line of {len(text):,} characters, expected at most {MAX_LINE_CHARS:,}")
     if text.lstrip().startswith("{"):
         return _from_json(text)
     head, sep, body = text.strip().partition(" body=")
@@ -200,11 +202,15 @@ def parse_request_line(text: str) -> RequestSpec:
 _JSON_FIELDS = frozenset({"method", "path", "name", "headers", "body", "weight"})
 
 
+#: The longest request line: a body at its ceiling, escaped, and the rest.
+MAX_LINE_CHARS = 2 * MAX_BODY_CHARS + MAX_HEADERS * MAX_HEADER_CHARS + 8 * 1024
+
+
 def _from_json(text: str) -> RequestSpec:
     try:
         fields = json.loads(text)
-    except ValueError as error:
-        raise SpecError(f"not a JSON object: {error}") from None
+    except (ValueError, RecursionError) as error:
+        raise SpecError(f"not a JSON object: {str(error)[:100]}") from None
     if not isinstance(fields, dict) or not set(fields) <= _JSON_FIELDS:
         unknown = sorted(set(fields) - _JSON_FIELDS) if isinstance(fields, dict) else fields
         raise SpecError(f"got {shown(unknown)}, expected the fields {', '.join(sorted(_JSON_FIELDS))}")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loadgen.options import load_options
 from loadgen.outcomes import AttemptOutcome
@@ -89,3 +92,27 @@ def test_options_carry_the_mix_and_retry_on_and_name_the_flag_when_wrong(tmp_pat
         "POST /b",
     ]
     assert parse_retry_on([]) == frozenset()
+
+
+WORDS = ["GET", "post", "/a", "/", "weight=", "weight=3", "weight=99999999999", "name=", "name=x", "header=",
+         "header=A:b", "header=Host:x", "body=", "body={", "{", "}", '{"path": "/a"}', '{"weight": true}',
+         "\x00", "\t", "é", " ;; ", "=", ":", "\u2028"]  # fmt: skip
+FUZZ = settings(derandomize=True, max_examples=300, deadline=timedelta(seconds=1))
+
+
+@FUZZ
+@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=20)), max_size=8).map(" ".join))
+def test_any_text_is_a_request_or_one_line_saying_why(text):
+    try:
+        request = parse_request_line(text)
+    except SpecError as error:
+        assert "\n" not in str(error)
+        return
+    assert parse_request_line(request.to_json()) == request  # what reads, reads back exactly
+
+
+def test_hostile_lines_are_refused_in_one_line():
+    for text in ("[" * 100_000, "{" + '"a":' * 50_000, "GET /a body=" + "x" * 500_000):
+        with pytest.raises(SpecError) as caught:
+            parse_request_line(text)
+        assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
