@@ -176,27 +176,32 @@ def parse_request_line(text: str) -> RequestSpec:
     words = head.split()
     if len(words) < 2:
         raise SpecError(f"got {shown(text)}, expected METHOD PATH [weight=N] [name=NAME] [header=K:V]... [body=TEXT]")
-    fields: dict[str, object] = {"method": words[0], "path": words[1], "headers": {}}
+    fields: dict[str, object] = {"method": words[0], "path": words[1]}
     headers: dict[str, str] = {}
     for word in words[2:]:
-        key, eq, value = word.partition("=")
-        if not eq or key not in ("weight", "name", "header"):
-            raise SpecError(f"{shown(word)}: expected weight=N, name=NAME, header=NAME:VALUE or body=TEXT (last)")
-        if key == "weight":
-            if not value.isdigit():
-                raise SpecError(f"weight: got {shown(value)}, expected a whole number from 1 to {MAX_WEIGHT:,}")
-            fields["weight"] = int(value[:10])
-        elif key == "name":
-            fields["name"] = value
-        else:
-            name, colon, header_value = value.partition(":")
-            if not colon:
-                raise SpecError(f"header: got {shown(value)}, expected NAME:VALUE like Content-Type:application/json")
-            headers[name] = header_value
+        _read_option(word, fields, headers)
     fields["headers"] = headers
     if sep:
         fields["body"] = body
     return RequestSpec(**fields)  # type: ignore[arg-type]
+
+
+def _read_option(word: str, fields: dict[str, object], headers: dict[str, str]) -> None:
+    """One ``weight=N``, ``name=NAME`` or ``header=NAME:VALUE`` of a request line, into ``fields``/``headers``."""
+    key, eq, value = word.partition("=")
+    if not eq or key not in ("weight", "name", "header"):
+        raise SpecError(f"{shown(word)}: expected weight=N, name=NAME, header=NAME:VALUE or body=TEXT (last)")
+    if key == "weight":
+        if not (value.isascii() and value.isdigit()):
+            raise SpecError(f"weight: got {shown(value)}, expected a whole number from 1 to {MAX_WEIGHT:,}")
+        fields["weight"] = int(value[:10])
+    elif key == "name":
+        fields["name"] = value
+    else:
+        name, colon, header_value = value.partition(":")
+        if not colon:
+            raise SpecError(f"header: got {shown(value)}, expected NAME:VALUE like Content-Type:application/json")
+        headers[name] = header_value
 
 
 _JSON_FIELDS = frozenset({"method", "path", "name", "headers", "body", "weight"})
