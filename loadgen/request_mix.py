@@ -74,17 +74,18 @@ def check_path(value: object) -> str:
         not isinstance(value, str)
         or not value.startswith("/")
         or len(value) > MAX_PATH_CHARS
+        or not value.isascii()
         or any(c.isspace() or ord(c) < 32 or c == "\x7f" for c in value)
     ):
         raise SpecError(
-            f"path: got {shown(value)}, expected a path starting with / without spaces, "
-            f"at most {MAX_PATH_CHARS} characters, like /orders/1"
+            f"path: got {shown(value)}, expected a path starting with / in ASCII without spaces "
+            f"(percent-encode the rest), at most {MAX_PATH_CHARS} characters, like /orders/1"
         )
     return value
 
 
 def check_headers(value: object) -> dict[str, str]:
-    """At most :data:`MAX_HEADERS` headers; names are tokens, values one line of at most :data:`MAX_HEADER_CHARS`."""
+    """At most :data:`MAX_HEADERS` headers: names are tokens, values printable ASCII (:data:`MAX_HEADER_CHARS`)."""
     if not isinstance(value, Mapping):
         raise SpecError(f"headers: got {shown(value)}, expected a mapping of header names to values")
     if len(value) > MAX_HEADERS:
@@ -98,8 +99,8 @@ def check_headers(value: object) -> dict[str, str]:
         if isinstance(given, bool) or not isinstance(given, str | int | float):
             raise SpecError(f"headers: {name}: got {shown(given)}, expected a text value")
         text = str(given)
-        if len(text) > MAX_HEADER_CHARS or any(c in "\r\n\x00" for c in text):
-            raise SpecError(f"headers: {name}: expected one line of at most {MAX_HEADER_CHARS} characters")
+        if len(text) > MAX_HEADER_CHARS or not text.isascii() or not (text.isprintable() or not text):
+            raise SpecError(f"headers: {name}: expected printable ASCII of at most {MAX_HEADER_CHARS} characters")
         headers[name] = text
     return headers
 
