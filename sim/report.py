@@ -159,12 +159,13 @@ def run_curves(run: RunOutput) -> StrategyCurves:
 
 def run_metadata(report: Report, folder: Path) -> dict[str, object]:
     """What the report's "Run" section says of a simulated run: scenario, seed, what ran, the folder."""
-    spec = report.runs[0].config.spec
+    config = report.runs[0].config
+    spec = config.spec
     return {
         "scenario": report.experiment,
         "seed": spec.seed,
         "stack": "the simulator, in virtual time",
-        "target": f"the {spec.model.spec()} model",
+        "target": f"the {config.model.spec()} model",
         "load": f"{spec.users:,} users ({spec.arrival} loop) for {format_duration(spec.duration_s)}",
         "folder": str(folder),
     }

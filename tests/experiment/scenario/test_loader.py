@@ -170,7 +170,7 @@ def test_recovery_assertions_need_an_outage():
     [
         ("", "s.yaml:1: the file is empty; expected a scenario mapping"),
         ("- a\n- b\n", "s.yaml:1: expected a mapping with name, model, load, strategies; got ['a', 'b']"),
-        ("name: x\n", "s.yaml:1: model: missing; this field is required (and 2 more)"),
+        ("name: x\n", "s.yaml:1: load: missing; this field is required (and 1 more)"),
     ],
 )
 def test_files_that_are_not_scenarios(text, expected):
