@@ -47,7 +47,7 @@ def starter_scenario(url: str, *, name: str = "my-service", pause: tuple[str, st
         "  #   without it the server's recovery is judged from what clients see (attempt latency, timeouts)",
         "requests:                                 # what one logical request sends; several are drawn by weight",
         "  - {method: GET, path: /, weight: 1}     # also: headers: {Name: value}, body: '...', name: ...",
-        "retry_on: [timeout, connection_error, 5xx, 429]   # which failures are retried (4xx too, if you add it)",
+        "retry_on: [timeout, connection, 5xx, 429]   # which failures are retried (4xx, a status, 503/retry-after too)",
         "load:",
         "  users: 20                               # closed loop: each user waits for its request",
         "  think_time: exponential:2s              # mean wait between requests: about 10 requests/s in all",
