@@ -7,7 +7,8 @@ attaches the listeners:
 
 * ``init_command_line_parser``: register the options (:mod:`loadgen.options`);
 * ``init``: build the runtime, add ``/metrics``, the start-form check and the Chaos
-  tab (:mod:`loadgen.chaos_tab`) to the web UI, start the ``--metrics-port`` server;
+  tab (:mod:`loadgen.chaos_tab`) to the web UI, and the start form's help
+  (:mod:`loadgen.start_form`), start the ``--metrics-port`` server;
 * ``test_start``: read the run's options (after the web form or the master set them),
   start a fresh budget;
 * ``report_to_master`` / ``worker_report``: carry metric snapshots to the master
@@ -34,7 +35,7 @@ import locust.runners
 from prometheus_client import CollectorRegistry
 
 from chaos.client import check_chaos_url
-from loadgen import chaos_tab, web
+from loadgen import chaos_tab, start_form, web
 from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
 from loadgen.metrics import StrategyMetrics, build_metrics
 from loadgen.options import LoadOptions, add_arguments, load_options
@@ -143,18 +144,20 @@ def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
     if web_ui is not None:  # a standalone or master process serving the web UI; never a worker
         web.add_routes(web_ui, runtime.exposition)
         _add_chaos_tab(web_ui, options)
+        start_form.add_start_form(web_ui)
     port = getattr(options, "metrics_port", 0) if options is not None else 0
     forked_worker = getattr(options, "worker", False) and getattr(options, "processes", None)
     if port and not forked_worker:  # --processes workers share the flags; their master serves the sum
         web.serve_metrics(runtime.exposition, getattr(options, "web_host", ""), port)
 
 
-def _add_chaos_tab(web_ui: Any, options: Any) -> None:
+def _add_chaos_tab(web_ui: Any, options: Any) -> chaos_tab.ChaosTab:
     url = check_chaos_url(str(getattr(options, "chaos_url", None) or "none"))
     token = str(getattr(options, "chaos_token", None) or "")
-    chaos_tab.add_chaos_tab(web_ui, url, token)
+    tab = chaos_tab.add_chaos_tab(web_ui, url, token)
     if token:
         options.chaos_token = ""  # a master sends its parsed options to every worker: the token stays here
+    return tab
 
 
 def _on_test_start(environment: Any, **_: Any) -> None:
