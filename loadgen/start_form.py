@@ -45,13 +45,14 @@ def _summary(cls: type) -> str:
 def strategy_choices() -> list[dict[str, str]]:
     """The strategy field's choices: the default spec, every family, every client preset.
 
-    Each is ``{"name", "spec", "group", "summary"}``; a family or preset's spec spells out its
-    parameters at their defaults, to be edited in the field.
+    Each is ``{"name", "spec", "group", "summary"}``; a family's spec spells out its
+    parameters at their defaults, to be edited in the field; a preset's is its name (the
+    library's defaults, as ``--retry-preset`` gives them, without a long list to edit).
     """
     choices = [{"name": "default", "spec": DEFAULT_STRATEGY, "group": "default", "summary": "the seed's backoff"}]
     for name, cls in STRATEGIES.items():
         group = "preset" if getattr(cls, "is_preset", False) else "family"
-        spec = STRATEGIES.parse(name).spec()
+        spec = name if group == "preset" else STRATEGIES.parse(name).spec()
         choices.append({"name": name, "spec": spec, "group": group, "summary": _summary(cls)})
     return choices
 
