@@ -43,7 +43,7 @@
 
   function choices(input) {
     const select = element("select", { "data-retrystorm-choices": "retry_strategy", "aria-label": "strategy choices" });
-    select.style.cssText = "margin:8px 0 0;padding:6px;font:inherit;max-width:100%;color:inherit;background:transparent";
+    select.style.cssText = "margin:8px 0 0;padding:6px;font:inherit;max-width:100%"; // native colours: its options stay readable in the dark theme
     select.append(element("option", { value: "" }, "Choose a family or a client preset…"));
     for (const [group, title] of GROUPS) {
       const entries = data.strategies.filter((choice) => choice.group === group);

@@ -45,7 +45,7 @@
       log: true,
       series: [
         { key: "amplification", colour: "#ef6c00", width: 1.5, gap: "no request started" },
-        { key: "amplification_total", colour: "#4e342e", width: 2.5 },
+        { key: "amplification_total", colour: "#8d6e63", width: 2.5 },
       ],
     },
     {
