@@ -1,15 +1,15 @@
-"""The seed server's model: its formula, its clamp, and the FIFO release rule."""
+"""The seed server's model: its formula, its clamp, and single requests.
 
-import heapq
+How many requests leave when, against a per-request reference: ``test_own_grid.py``.
+"""
+
 import math
 import random
 
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from retrystorm.errors import SpecError
-from target.models import ExponentialModel, Outcome, parse_model
+from target.models import ExponentialModel, parse_model
 
 SEED = ExponentialModel()
 NO_RNG = random.Random(0)
@@ -78,108 +78,6 @@ def test_zero_base_delay_finishes_at_the_first_check():
     assert release_time(model.start(0.0), 0.3) == pytest.approx(0.35)
 
 
-def drive(server, arrivals, horizon_s):
-    """Admit ``arrivals`` (time, id) and evaluate at every wake-up the server asks for,
-    as the simulator and the live clock task do; id -> release time.
-
-    Like them, it keeps a wake-up already scheduled when an arrival makes the server
-    name a later one: an arrival that lands on a check (0.3 against a check computed as
-    0.30000000000000004) must not skip that check.
-    """
-    released = {}
-    pending = sorted(arrivals)
-    i, now, scheduled = 0, 0.0, None
-    while now < horizon_s:
-        fresh = server.next_wakeup_s(now)
-        if fresh is not None and (scheduled is None or fresh < scheduled):
-            scheduled = fresh
-        arrival = pending[i][0] if i < len(pending) else None
-        if arrival is not None and (scheduled is None or arrival < scheduled):
-            now = arrival
-            server.admit(*pending[i])
-            i += 1
-            continue
-        if scheduled is None:
-            break
-        now, scheduled = scheduled, None
-        for payload, outcome, _ in server.advance(now, NO_RNG):
-            assert outcome is Outcome.OK
-            released[payload] = now
-    return released
-
-
-class NaiveServer:
-    """Reference: the seed's goroutines, one per request, each checking on its own grid
-    ``arrival + n * tick`` whether ``n * tick`` reached the delay at the current count."""
-
-    def __init__(self, model):
-        self.model = model
-
-    def run(self, arrivals, horizon_s):
-        tick = self.model.tick_s
-        checks = [(t + tick, i, t) for t, i in arrivals]  # (check time, id, arrival)
-        heapq.heapify(checks)
-        in_flight, released = 0, {}
-        admitted = sorted(arrivals)
-        j = 0
-        while checks and checks[0][0] < horizon_s:
-            at, payload, arrival = heapq.heappop(checks)
-            while j < len(admitted) and admitted[j][0] <= at:
-                in_flight += 1
-                j += 1
-            if round((at - arrival) / tick) * tick >= self.model.delay_at(in_flight) - 1e-9:
-                released[payload] = at
-                in_flight -= 1
-            else:
-                heapq.heappush(checks, (at + tick, payload, arrival))
-        return released
-
-
-@given(
-    arrivals=st.lists(st.floats(min_value=0, max_value=3, allow_nan=False), max_size=300),
-    base_delay=st.sampled_from([0.0, 0.05, 0.1, 0.12, 0.3]),
-)
-@example(arrivals=[0.0, 0.3], base_delay=0.3)  # an arrival on a check: the check still happens
-def test_below_the_limit_every_request_finishes_as_the_seeds_goroutine_would(arrivals, base_delay):
-    model = ExponentialModel(base_delay_s=base_delay, limit=1000)
-    requests = [(t, i) for i, t in enumerate(arrivals)]
-    fifo = drive(model.start(0.0), requests, 10.0)
-    naive = NaiveServer(model).run(requests, 10.0)
-    assert fifo.keys() == naive.keys() == {i for _, i in requests}
-    for payload, at in naive.items():
-        assert fifo[payload] == pytest.approx(at)
-
-
-@given(
-    arrivals=st.lists(st.floats(min_value=0, max_value=3, allow_nan=False), max_size=300),
-    limit=st.integers(min_value=0, max_value=40),
-    factor=st.floats(min_value=1, max_value=3),
-    k=st.floats(min_value=0.5, max_value=20),
-    max_delay=st.floats(min_value=0.1, max_value=2),
-)
-def test_under_load_every_request_waits_out_its_delay_and_leaves_oldest_first(arrivals, limit, factor, k, max_delay):
-    model = ExponentialModel(limit=limit, factor=factor, k=k, max_delay_s=max_delay)
-    requests = sorted((t, i) for i, t in enumerate(arrivals))
-    released = drive(model.start(0.0), requests, 30.0)
-    assert released.keys() == {i for _, i in requests}  # max_delay bounds every wait
-    in_arrival_order = [released[i] for _, i in requests]
-    assert in_arrival_order == sorted(in_arrival_order)  # oldest first
-    for t, i in requests:
-        assert released[i] - t >= model.base_delay_s - 1e-9  # never before the base delay
-
-
-def test_releases_are_oldest_first_under_load():
-    server = SEED.start(0.0)
-    for i in range(500):
-        server.admit(i * 0.001, i)
-    order = []
-    t = 0.0
-    while server.in_flight:
-        t = server.next_wakeup_s(t)
-        order += [payload for payload, _, _ in server.advance(t, NO_RNG)]
-    assert order == list(range(500))
-
-
 def test_after_a_freeze_one_evaluation_catches_up():
     server = SEED.start(0.0)
     for i in range(10):
@@ -188,10 +86,14 @@ def test_after_a_freeze_one_evaluation_catches_up():
     assert [payload for payload, _, _ in released] == list(range(10))
 
 
-def test_reconfigure_keeps_what_is_in_flight():
+def test_a_freeze_replays_the_checks_each_at_its_own_time():
+    # 40 in flight (105 ms: three checks each), frozen before any could leave: on resume
+    # each is decided at its own third check, the count dropping as they go, as an
+    # on-time server would have; all are reported at the resume.
     server = SEED.start(0.0)
-    server.admit(0.0, "a")
-    server.reconfigure(ExponentialModel(base_delay_s=1.0))
-    assert server.advance(0.5, NO_RNG) == []
-    assert server.delay_s == 1.0
-    assert [payload for payload, _, _ in server.advance(1.05, NO_RNG)] == ["a"]
+    for i in range(40):
+        server.admit(0.001 * i, i)
+    assert server.advance(0.12, NO_RNG) == []
+    released = server.advance(30.0, NO_RNG)
+    assert [payload for payload, _, _ in released] == list(range(40))
+    assert server.in_flight == 0 and server.next_wakeup_s(30.0) is None
