@@ -59,6 +59,9 @@ def _number_schema(info: ParamInfo) -> dict[str, Any]:
 
 
 def _param_schema(info: ParamInfo) -> dict[str, Any]:
+    if info.type.choices:  # a word
+        default = info.type.to_text(info.default)
+        return {"description": f"{info.help}; default {default}", "type": "string", "enum": list(info.type.choices)}
     text = {"type": "string", "description": f"as in a spec: {info.describe_bounds()}"}
     number = _number_schema(info)
     if info.type is DURATION:

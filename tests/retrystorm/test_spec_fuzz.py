@@ -140,6 +140,9 @@ def assert_numbers_finite_and_bounded(obj: Spec) -> None:
     """Every number of ``obj`` is finite and within its parameter's declared bounds."""
     for info in params_of(type(obj)):
         value = getattr(obj, info.field)
+        if info.type.choices:  # a word: one of them
+            assert value in info.type.choices, (info.key, value)
+            continue
         numbers_ = value if isinstance(value, tuple) else (value,)
         if isinstance(value, Jitter):
             numbers_ = (value.amount,)

@@ -1,4 +1,4 @@
-"""The seed server's model: its formula, its clamp, and single requests.
+"""The seed server's model: its formula, its clamp, the Go server's overflow, and single requests.
 
 How many requests leave when, against a per-request reference: ``test_own_grid.py``.
 """
@@ -10,6 +10,7 @@ import pytest
 
 from retrystorm.errors import SpecError
 from target.models import ExponentialModel, parse_model
+from target.models.exponential import go_delay_ns
 
 SEED = ExponentialModel()
 NO_RNG = random.Random(0)
@@ -97,3 +98,65 @@ def test_a_freeze_replays_the_checks_each_at_its_own_time():
     released = server.advance(30.0, NO_RNG)
     assert [payload for payload, _, _ in released] == list(range(40))
     assert server.in_flight == 0 and server.next_wakeup_s(30.0) is None
+
+
+# -- the Go server's overflow ------------------------------------------------------
+
+GO = ExponentialModel(overflow="go")
+
+
+@pytest.mark.parametrize(
+    ("in_flight", "nanoseconds"),
+    [  # printed by Go 1.19 on amd64: time.Duration(float64(100*time.Millisecond) * math.Pow(1.05, float64(c-30)/15.0))
+        (30, 100_000_000),
+        (31, 100_325_797),
+        (60, 110_250_000),
+        (100, 125_569_277),
+        (7791, 9_190_588_867_711_936_512),
+        (7792, 9_220_531_560_921_252_864),
+        (7793, -9_223_372_036_854_775_808),
+        (8000, -9_223_372_036_854_775_808),
+        (100_000, -9_223_372_036_854_775_808),
+    ],
+)
+def test_go_delay_is_the_seed_servers_int64_nanoseconds(in_flight, nanoseconds):
+    got = go_delay_ns(0.1, 30, 1.05, 15, in_flight)
+    assert got == pytest.approx(nanoseconds, rel=1e-13)  # Python's pow and Go's differ in the last bits
+    assert (got < 0) == (nanoseconds < 0)
+
+
+def test_go_delay_overflows_where_the_float_itself_overflows():
+    assert go_delay_ns(0.1, 0, 1000, 0.001, 10**6) == -(2**63)  # math.pow raises OverflowError; Go gets +Inf
+
+
+def test_go_overflow_is_opt_in_and_round_trips():
+    assert SEED.overflow == "clamp"
+    model = parse_model("exponential:overflow=go")
+    assert model.overflow == "go" and parse_model(model.spec()) == model
+    assert model.delay_at(7792) == pytest.approx(9.22e9, rel=1e-3)  # 292 years
+    assert model.delay_at(7793) < 0 < SEED.delay_at(7793) == 600.0
+    with pytest.raises(SpecError, match="overflow: got 'wrap', expected one of clamp, go"):
+        parse_model("exponential:overflow=wrap")
+
+
+def test_past_the_overflow_a_request_leaves_at_its_next_check():
+    model = ExponentialModel(limit=0, factor=1000, k=1, overflow="go")  # 1e5 s at 2, overflowed from 4
+    server = model.start(0.0)
+    for i in range(3):
+        server.admit(0.01 * i, i)
+    assert server.advance(10.0, NO_RNG) == []  # stuck: 1e14 ns each
+    assert server.admission_hastens  # the shells ask again after each admission
+    server.admit(10.001, "fourth")  # 4 in flight: overflowed
+    wake = server.next_wakeup_s(10.001)
+    assert wake == pytest.approx(10.01)  # the first check after 10.001 is request 1's (its grid: 0.01 + n/20)
+    assert [payload for payload, _, _ in server.advance(wake, NO_RNG)] == [1]
+    assert server.in_flight == 3 and server.delay_s > 1e5  # back below the overflow: stuck again
+
+
+def test_reconfigure_keeps_what_is_in_flight():
+    server = SEED.start(0.0)
+    server.admit(0.0, "a")
+    server.reconfigure(ExponentialModel(base_delay_s=1.0))
+    assert server.advance(0.5, NO_RNG) == []
+    assert server.delay_s == 1.0
+    assert [payload for payload, _, _ in server.advance(1.05, NO_RNG)] == ["a"]

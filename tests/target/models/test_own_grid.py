@@ -101,7 +101,7 @@ def check_against_the_reference(model, requests):
     for (t1, i1), (t2, i2) in itertools.pairwise(sorted_requests):
         if t1 == t2 and i1 in by_id and i2 in by_id:  # one phase: oldest first
             assert (by_id[i1], order[i1]) < (by_id[i2], order[i2])
-    if getattr(model, "overflow", "clamp") == "clamp":  # never before the base delay
+    if model.overflow == "clamp":  # never before the base delay
         arrival = {i: t for t, i in requests}
         assert all(at - arrival[payload] >= model.base_delay_s - 1e-9 for at, payload in released)
     return released
@@ -140,6 +140,18 @@ def test_below_the_limit_every_request_takes_the_base_delay_rounded_up_to_its_gr
     arrival = {i: t for t, i in requests}
     for at, payload in released:
         assert at == check_time(arrival[payload], n, tick)
+
+
+@given(
+    drawn=arrivals(max_size=120),
+    limit=st.integers(min_value=0, max_value=40),
+    k=st.floats(min_value=0.5, max_value=2),
+)
+def test_past_the_go_overflow_every_check_passes_as_in_the_seeds_server(drawn, limit, k):
+    # factor 1000: 100 s one above the limit, 1e5 s two above, negative (overflowed) a few above
+    tick, requests = drawn
+    model = ExponentialModel(limit=limit, factor=1000, k=k, tick_s=tick, overflow="go")
+    check_against_the_reference(model, requests)
 
 
 def test_the_issues_case_a_younger_request_no_longer_waits_for_an_older_one():
@@ -232,14 +244,39 @@ def test_cost_per_request_grows_neither_with_its_wait_nor_with_how_many_wait():
     assert per_request_reference > 50 * per_request_few  # the measure tells a per-check model apart
 
 
-def test_drain_and_reconfigure_keep_every_request():
-    model = ExponentialModel()
+def test_past_the_go_overflow_each_release_finds_the_next_check_without_visiting_the_others():
+    # base 1 h, x1000 per request above the limit: stuck up to limit + 2 in flight,
+    # overflowed from limit + 3, so each later arrival lets the next check of any request
+    # through. The goroutines check every stuck request every tick meanwhile.
+    def ops(run, stuck, releases):
+        model = ExponentialModel(base_delay_s=3600.0, max_delay_s=3600.0, limit=stuck, factor=1000, k=1, overflow="go")
+        requests = spread(stuck, 0, 1) + spread(releases, 1, 6, seed=4, first_id=stuck)
+        released = []
+        count = counted_ops(lambda: released.extend(run(model, requests, 6.0)))
+        assert len(released) >= releases - 2
+        return count
+
+    def model_run(model, requests, horizon_s):
+        return drive(model.start(0.0), requests, horizon_s)
+
+    def per_release(stuck):  # what 300 more arrivals past the overflow, each letting one request through, cost
+        return (ops(model_run, stuck, 303) - ops(model_run, stuck, 3)) / 300
+
+    assert per_release(6400) < 400
+    assert per_release(6400) < 1.5 * per_release(400)  # 16 times as many stuck: log n, not n
+    # holding the plateau 5 s costs the goroutines a check per request per tick, the model nothing
+    assert ops(goroutines, 400, 3) > 20 * ops(model_run, 400, 3)
+
+
+@pytest.mark.parametrize("overflow", ["clamp", "go"])
+def test_drain_and_reconfigure_keep_every_request(overflow):
+    model = ExponentialModel(overflow=overflow)
     server = model.start(0.0)
     for i in range(100):
         server.admit(i * 0.01, i)
     server.advance(0.5, NO_RNG)
     left = server.in_flight
-    server.reconfigure(ExponentialModel(tick_s=0.02))
+    server.reconfigure(ExponentialModel(tick_s=0.02, overflow=overflow))
     assert server.in_flight == left
     drained = server.drain()
     assert [payload for _, payload in drained] == sorted(payload for _, payload in drained)

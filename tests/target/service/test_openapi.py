@@ -48,6 +48,7 @@ def test_every_model_parameter_is_documented():
         "k",
         "tick",
         "max_delay",
+        "overflow",
     }
     assert "workers" in schemas["QueueModel"]["properties"]
 
