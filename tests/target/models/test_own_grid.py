@@ -1,6 +1,5 @@
 """The exponential model against a per-request reference: the seed's goroutines, one check at a time."""
 
-import heapq
 import itertools
 import math
 import random
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 
 from target.models import ExponentialModel, Outcome
 from target.models.grid import check_time
+from target.models.reference import GoroutineServer
 
 NO_RNG = random.Random(0)
 HORIZON_S = 12.345  # off every grid: nothing is due exactly at the end
@@ -49,33 +49,8 @@ def drive(server, arrivals, horizon_s):
 
 def goroutines(model, arrivals, horizon_s):
     """Reference: every check of every request, as the seed's goroutines make them
-    (``server.go`` lines 35-47): request ``i`` admitted at ``a`` checks at ``a + n * tick``
-    (to the nanosecond, :func:`check_time`)
-    and leaves when ``n * tick`` reaches the delay at the count of that instant. Checks
-    in time order; at one instant, oldest first, each seeing the count left by those
-    before it; an arrival at the very instant of a check comes after it (as ``drive``
-    presents them). The releases ``(time, id)`` in order."""
-    tick = model.tick_s
-    admitted = sorted(arrivals)
-    checks = []  # (time, arrival order, n, arrival, id)
-    in_flight, released, j = 0, [], 0
-    while True:
-        next_arrival = admitted[j][0] if j < len(admitted) else math.inf
-        next_check = checks[0][0] if checks else math.inf
-        if min(next_arrival, next_check) >= horizon_s:
-            return released
-        if next_arrival < next_check:
-            at, payload = admitted[j]
-            heapq.heappush(checks, (check_time(at, 1, tick), j, 1, at, payload))
-            in_flight += 1
-            j += 1
-            continue
-        at, seq, n, arrival, payload = heapq.heappop(checks)
-        if n * tick >= model.delay_at(in_flight) - 1e-9:
-            released.append((at, payload))
-            in_flight -= 1
-        else:
-            heapq.heappush(checks, (check_time(arrival, n + 1, tick), seq, n + 1, arrival, payload))
+    (:class:`~target.models.reference.GoroutineServer`), driven the same way."""
+    return drive(GoroutineServer(model.delay_at, model.tick_s), arrivals, horizon_s)
 
 
 @st.composite
