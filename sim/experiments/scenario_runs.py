@@ -66,6 +66,8 @@ def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report
     """Each strategy in turn against a fresh server, with the same seed and outages."""
     outages = tuple(scenario.outages())
     report = Report(experiment=scenario.name, kind="runs", rows=[], notes=outage_notes(scenario))
+    if scenario.description:
+        report.extra["description"] = scenario.description  # heads report.html
     for entry in scenario.strategies:
         if progress is not None:
             progress(f"simulating {entry.label} ({format_duration(scenario.load.duration)} of virtual time)")
