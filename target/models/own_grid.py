@@ -13,22 +13,23 @@ admission comes after the checks of its own instant.
 
 Checking every request every tick would cost O(in flight) per tick. This server only
 visits checks that can pass. With ``m`` the fewest checks that reach the current delay,
-a request whose next check is its ``m``-th or later (*ripe*) leaves there unless the
-count rises first; the others (*waiting*) cannot leave before their ``m``-th check, and
-the oldest waiting request reaches it first. So:
+no request leaves before its ``m``-th check, and requests reach their ``m``-th checks in
+arrival order, so the oldest waiting request's is the first that can pass; except for a
+request already past its ``m``-th check (*ripe*: a release lowered the delay since, or
+an evaluation came late), which leaves at its next check, wherever its phase puts it. So:
 
 * waiting requests stay in arrival order (a deque; those that fell back, see below, in
   a heap by arrival, all older than the deque's);
 * ripe requests are in a heap by next check ``(time, arrival order)``;
 * the next check that can pass is the earlier of the heap's top and the oldest waiting
   request's ``m``-th check: :meth:`next_wakeup_s`, and the next step of :meth:`advance`.
-  Before either, the oldest waiting requests that became ripe (time passed, or a release
-  lowered the delay) move to the heap; a ripe request whose check fails (admissions
-  raised the delay) falls back to waiting.
+  Before either, the oldest waiting requests that became ripe move to the heap; a ripe
+  request whose check fails (admissions raised the delay) falls back to waiting.
 
-A request moves to the heap once per time it becomes ripe and leaves it once: O(log n)
-each, never a scan. Only a release lowers the count, and the delay grows with the
-count, so a check skipped as not ripe could not have passed; the exception is a delay
+While the delay holds, a request leaves from the deque's head at its ``m``-th check,
+O(1); one that becomes ripe enters the heap once and leaves it once, O(log n); one that
+falls back, once per fall. Never a scan. Only a release lowers the count, and the delay
+grows with the count, so a skipped check could not have passed; the exception is a delay
 that overflows to negative values (``exponential:overflow=go``): past that point every
 check passes, so the next check is the next one of any request. For that case the
 server also keeps every request by the phase of its grid
@@ -162,7 +163,7 @@ class OwnGridServer(ModelServer[P]):
                     break
                 self._take_oldest_waiting(waiting)
                 self._settled_s, self._settled_seq = waiting_s, waiting.seq
-                self._release(waiting, released)
+                self._release(waiting, released, taken=True)
             else:
                 break
         # every check up to now is decided: those not visited could not pass
@@ -241,7 +242,8 @@ class OwnGridServer(ModelServer[P]):
             self._waiting.popleft()
 
     def _extend(self, required: int) -> Request[P] | None:
-        """Move the oldest waiting requests that are ripe to the heap; the oldest left waiting."""
+        """Move the oldest waiting requests that are past their ``required``-th check (ripe) to the
+        heap; the oldest left waiting."""
         tick_s, settled_s, ripe = self._tick_s, self._settled_s, self._ripe
         while True:
             oldest = self._oldest_waiting()
@@ -256,7 +258,7 @@ class OwnGridServer(ModelServer[P]):
                 n = whole + 1 if whole >= 0 else 1
             else:
                 n = first_pending(admitted_s, oldest.seq, tick_s, settled_s, self._settled_seq)
-            if n < required:
+            if n <= required:  # its next pass is its required check: in arrival order, the head's first
                 return oldest
             self._take_oldest_waiting(oldest)
             oldest.place = RIPE
@@ -268,22 +270,25 @@ class OwnGridServer(ModelServer[P]):
             heappop(ripe)
         return ripe[0] if ripe else None
 
-    def _release(self, request: Request[P], released: list[Completion[P]]) -> None:
+    def _release(self, request: Request[P], released: list[Completion[P]], *, taken: bool = False) -> None:
+        """Answer ``request``; ``taken``: the caller popped it from its waiting queue."""
         released.append((request.payload, Outcome.OK, request.admitted_s))
-        if request.place == RIPE and request.phase is None:  # the common case, without _kill's checks
-            request.place = GONE
-            self._count -= 1
+        if taken or request.place == RIPE:  # in no waiting queue (a ripe one's heap entry is popped or skipped)
+            self._gone(request)
         else:
             self._kill(request)
 
-    def _kill(self, request: Request[P]) -> None:
-        """Take ``request`` out of flight; the queues drop it when it reaches their head."""
-        if request.place in (WAITING, FELL_BACK):
-            self._dead += 1
+    def _gone(self, request: Request[P]) -> None:
         request.place = GONE
         self._count -= 1
         if self._phases is not None:
             self._phases.remove(request)
+
+    def _kill(self, request: Request[P]) -> None:
+        """Take ``request`` out of flight; the waiting queues drop it when it reaches their head."""
+        if request.place in (WAITING, FELL_BACK):
+            self._dead += 1
+        self._gone(request)
         if self._dead > _COMPACT_AT and 2 * self._dead > len(self._waiting) + len(self._fell_back):
             self._compact()
 
