@@ -142,6 +142,18 @@ def test_the_issues_case_a_younger_request_no_longer_waits_for_an_older_one():
     assert [at for at, _ in released] == pytest.approx([1.215, 1.22, 1.26])
 
 
+def test_a_request_past_its_check_waits_again_when_arrivals_raise_the_delay():
+    # 2 in flight: 400 ms. "first" leaves at 0.4; at 1 in flight (100 ms) "late" is past its
+    # 2nd check, so its next one (0.43) would pass, but two arrivals make it 3 in flight
+    # (1.6 s) first: "late" waits for its 32nd check, 1.63.
+    model = ExponentialModel(limit=1, factor=4, k=1, max_delay_s=2.0)
+    requests = [(0.0, "first"), (0.03, "late"), (0.41, "y"), (0.42, "z")]
+    released = drive(model.start(0.0), requests, HORIZON_S)
+    assert released == goroutines(model, requests, HORIZON_S)
+    assert [payload for _, payload in released] == ["first", "late", "y", "z"]
+    assert [at for at, _ in released][:2] == pytest.approx([0.4, 1.63])
+
+
 def test_requests_of_one_phase_leave_oldest_first():
     model = ExponentialModel()
     server = model.start(0.0)
