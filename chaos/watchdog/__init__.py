@@ -14,6 +14,10 @@ the controller's death. The journal and start-up recovery are the second net.
   "watchdog", ...}``. SIGTERM, SIGINT or SIGHUP sent to the watchdog itself make it act at once: stopping
   it must not leave the target frozen. A resume that fails is logged, not journaled: the pause stays
   pending for recovery.
+- **Throttles.** An order with ``fault="throttle"`` guards a CPU cut instead of a pause: at the deadline it
+  restores the original settings its ``undo`` carries (a cgroup throttle group emptied back into the
+  original cgroup and removed; a container's ``NanoCpus``/``CpuQuota``/``CpuPeriod`` written back), and
+  journals ``{"op": "restore", "reason": "watchdog", ...}``. A throttle group that is gone was restored.
 - **Log.** Its stderr is ``<journal stem>.watchdog.log`` beside the journal (without a journal, the arming
   process's stderr). It writes only when it matters: the arming process died, the target went away, it
   acted, it failed.
@@ -37,6 +41,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from chaos.backends.base import BackendError, TargetRef
 from chaos.journal import PROCESS_IDENT
@@ -62,6 +67,8 @@ class WatchdogOrder:
     outage: str  # the outage id, for the journal record
     deadline_monotonic: float  # time.monotonic() value at which to resume
     journal: Path | None  # append the resume record there when it acts
+    fault: str = "pause"  # "pause" (resume it) or "throttle" (restore the CPU settings in undo)
+    undo: dict[str, Any] | None = None  # throttle: what restores the original settings (CpuCut.undo())
 
     def ref(self) -> TargetRef:
         """The guarded target as the backends and the journal name it."""
@@ -69,12 +76,39 @@ class WatchdogOrder:
 
     def problem(self) -> str | None:
         """Why this order cannot be guarded, or ``None``."""
+        if self.fault == "throttle":
+            return self._throttle_problem() or self._deadline_problem()
+        if self.fault != "pause":
+            return f"fault {self.fault!r}: expected pause or throttle"
         if self.backend not in ("process", "docker"):
             return f"backend {self.backend!r}: expected process or docker"
         if self.backend == "process" and not PROCESS_IDENT.fullmatch(self.ident):
             return f"process ident {self.ident!r}: expected PID@STARTTICKS"
         if self.backend == "docker" and not (self.ident.isascii() and self.ident.isalnum()):
             return f"container id {self.ident!r}: expected letters and digits"
+        return self._deadline_problem()
+
+    def _throttle_problem(self) -> str | None:
+        if not isinstance(self.undo, dict):
+            return "a throttle order without undo"
+        if self.backend == "cgroup":
+            from chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
+
+            try:
+                cut = CgroupCut.from_undo(self.undo)
+            except (KeyError, TypeError, ValueError) as error:
+                return f"cgroup undo: {error}"
+            return None if str(cut.group) == self.ident else f"cgroup ident {self.ident!r:.200}: not the undo's group"
+        if self.backend == "docker":
+            body = self.undo.get("restore")
+            if not (self.ident.isascii() and self.ident.isalnum()):
+                return f"container id {self.ident!r}: expected letters and digits"
+            if not isinstance(body, dict) or not body or not set(body) <= {"NanoCpus", "CpuQuota", "CpuPeriod"}:
+                return f"docker undo {self.undo!r:.80}: expected a restore body of NanoCpus, CpuQuota, CpuPeriod"
+            return None
+        return f"backend {self.backend!r}: expected cgroup or docker for a throttle"
+
+    def _deadline_problem(self) -> str | None:
         ahead_s = self.deadline_monotonic - time.monotonic()
         if not math.isfinite(ahead_s) or ahead_s > MAX_AHEAD_S:
             return f"deadline {ahead_s:.0f} s ahead: expected at most {MAX_AHEAD_S:.0f} s (a wall-clock time?)"
@@ -192,7 +226,7 @@ def _command(order: WatchdogOrder) -> list[str]:
     the standard library and this package, which PYTHONPATH names. A docker watchdog keeps ``site``, so
     the Docker SDK resolves as it does for the controller.
     """
-    flags = ["-P", "-S"] if order.backend == "process" else ["-P"]
+    flags = ["-P", "-S"] if order.backend in ("process", "cgroup") else ["-P"]
     return [sys.executable, *flags, "-m", "chaos.watchdog", order.to_json()]
 
 

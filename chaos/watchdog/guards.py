@@ -9,6 +9,9 @@
 - **docker** (container id): :class:`DockerGuard` unpauses the container through the Docker SDK if it is
   paused; a container that is gone is done. The SDK is imported 2 s before the deadline, not while the
   watchdog idles; an engine that does not answer is retried for 5 minutes.
+- **throttles**: :class:`CgroupThrottleGuard` empties a throttle cgroup back into the original one and
+  removes it (:meth:`chaos.cgroups.CgroupCut.restore`); gone once the group is. :class:`DockerThrottleGuard`
+  writes the container's original CPU settings back (``docker update``), with the docker guard's retries.
 """
 
 from __future__ import annotations
@@ -137,10 +140,9 @@ class DockerGuard:
             try:
                 if self._client is None:
                     self.prepare()
-                container = self._client.containers.get(self.ident)
-                if container.status != "paused":
-                    return "not paused"
-                container.unpause()
+                outcome = self._act()
+                if outcome is not None:
+                    return outcome
             except docker.errors.NotFound:
                 return "gone"
             except Exception as error:
@@ -150,3 +152,50 @@ class DockerGuard:
                 time.sleep(DOCKER_RETRY_EVERY_S)
             else:
                 return "resumed"
+
+    def _act(self) -> str | None:
+        """Unpause; what was found instead (``"not paused"``), or ``None`` when done."""
+        container = self._client.containers.get(self.ident)
+        if container.status != "paused":
+            return "not paused"
+        container.unpause()
+        return None
+
+
+class DockerThrottleGuard(DockerGuard):
+    """Writes a container's original CPU settings back (the ``restore`` body of its throttle's undo)."""
+
+    def __init__(self, ident: str, restore: dict[str, int]) -> None:
+        super().__init__(ident)
+        self.restore_body = dict(restore)
+
+    def _act(self) -> str | None:
+        from chaos.backends.docker_cpu import update_cpu  # noqa: PLC0415 - near the deadline, as the SDK
+
+        update_cpu(self._client, self.ident, self.restore_body)
+        return None
+
+
+class CgroupThrottleGuard:
+    """Undoes a cgroup throttle group: members back to their original cgroup, the group removed."""
+
+    prepare_s = 0.0
+    watch_fd: int | None = None
+
+    def __init__(self, undo: dict[str, Any]) -> None:
+        from chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's watchdog
+
+        self.cut = CgroupCut.from_undo(undo)
+        if not self.cut.group.is_dir():
+            raise NothingToGuardError(f"no throttle group {self.cut.group}")
+
+    def gone(self) -> bool:
+        """The group is gone: restored already."""
+        return not self.cut.group.is_dir()
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """Restore: ``"resumed"`` (the members moved back and the group removed) or ``"gone"``."""
+        return "resumed" if self.cut.restore() == "restored" else "gone"

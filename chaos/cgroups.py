@@ -1,0 +1,309 @@
+"""A CPU capacity cut of local processes through cgroupfs (v1 ``cpu`` or v2 ``cpu.max``), and its undo.
+
+Standard library only: the dead-man watchdog (:mod:`chaos.watchdog`, started with ``-S``) imports it
+to undo a cut at its deadline.
+
+**Where.** :func:`locate` reads ``/proc/self/mountinfo`` (which hierarchies are mounted where) and
+``/proc/PID/cgroup`` (where the process sits in them):
+
+- **v1**, when a ``cgroup`` hierarchy with the ``cpu`` controller is mounted (``/sys/fs/cgroup/cpu``
+  here): the cut is a *child* of the process's own cpu cgroup, ``retrystorm-throttle-<tag>``, with
+  ``cpu.cfs_period_us`` / ``cpu.cfs_quota_us``. Being a child, it stays under every limit it had.
+- **v2** otherwise, when a ``cgroup2`` hierarchy offers ``cpu``: v2 forbids processes in a group whose
+  children take controllers, so the cut is a *sibling* of the process's cgroup (a child of the hierarchy's
+  root when the process sits at the root), ``cpu.max`` ``"QUOTA PERIOD"``. Its parent must have ``cpu``
+  in ``cgroup.subtree_control`` and be writable: root, or a delegated subtree. The sibling leaves the
+  process's own group, so the quota already accounts for that group's limit (the allowance below), but
+  its other limits (memory...) are its parent's for the duration.
+
+**Quota.** capacity x allowance (:mod:`chaos.cpu_quota`): the tightest quota on the process's cgroup path,
+else the CPUs of its affinity mask.
+
+**Apply.** mkdir the group, write the limit, then each pid into its ``cgroup.procs`` (a pid moves its
+whole thread group); children forked during the cut are born inside it.
+
+**Undo.** Every pid in the group goes back to the cgroup it came from (``original``), repeated until the
+group is empty, then the group is removed. Undo only acts on a directory named ``retrystorm-throttle-*``
+under a cgroup mount: a journal or an order naming anything else is refused.
+
+v2 is not mounted with ``cpu`` on the machines this was built on; its path is tested against a
+directory laid out like cgroupfs (``root`` and ``mountinfo`` parameters).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from chaos.cpu_quota import CfsLimit, allowance_cpus, throttled_quota_us, v2_cpu_max, v2_cpu_max_text
+
+GROUP_PREFIX = "retrystorm-throttle-"
+#: What a refusal names as the way to make a cut possible.
+CGROUP_HINT = (
+    "run as root with a cgroup cpu controller mounted (v1 /sys/fs/cgroup/cpu, or v2 with cpu in "
+    "cgroup.subtree_control), or delegate a writable cgroup v2 subtree (systemd-run -p Delegate=yes)"
+)
+#: How long undo keeps moving pids out of a group before giving up (a process forking without pause).
+UNDO_TRIES = 50
+
+
+class CgroupUnavailableError(Exception):
+    """No writable cgroup cpu controller for this process (the message says what would make one)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Hierarchy:
+    """A mounted cgroup hierarchy that can limit CPU: ``version`` 1 or 2, mounted at ``mount`` from ``root``."""
+
+    version: int
+    mount: Path
+    root: str  # the mount's root inside the hierarchy (``/`` except in a container's namespace)
+
+
+def cpu_hierarchies(mountinfo: str) -> list[Hierarchy]:
+    """The v1 ``cpu`` and the v2 hierarchies of a ``/proc/self/mountinfo`` text, v1 first."""
+    found = []
+    for line in mountinfo.splitlines():
+        head, sep, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if not sep or len(fields) < 5 or len(rest) < 3:
+            continue
+        fstype, options = rest[0], rest[2].split(",")
+        mount = Path(fields[4].replace("\\040", " "))
+        if fstype == "cgroup" and "cpu" in options:
+            found.append(Hierarchy(1, mount, fields[3]))
+        elif fstype == "cgroup2":
+            found.append(Hierarchy(2, mount, fields[3]))
+    return sorted(found, key=lambda h: h.version)
+
+
+def cgroup_path(proc_cgroup: str, version: int) -> str | None:
+    """The process's path in the v1 ``cpu`` or the v2 hierarchy, from a ``/proc/PID/cgroup`` text."""
+    for line in proc_cgroup.splitlines():
+        number, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if version == 2 and number == "0" and controllers == "":
+            return path
+        if version == 1 and "cpu" in controllers.split(","):
+            return path
+    return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Place:
+    """Where a process's CPU is accounted: its cgroup directory in a hierarchy."""
+
+    hierarchy: Hierarchy
+    directory: Path
+
+    def base(self) -> Path:
+        """Where a throttle group is created: the directory itself (v1), its parent or the root (v2)."""
+        if self.hierarchy.version == 1 or self.directory == self.hierarchy.mount:
+            return self.directory
+        return self.directory.parent
+
+    def limits(self) -> list[CfsLimit]:
+        """The CFS limit of the directory and of each ancestor up to the mount (unreadable ones skipped)."""
+        limits, directory = [], self.directory
+        while True:
+            limit = _read_limit(directory, self.hierarchy.version)
+            if limit is not None:
+                limits.append(limit)
+            if directory in (self.hierarchy.mount, directory.parent):
+                return limits
+            directory = directory.parent
+
+
+def _read_limit(directory: Path, version: int) -> CfsLimit | None:
+    try:
+        if version == 2:
+            return v2_cpu_max((directory / "cpu.max").read_text())
+        quota = int((directory / "cpu.cfs_quota_us").read_text())
+        return CfsLimit(quota, int((directory / "cpu.cfs_period_us").read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def locate(pid: int, *, proc: Path = Path("/proc"), mountinfo: str | None = None) -> Place:
+    """The cgroup that accounts ``pid``'s CPU; :class:`CgroupUnavailableError` if none can be cut."""
+    try:
+        info = mountinfo if mountinfo is not None else (proc / "self" / "mountinfo").read_text()
+        own = (proc / str(pid) / "cgroup").read_text()
+    except OSError as error:
+        raise CgroupUnavailableError(f"cannot read the cgroups of pid {pid}: {error}") from None
+    tried = []
+    for hierarchy in cpu_hierarchies(info):
+        path = cgroup_path(own, hierarchy.version)
+        if path is None:
+            continue
+        relative = path.removeprefix(hierarchy.root.rstrip("/")).strip("/") if hierarchy.root != "/" else path
+        place = Place(hierarchy, hierarchy.mount / relative.strip("/"))
+        if hierarchy.version == 2 and "cpu" not in _words(place.base() / "cgroup.subtree_control"):
+            tried.append(f"cgroup v2 at {hierarchy.mount} has no cpu controller enabled in {place.base()}")
+            continue
+        if not os.access(place.base(), os.W_OK):
+            tried.append(f"{place.base()} (cgroup v{hierarchy.version}) is not writable")
+            continue
+        return place
+    why = "; ".join(tried) or "no cgroup v1 cpu or cgroup v2 hierarchy is mounted"
+    raise CgroupUnavailableError(f"no writable cgroup cpu controller for pid {pid} ({why}); {CGROUP_HINT}")
+
+
+def _words(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CgroupCut:
+    """One throttle group: its directory, the cgroup its processes came from, and the limit it sets."""
+
+    version: int
+    group: Path
+    original: Path
+    quota_us: int
+    period_us: int
+
+    @classmethod
+    def plan(cls, place: Place, capacity: float, tag: str, cpus_available: int) -> CgroupCut:
+        """The cut of the processes at ``place`` to ``capacity`` of their allowance (nothing is written)."""
+        limits = place.limits()
+        allowance = allowance_cpus(limits, cpus_available)
+        period = limits[0].period_us if place.hierarchy.version == 1 and limits else 100_000
+        return cls(
+            version=place.hierarchy.version,
+            group=place.base() / f"{GROUP_PREFIX}{tag}",
+            original=place.directory,
+            quota_us=throttled_quota_us(capacity, allowance, period),
+            period_us=period,
+        )
+
+    @property
+    def cpus(self) -> float:
+        """The CPUs the group allows."""
+        return self.quota_us / self.period_us
+
+    def undo(self) -> dict[str, Any]:
+        """What undo needs, as the journal and the watchdog's order carry it."""
+        return {"kind": "cgroup", "version": self.version, "group": str(self.group), "original": str(self.original),
+                "quota_us": self.quota_us, "period_us": self.period_us}  # fmt: skip
+
+    @classmethod
+    def from_undo(cls, undo: dict[str, Any]) -> CgroupCut:
+        """The inverse of :meth:`undo`; ``ValueError`` for one that names anything but a throttle group."""
+        cut = cls(
+            version=int(undo["version"]),
+            group=Path(str(undo["group"])),
+            original=Path(str(undo["original"])),
+            quota_us=int(undo["quota_us"]),
+            period_us=int(undo["period_us"]),
+        )
+        if problem := cut.problem():
+            raise ValueError(problem)
+        return cut
+
+    def problem(self) -> str | None:
+        """Why this cut is not one retrystorm would make (so undo refuses it), or ``None``."""
+        if self.version not in (1, 2):
+            return f"cgroup version {self.version}: expected 1 or 2"
+        if not self.group.is_absolute() or not self.group.name.startswith(GROUP_PREFIX) or ".." in self.group.parts:
+            return f"group {str(self.group)[:200]!r}: expected an absolute path to a {GROUP_PREFIX}* directory"
+        if not self.original.is_absolute() or ".." in self.original.parts:
+            return f"original cgroup {str(self.original)[:200]!r}: expected an absolute path"
+        return None
+
+    def apply(self, pids: list[int]) -> list[int]:
+        """:meth:`create` and :meth:`move_in`."""
+        self.create()
+        return self.move_in(pids)
+
+    def create(self) -> None:
+        """Create the group with its limit, empty."""
+        self.group.mkdir()
+        if self.version == 1:
+            (self.group / "cpu.cfs_period_us").write_text(str(self.period_us))
+            (self.group / "cpu.cfs_quota_us").write_text(str(self.quota_us))
+        else:
+            (self.group / "cpu.max").write_text(v2_cpu_max_text(self.quota_us, self.period_us))
+
+    def move_in(self, pids: list[int]) -> list[int]:
+        """Move ``pids`` into the group; return those moved (a pid that exited is skipped)."""
+        return [pid for pid in pids if _move(pid, self.group)]
+
+    def members(self) -> list[int]:
+        """The pids in the group now ([] once it is gone)."""
+        try:
+            return [int(word) for word in (self.group / "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def restore(self) -> str:
+        """Move every member back to ``original`` and remove the group: ``"restored"``, or ``"gone"`` if it was.
+
+        Raises ``OSError`` when the group cannot be emptied or removed.
+        """
+        if not self.group.is_dir():
+            return "gone"
+        target = self.original if self.original.is_dir() else self.group.parent
+        moved: list[int] = []
+        for _ in range(UNDO_TRIES):
+            members = self.members()
+            if not members or members == moved:  # empty; or unchanged, as in a fake cgroupfs of plain files
+                break
+            for pid in members:
+                _move(pid, target)
+            moved = members
+        for attempt in range(UNDO_TRIES):
+            try:
+                _remove_group(self.group)
+            except OSError as error:
+                if error.errno != errno.EBUSY or attempt == UNDO_TRIES - 1:
+                    raise
+                for pid in self.members():  # one forked into it since
+                    _move(pid, target)
+                time.sleep(0.01)
+            else:
+                break
+        return "restored"
+
+
+def _move(pid: int, directory: Path) -> bool:
+    """Write ``pid`` into ``directory/cgroup.procs``; False if the process is gone."""
+    try:
+        with (directory / "cgroup.procs").open("a") as procs:
+            procs.write(f"{pid}\n")
+    except ProcessLookupError:
+        return False
+    except OSError as error:
+        if error.errno == errno.ESRCH:
+            return False
+        raise
+    return True
+
+
+def _remove_group(group: Path) -> None:
+    """rmdir a cgroup (its control files go with it); a plain directory (a fake cgroupfs) is emptied first."""
+    try:
+        group.rmdir()
+    except OSError as error:
+        if error.errno != errno.ENOTEMPTY:
+            raise
+        for entry in group.iterdir():  # only a fake cgroupfs holds plain files
+            with contextlib.suppress(IsADirectoryError):
+                entry.unlink()
+        group.rmdir()
+
+
+def cpus_available(pid: int) -> int:
+    """The CPUs ``pid`` may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(pid)))
+    except OSError:
+        return max(1, os.cpu_count() or 1)
