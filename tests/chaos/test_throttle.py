@@ -9,6 +9,7 @@ Waits are bounded polling loops; nothing asserts on elapsed time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -70,10 +71,8 @@ def throttle_groups() -> set[Path]:
 
 def empty_and_remove(group: Path) -> None:
     for pid in (group / "cgroup.procs").read_text().split():
-        try:
+        with contextlib.suppress(ProcessLookupError):
             (CPU / "cgroup.procs").write_text(pid)
-        except ProcessLookupError:
-            pass
     group.rmdir()
 
 
