@@ -72,22 +72,26 @@ def burner(group: Path) -> Iterator[subprocess.Popen[bytes]]:
 
 async def measure(capacity: float | None, window_s: float, journal: Path) -> tuple[int, int, int]:
     """(cut ticks, uncut ticks, throttled periods) over one window; ``capacity`` None: no cut."""
-    with limited_group() as cut_group, limited_group() as free_group:
-        with burner(cut_group) as cut, burner(free_group) as free:
-            await asyncio.sleep(0.5)  # both running
-            backend = ProcessBackend({"burn": cut.pid})
-            async with make_controller({"process": backend}, journal) as controller:
-                throttle = None
-                if capacity is not None:
-                    throttle = await controller.throttle(FaultTarget("burn", backend), capacity, window_s + 30)
-                start = ticks(cut.pid), ticks(free.pid)
-                await asyncio.sleep(window_s)
-                cut_ticks, free_ticks = ticks(cut.pid) - start[0], ticks(free.pid) - start[1]
-                throttled = 0
-                if throttle is not None:
-                    stat = (Path(throttle.cuts[0].ref.ident) / "cpu.stat").read_text().split()
-                    throttled = int(stat[stat.index("nr_throttled") + 1])
-                    await throttle.end()
+    with (
+        limited_group() as cut_group,
+        limited_group() as free_group,
+        burner(cut_group) as cut,
+        burner(free_group) as free,
+    ):
+        await asyncio.sleep(0.5)  # both running
+        backend = ProcessBackend({"burn": cut.pid})
+        async with make_controller({"process": backend}, journal) as controller:
+            throttle = None
+            if capacity is not None:
+                throttle = await controller.throttle(FaultTarget("burn", backend), capacity, window_s + 30)
+            start = ticks(cut.pid), ticks(free.pid)
+            await asyncio.sleep(window_s)
+            cut_ticks, free_ticks = ticks(cut.pid) - start[0], ticks(free.pid) - start[1]
+            throttled = 0
+            if throttle is not None:
+                stat = (Path(throttle.cuts[0].ref.ident) / "cpu.stat").read_text().split()
+                throttled = int(stat[stat.index("nr_throttled") + 1])
+                await throttle.end()
     return cut_ticks, free_ticks, throttled
 
 
