@@ -83,7 +83,7 @@ def make_controller(
 
 @click.group()
 def chaos() -> None:
-    """Pause targets the way SIGSTOP / docker pause does, and always resume them."""
+    """Pause targets the way SIGSTOP / docker pause does, or cut their CPU; always resume and restore them."""
 
 
 @chaos.command()
