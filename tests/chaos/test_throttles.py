@@ -214,3 +214,35 @@ def test_a_throttle_order_that_names_anything_else_is_refused(changes, message):
     with pytest.raises(BackendError, match=message) as refused:
         arm(throttle_order(**changes))
     assert "\n" not in str(refused.value)
+
+
+def test_the_chaos_metrics_show_a_throttle_while_it_is_in_force(tmp_path):
+    from prometheus_client import CollectorRegistry
+
+    from chaos.metrics import register_chaos_metrics
+
+    registry = CollectorRegistry()
+
+    def sample(name: str) -> float | None:
+        return registry.get_sample_value(name, {"target": "web"})
+
+    async def scenario() -> None:
+        made, target = controller(tmp_path, [])
+        register_chaos_metrics(registry, made, ["web"])
+        assert (sample("retrystorm_chaos_throttle_active"), sample("retrystorm_chaos_throttle_capacity_ratio")) == (
+            0,
+            1,
+        )
+        throttle = await made.throttle(target, 0.4, 30)
+        assert (sample("retrystorm_chaos_throttle_active"), sample("retrystorm_chaos_throttle_capacity_ratio")) == (
+            1,
+            0.4,
+        )
+        await throttle.end()
+        assert (sample("retrystorm_chaos_throttle_active"), sample("retrystorm_chaos_throttle_capacity_ratio")) == (
+            0,
+            1,
+        )
+        assert sample("retrystorm_chaos_throttles_total") == 1
+
+    asyncio.run(scenario())
