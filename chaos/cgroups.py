@@ -217,6 +217,8 @@ class CgroupCut:
             return f"group {str(self.group)[:200]!r}: expected an absolute path to a {GROUP_PREFIX}* directory"
         if not self.original.is_absolute() or ".." in self.original.parts:
             return f"original cgroup {str(self.original)[:200]!r}: expected an absolute path"
+        if self.group.parent not in (self.original, self.original.parent):  # v1: its child; v2: its sibling
+            return f"original cgroup {str(self.original)[:200]!r}: not the parent or a sibling of {self.group.name}"
         return None
 
     def apply(self, pids: list[int]) -> list[int]:
@@ -232,6 +234,8 @@ class CgroupCut:
             (self.group / "cpu.cfs_quota_us").write_text(str(self.quota_us))
         else:
             (self.group / "cpu.max").write_text(v2_cpu_max_text(self.quota_us, self.period_us))
+        if not (self.group / "cgroup.procs").exists():  # the kernel makes it with the group; a fake cgroupfs not
+            (self.group / "cgroup.procs").touch()
 
     def move_in(self, pids: list[int]) -> list[int]:
         """Move ``pids`` into the group; return those moved (a pid that exited is skipped)."""
@@ -251,7 +255,8 @@ class CgroupCut:
         """
         if not self.group.is_dir():
             return "gone"
-        target = self.original if self.original.is_dir() else self.group.parent
+        # Where the original cgroup went away (a container that stopped), the group's parent takes them.
+        target = self.original if (self.original / "cgroup.procs").is_file() else self.group.parent
         moved: list[int] = []
         for _ in range(UNDO_TRIES):
             members = self.members()
@@ -275,10 +280,13 @@ class CgroupCut:
 
 
 def _move(pid: int, directory: Path) -> bool:
-    """Write ``pid`` into ``directory/cgroup.procs``; False if the process is gone."""
+    """Write ``pid`` into ``directory/cgroup.procs`` (never created: only a cgroup has one); False if it is gone."""
     try:
-        with (directory / "cgroup.procs").open("a") as procs:
-            procs.write(f"{pid}\n")
+        procs = os.open(directory / "cgroup.procs", os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(procs, f"{pid}\n".encode())
+        finally:
+            os.close(procs)
     except ProcessLookupError:
         return False
     except OSError as error:

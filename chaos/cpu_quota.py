@@ -34,7 +34,12 @@ MIN_CAPACITY = 0.001
 
 def check_capacity(capacity: float) -> float:
     """``capacity`` if it is a fraction in ``(0, 1]`` (at least :data:`MIN_CAPACITY`), else a one-line user error."""
-    if isinstance(capacity, bool) or not isinstance(capacity, int | float) or not math.isfinite(capacity) or not MIN_CAPACITY <= capacity <= 1:
+    if (
+        isinstance(capacity, bool)
+        or not isinstance(capacity, int | float)
+        or not math.isfinite(capacity)
+        or not MIN_CAPACITY <= capacity <= 1
+    ):
         raise UserError(
             f"capacity: got {capacity!r:.40}, expected a fraction of the target's CPU in (0, 1] "
             f"(at least {MIN_CAPACITY}), e.g. 0.4 for 40 %"

@@ -332,7 +332,8 @@ def _members_in(pgid: int | None, original: Any) -> list[int]:
         return []
     found = []
     for pid, _ in group_members(pgid):
-        with contextlib.suppress(CgroupUnavailableError):
+        with contextlib.suppress(CgroupUnavailableError, TargetRefusedError, UnknownTargetError):
+            check_pausable(pid)  # as every member is checked at resolve
             if locate(pid).directory == original:
                 found.append(pid)
     return found

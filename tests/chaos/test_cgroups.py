@@ -124,9 +124,10 @@ def test_members_of_one_cgroup_share_one_cut(cgroupfs):
 @pytest.mark.parametrize(
     ("group", "original"),
     [("/sys/fs/cgroup/cpu/system.slice", "/"), ("relative/retrystorm-throttle-x", "/"),
-     ("/sys/fs/cgroup/cpu/../retrystorm-throttle-x", "/"), ("/sys/fs/cgroup/cpu/retrystorm-throttle-x", "rel")],
+     ("/sys/fs/cgroup/cpu/../retrystorm-throttle-x", "/"), ("/sys/fs/cgroup/cpu/retrystorm-throttle-x", "rel"),
+     ("/sys/fs/cgroup/cpu/retrystorm-throttle-x", "/etc")],
 )  # fmt: skip
-def test_undo_refuses_anything_but_a_throttle_group(group, original):
+def test_undo_refuses_anything_but_a_throttle_group_beside_its_original(group, original):
     undo = {"version": 1, "group": group, "original": original, "quota_us": 1000, "period_us": 100_000}
-    with pytest.raises(ValueError, match="expected an absolute path"):
+    with pytest.raises(ValueError, match=r"expected an absolute path|not the parent or a sibling"):
         CgroupCut.from_undo(undo)
