@@ -131,3 +131,13 @@ def test_undo_refuses_anything_but_a_throttle_group_beside_its_original(group, o
     undo = {"version": 1, "group": group, "original": original, "quota_us": 1000, "period_us": 100_000}
     with pytest.raises(ValueError, match=r"expected an absolute path|not the parent or a sibling"):
         CgroupCut.from_undo(undo)
+
+
+def test_a_cgroup_that_is_not_writable_is_refused_naming_root_or_delegation(cgroupfs, monkeypatch):
+    mount, proc, mountinfo = cgroupfs
+    monkeypatch.setattr("chaos.cgroups.os.access", lambda _path, _mode: False)  # as for a user without delegation
+    with pytest.raises(CgroupUnavailableError) as refused:
+        locate(PID, proc=proc, mountinfo=mountinfo)
+    assert f"{mount / 'app.slice'} (cgroup v2) is not writable" in str(refused.value)
+    assert "run as root" in str(refused.value)
+    assert "Delegate=yes" in str(refused.value)
