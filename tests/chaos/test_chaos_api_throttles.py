@@ -81,3 +81,34 @@ def test_sigterm_restores_an_active_throttle_before_exit(chaos_api, victim):
     os.kill(process.pid, signal.SIGTERM)
     process.wait(timeout=20)
     assert cpu_group(victim.pid) == original
+
+
+def test_a_throttle_through_the_chaos_api_backend_and_its_recovery(chaos_api, victim, tmp_path):
+    """What a runner against a compose stack does: cut through the stack's chaos API; a new controller recovers."""
+    import asyncio
+
+    from chaos.backends.api import ChaosApiBackend
+    from chaos.cli import make_controller
+    from chaos.client import ChaosClient
+    from chaos.targets import FaultTarget
+
+    base, _ = chaos_api
+    original = cpu_group(victim.pid)
+    backend = ChaosApiBackend(ChaosClient(base), hold_s=60)
+    journal = tmp_path / "runner-journal.jsonl"
+
+    async def scenario() -> None:
+        first = make_controller({"chaos-api": backend}, journal)
+        throttle = await first.throttle(FaultTarget("target", backend), 0.5, 30)
+        (cut,) = throttle.cuts
+        assert cut.cpus_during == 0.5 * len(os.sched_getaffinity(victim.pid))
+        assert cpu_group(victim.pid) != original
+        await throttle.end()
+        assert cpu_group(victim.pid) == original
+        await first.throttle(FaultTarget("target", backend), 0.5, 30)  # left in place, as by a killed runner
+        assert cpu_group(victim.pid) != original
+        second = make_controller({"chaos-api": backend}, journal)
+        assert [ref.target for ref in await second.recover()] == ["target"]
+        assert cpu_group(victim.pid) == original
+
+    asyncio.run(scenario())
