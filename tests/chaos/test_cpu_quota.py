@@ -75,3 +75,10 @@ def test_an_unlimited_container_is_cut_through_cpuquota_which_can_be_lifted_agai
     assert container_cut(before, 0.4, 2) == {"CpuQuota": 80_000}  # 0.4 x 2 CPUs
     assert container_restore(before) == {"CpuQuota": -1}  # the engine ignores 0; -1 is no quota
     assert container_restore(ContainerCpu(nano_cpus=0, cpu_quota=-1, cpu_period=0)) == {"CpuQuota": -1}
+
+
+@pytest.mark.parametrize(("cpuset", "size"), [("0-1", 2), ("0,2-3", 3), ("5", 1), ("", None), ("a-b", None)])
+def test_a_container_s_cpuset_counts_its_cpus(cpuset, size):
+    from chaos.backends.docker_cpu import cpuset_size
+
+    assert cpuset_size(cpuset) == size
