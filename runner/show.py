@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from experiment.analysis import RunResult
+from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from runner.plan import Plan
 from sim.report import runs_table
@@ -50,8 +51,7 @@ def failures(results: Sequence[RunResult]) -> list[str]:
 
 def print_verdicts(console: Console, title: str, results: Sequence[RunResult], report: Path | None) -> None:
     """The results table, every assertion's verdict, and where the report is."""
-    if not console.is_terminal:  # a file or a pipe: wide enough for the table
-        console = Console(file=console.file, width=140, highlight=False)
+    console = wide(console)  # a file or a pipe: wide enough for the table
     console.print(runs_table(results, title))
     verdicts = [(result.strategy, verdict) for result in results for verdict in result.verdicts]
     if verdicts:

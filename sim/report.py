@@ -19,6 +19,7 @@ from rich.text import Text
 from experiment.analysis import RunResult
 from experiment.report.curves import StrategyCurves
 from experiment.report.text import recovery_text, seconds
+from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from sim.experiments.base import Report
 from sim.result import RunOutput
@@ -124,9 +125,8 @@ def _mark(ok: bool, text: str) -> Text:
 
 
 def print_report(report: Report, console: Console) -> None:
-    """Print the tables, verdicts, findings and choices (140 columns wide when not on a terminal)."""
-    if not console.is_terminal:  # a file or a pipe: wide enough for the tables
-        console = Console(file=console.file, width=140, highlight=False)
+    """Print the tables, verdicts, findings and choices (wide when not on a terminal: nothing cut)."""
+    console = wide(console)
     for renderable in renderables(report):
         console.print(renderable)
         console.print()

@@ -233,3 +233,35 @@ def test_the_admin_token_reaches_the_target_provider_and_stays_out_of_reprs():
     stack = compose_stack(endpoints, backend=ProcessBackend({}))
     assert stack.targets.admin_token == "s3cret-admin"
     assert "s3cret-admin" not in repr(endpoints)
+
+
+def test_every_problem_of_a_scenario_is_one_line_of_its_own(workdir, tmp_path):
+    text = "name: bad\nmodel: exponential:limt=30\nlod: {users: 3}\nstrategies: [fixed:100ms]\n"
+    (workdir / "bad.yaml").write_text(text)
+    done = retrystorm("run", "bad.yaml", cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        (
+            "retrystorm: error: bad.yaml:3: lod: unknown field (did you mean 'load'?); accepted: "
+            "name, description, seed, model, load, strategies, faults, assertions, sim"
+        ),
+        "retrystorm: error: bad.yaml:1: load: missing; this field is required",
+        (
+            "retrystorm: error: bad.yaml:2: model: model 'exponential': unknown parameter 'limt' "
+            "(did you mean 'limit'?); accepted: base_delay, limit, factor, k, tick, max_delay"
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "smira-laptop", "--strategy", "smria"], "labelled 'smria' in smira-laptop (did you mean 'smira'?)"),
+        (["run", "smira-laptop", "--strategy", "fixed"], "(did you mean 'fixed:100ms'?)"),
+        (["rn", "smira-laptop"], "no command 'rn' (did you mean 'run'?)"),
+        (["sim", "smria"], "unknown experiment 'smria' (did you mean 'smira'?)"),
+    ],
+)
+def test_typed_names_get_the_closest_one(workdir, tmp_path, args, expected):
+    line = error_line(retrystorm(*args, "--dry-run", cwd=workdir, journal=tmp_path / "j.jsonl"))
+    assert expected in line
