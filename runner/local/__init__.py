@@ -18,6 +18,11 @@ from runner.orchestrate import Stack
 LOCAL_STACK = "local processes (retrystorm target + headless Locust, SIGSTOP/SIGCONT)"
 
 
-def local_stack(log_dir: Path) -> Stack:
-    """Local processes: a fresh ``retrystorm target`` and a headless Locust per strategy."""
-    return Stack(LOCAL_STACK, LocalTargets(log_dir), LocustDriver(log_dir), HttpMetricsSource())
+def local_stack(log_dir: Path, workers: int | None = None) -> Stack:
+    """Local processes: a fresh ``retrystorm target`` and headless Locust per strategy.
+
+    ``workers``: Locust processes per strategy (1: one process; more: a master and that
+    many workers); ``None`` chooses from the cores and the load
+    (:func:`~runner.local.locust.default_workers`).
+    """
+    return Stack(LOCAL_STACK, LocalTargets(log_dir), LocustDriver(log_dir, workers), HttpMetricsSource())

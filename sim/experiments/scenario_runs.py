@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from experiment.analysis.stats import CENSORING_NOTE
 from experiment.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.durations import format_duration
 from sim.config import RunConfig
@@ -65,7 +66,7 @@ def outage_notes(scenario: Scenario) -> list[str]:
 def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report:
     """Each strategy in turn against a fresh server, with the same seed and outages."""
     outages = tuple(scenario.outages())
-    report = Report(experiment=scenario.name, kind="runs", rows=[], notes=outage_notes(scenario))
+    report = Report(experiment=scenario.name, kind="runs", rows=[], notes=[*outage_notes(scenario), CENSORING_NOTE])
     for entry in scenario.strategies:
         if progress is not None:
             progress(f"simulating {entry.label} ({format_duration(scenario.load.duration)} of virtual time)")
