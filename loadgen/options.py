@@ -23,6 +23,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from chaos.client import check_chaos_url
+from loadgen.request_mix import (
+    MAX_REQUESTS,
+    RequestSpec,
+    parse_request_lines,
+    split_requests,
+)
 from loadgen.service_config import read_strategy
 from loadgen.strategies import (
     NONE,
@@ -35,6 +41,7 @@ from loadgen.strategies import (
     resolve,
 )
 from loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
+from loadgen.strategies.retry_on import RetryOn
 from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import SpecError, UserError, shown
@@ -70,6 +77,14 @@ class LoadOptions:
     arrival: Arrival
     request_path: str
     seed: int | None
+    #: What one logical request is: the weighted mix of ``--request`` (default: ``GET --request-path``).
+    requests: tuple[RequestSpec, ...] = ()
+    #: Attempt outcomes that are retried (``--retry-on``); any other failure gives up at once.
+
+    @property
+    def request_mix(self) -> tuple[RequestSpec, ...]:
+        """The requests to draw from: ``requests``, or ``GET request_path`` named after its path."""
+        return self.requests or (RequestSpec(path=self.request_path, name=self.request_path),)
 
     @property
     def strategy_name(self) -> str:
@@ -152,6 +167,35 @@ def _path(text: str) -> str:
     if not text.startswith("/") or any(c.isspace() for c in text):
         raise SpecError(f"got {shown(text)}, expected a path starting with / and without spaces, like /api")
     return text
+
+
+def _requests(text: str) -> tuple[RequestSpec, ...]:
+    lines = split_requests(text)
+    return parse_request_lines(lines) if any(line.strip() for line in lines) else ()
+
+
+def _requests_file(text: str) -> str:
+    """The text of a requests file (one request per line), checked; ``""`` for none."""
+    value = _none_or(text)
+    if value is None:
+        return ""
+    try:
+        with open(value, encoding="utf-8") as handle:  # noqa: PTH123 - a path as typed on the command line
+            content = handle.read(MAX_REQUESTS * 80 * 1024)
+    except OSError as error:
+        raise SpecError(f"cannot read {shown(value)}: {error.strerror or error}") from None
+    _requests(content)
+    return content
+
+
+def _retry_on(text: str) -> RetryOn | None:
+    """``auto`` (the strategy's own conditions, else the default), or conditions like ``timeout,5xx,429``."""
+    if text.strip().lower() == AUTO:
+        return None
+    try:
+        return RetryOn.parse(text)
+    except SpecError as error:  # the flag's name is put in front of the message: drop the parser's own
+        raise SpecError(str(error).removeprefix("retry_on: ") + f", or {AUTO}") from None
 
 
 def _seed(text: str) -> int | None:
@@ -241,7 +285,22 @@ OPTIONS = (
         _arrival,
         tuple(Arrival),
     ),
-    _Option("--request-path", "/api", "Path of each request (GET).", _path),
+    _Option("--request-path", "/api", "Path of each request (GET) when no --request is given.", _path),
+    _Option(
+        "--request",
+        "",
+        f"What a logical request sends, repeatable (at most {MAX_REQUESTS}, drawn by weight): "
+        "'METHOD PATH [weight=N] [name=NAME] [header=NAME:VALUE]... [body=TEXT]'; in this form, "
+        "separate several with ' ;; '. Default: GET --request-path.",
+        _requests,
+    ),
+    _Option(
+        "--retry-on",
+        AUTO,
+        "Failures retried, comma-separated: timeout, connection, 4xx, 5xx, a status NNN, NNN/retry-after; any "
+        f"other gives up at once. {AUTO}: the strategy's own, else timeout,connection,5xx,429.",
+        _retry_on,
+    ),
     _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
 )
 _BY_DEST = {option.dest: option for option in OPTIONS}
@@ -259,9 +318,16 @@ def add_arguments(parser: Any) -> None:
     group = parser
     for option in OPTIONS:
         choices = list(option.choices) if option.choices else None
+        extra = {"action": _AppendLine} if option.flag == "--request" else {}
         group.add_argument(
-            option.flag, default=option.default, help=option.help, type=_argparse_type(option.check), choices=choices
+            option.flag,
+            default=option.default,
+            help=option.help,
+            type=_argparse_type(option.check),
+            choices=choices,
+            **extra,
         )
+    _add_requests_file(group)
     for flag, help_text in FLAGS:
         group.add_argument(flag, action="store_true", default=False, help=help_text)
     group.add_argument(
@@ -294,6 +360,33 @@ def add_arguments(parser: Any) -> None:
         env_var="RETRYSTORM_CHAOS_TOKEN",
         help="Bearer token of the chaos API, when it is bound beyond loopback [env RETRYSTORM_CHAOS_TOKEN].",
     )
+
+
+def _add_requests_file(parser: Any) -> None:
+    """``--requests-file``: read and checked when parsed, so its text travels to the workers with the options."""
+    parser.add_argument(
+        "--requests-file",
+        type=_requests_file_content,
+        default="",
+        include_in_web_ui=False,
+        help="A file of requests, one --request line each (# comments); added to --request's.",
+    )
+
+
+def _requests_file_content(path: str) -> str:
+    """The argparse ``type`` of ``--requests-file``: the file's text, checked; the options carry the text."""
+    try:
+        return _requests_file(path)
+    except SpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+class _AppendLine(argparse.Action):
+    """``--request`` is repeatable; its value stays one text (lines), as the web form and the master carry it."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        before = getattr(namespace, self.dest, "") or ""
+        setattr(namespace, self.dest, f"{before}\n{values}" if before else values)
 
 
 def _argparse_type(check: Callable[[str], Any]) -> Callable[[str], str]:
@@ -336,6 +429,7 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
             deadline_s=read["request_deadline"],
             reset_after_success=not flags["keep_backoff"],
             honour_retry_after=not flags["ignore_retry_after"],
+            retry_on=read["retry_on"],
         )
     except SpecError as error:
         raise UserError(str(error)) from None
@@ -347,7 +441,18 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
         arrival=read["arrival"],
         request_path=read["request_path"],
         seed=read["random_seed"],
+        requests=_all_requests(read["request"], str(values.get("requests_file") or "")),
     )
+
+
+def _all_requests(from_flags: tuple[RequestSpec, ...], file_text: str) -> tuple[RequestSpec, ...]:
+    """``--request``'s requests, then ``--requests-file``'s; together at most :data:`MAX_REQUESTS`."""
+    if not file_text:
+        return from_flags
+    try:
+        return parse_request_lines([*(spec.to_json() for spec in from_flags), *file_text.splitlines()])
+    except SpecError as error:
+        raise UserError(f"--request and --requests-file: {error}") from None
 
 
 def overlay_form(values: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:

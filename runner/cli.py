@@ -73,6 +73,8 @@ class RunOptions:
     workers: int | None = None
     #: Exit with the verdicts' status even when a load generator was saturated (the finding is still shown).
     allow_saturated: bool = False
+    #: Where a scenario's ``target.command`` runs: the scenario file's folder (default: the current one).
+    scenario_dir: Path | None = None
 
 
 def prepare(
@@ -165,12 +167,12 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     if options.compose is None:
         from runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
 
-        stack = local_stack(folder / "logs", options.workers)
+        stack = local_stack(folder / "logs", scenario.target, options.scenario_dir, options.workers)
     else:
         from runner.compose import compose_stack
 
         longest_s = max((outage.duration_s for outage in scenario.outages()), default=0.0)
-        stack = compose_stack(options.compose, longest_outage_s=longest_s)
+        stack = compose_stack(options.compose, longest_outage_s=longest_s, service=scenario.target)
     plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
     lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
     if dry_run:
@@ -291,9 +293,10 @@ def run(
     compose = compose_endpoints(backend, addresses)
     if compose is not None and workers is not None:
         raise UserError("--workers: applies to --backend local only; a compose stack keeps its own workers")
+    scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
     options = RunOptions(
-        folder=folder, simulate=simulate, journal=journal, compose=compose, workers=workers,
-        allow_saturated=allow_saturated,
+        folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir,
+        workers=workers, allow_saturated=allow_saturated,
     )  # fmt: skip
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)

@@ -104,7 +104,7 @@ class StrategyRun:
             target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
             cpu = await load.generator_cpu()
             self.readings.append(Reading(tick, taken, target_part, client_part, cpu))
-            self.display.update(self.status(tick))
+            self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
 
     def check_outages(self) -> None:
         """Fail the run if a pause or a resume failed: the target may still be frozen (its watchdog resumes it)."""

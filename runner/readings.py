@@ -59,6 +59,9 @@ class ClientReading:
     ended_buckets: tuple[tuple[float, float], ...]
     in_progress_buckets: tuple[tuple[float, float], ...] = ()
     in_progress: float | None = None
+    #: Sum (seconds) and count of every ended attempt's latency, all outcomes: the mean per interval.
+    attempt_latency_sum: float = 0.0
+    attempt_latency_count: float = 0.0
 
     @property
     def attempts_total(self) -> float:
@@ -144,6 +147,8 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         ended_buckets=_buckets(samples, CLIENT + "request_latency_seconds"),
         in_progress_buckets=ages,
         in_progress=ages[-1][1] if ages else None,
+        attempt_latency_sum=_total(samples, CLIENT + "attempt_latency_seconds_sum"),
+        attempt_latency_count=_total(samples, CLIENT + "attempt_latency_seconds_count"),
     )
 
 

@@ -7,6 +7,9 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
 * **counters** (successes, attempts, ...) are interpolated linearly between the
   readings that have them, evaluated at the grid times, and differenced: a gap spreads
   its count evenly over the seconds it covers instead of losing it;
+* **attempt latency** of interval ``i`` is the mean latency of the attempts that ended
+  in it: the difference of the latency histogram's sum over that of its count, both
+  interpolated as counters (``None`` when no attempt ended);
 * **gauges** (in flight, delay, ...) of interval ``i`` are the reading taken for grid
   time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
   such part (also ``generator_cpu``, the busiest load-generator process's share of a
@@ -33,6 +36,7 @@ from experiment.analysis import Samples
 from experiment.analysis.latency_series import latency_over_time
 from experiment.analysis.quantiles import Buckets, difference
 from experiment.analysis.series_names import (
+    ATTEMPT_LATENCY_S,
     ATTEMPTS,
     DELAY_S,
     GAVE_UP,
@@ -93,6 +97,8 @@ class LiveSeries:
             in_flight=list(self.gauges[IN_FLIGHT]),
             delay_s=list(self.gauges[DELAY_S]),
             attempts=[value or 0.0 for value in self.rates[ATTEMPTS]],
+            attempt_latency_s=list(self.rates[ATTEMPT_LATENCY_S]),
+            timeouts=[value or 0.0 for value in self.rates[TIMEOUTS]],
         )
 
     def rows(self) -> list[dict[str, float | None]]:
@@ -144,6 +150,7 @@ def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
         rates[name] = [
             None if start is None or end is None else max(0.0, end - start) for start, end in itertools.pairwise(grid)
         ]
+    rates[ATTEMPT_LATENCY_S] = _mean_latency(clients, length)
     gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
     cpu: list[Mapping[str, float] | None] = [None] * length
     for reading in readings:
@@ -173,3 +180,17 @@ def live_latency(readings: Sequence[Reading], length: int) -> dict[str, list[flo
         ended.append(None if start is None or end is None else difference(end.ended_buckets, start.ended_buckets))
         waiting.append(end.in_progress_buckets if end is not None else None)
     return latency_over_time(ended, waiting)
+
+
+def _mean_latency(clients: Sequence[tuple[float, ClientReading]], length: int) -> list[float | None]:
+    """Per interval, the mean latency of the attempts that ended in it (``None``: none did, or no reading)."""
+    sums = [(time, client.attempt_latency_sum) for time, client in clients]
+    counts = [(time, client.attempt_latency_count) for time, client in clients]
+    grid = [(interpolate(sums, float(k)), interpolate(counts, float(k))) for k in range(length + 1)]
+    means: list[float | None] = []
+    for (sum0, count0), (sum1, count1) in itertools.pairwise(grid):
+        if sum0 is None or sum1 is None or count0 is None or count1 is None or count1 - count0 < 0.5:
+            means.append(None)
+        else:
+            means.append(max(0.0, sum1 - sum0) / (count1 - count0))
+    return means

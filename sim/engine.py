@@ -99,7 +99,7 @@ class Simulation:
         self.config = config
         self.spec = spec
         self.think = spec.think
-        self.server: Any = spec.model.start(0.0)
+        self.server: Any = config.model.start(0.0)
         self.admit = self.server.admit
         self.series = Series.empty(spec.duration_s, config.sample_every_s)
         self.budget = spec.budget.start() if spec.budget is not None else None

@@ -165,18 +165,23 @@ def run_curves(run: RunOutput) -> StrategyCurves:
     """A simulated run's curves as the run report draws them: its series, its outages, its exact peak."""
     series = run.series
     curves = StrategyCurves.from_samples(run.config.spec.label, series.samples(), run.config.outages)
-    more: dict[str, Sequence[float | None]] = {TIMEOUTS: series.rate(TIMEOUTS), GAVE_UP: series.rate(GAVE_UP), **series.latency}
+    more: dict[str, Sequence[float | None]] = {
+        TIMEOUTS: series.rate(TIMEOUTS),
+        GAVE_UP: series.rate(GAVE_UP),
+        **series.latency,
+    }
     return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight), more=more)
 
 
 def run_metadata(report: Report, folder: Path) -> dict[str, object]:
     """What the report's "Run" section says of a simulated run: scenario, seed, what ran, the folder."""
-    spec = report.runs[0].config.spec
+    config = report.runs[0].config
+    spec = config.spec
     return {
         "scenario": report.experiment,
         "seed": spec.seed,
         "stack": "the simulator, in virtual time",
-        "target": f"the {spec.model.spec()} model",
+        "target": f"the {config.model.spec()} model",
         "load": f"{spec.users:,} users ({spec.arrival} loop) for {format_duration(spec.duration_s)}",
         "folder": str(folder),
     }

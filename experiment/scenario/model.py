@@ -1,6 +1,8 @@
 """The validated scenario: what ``retrystorm sim`` and ``retrystorm run`` both read.
 
-A scenario names the target model, the load, the strategies to compare (each run in
+A scenario names the target model (or its own service, ``target:``, with what one
+request is, ``requests:``, and which failures are retried, ``retry_on:``; see
+:mod:`.service`), the load, the strategies to compare (each run in
 turn against a fresh target), a fault timeline, assertions per strategy, and
 simulator-only knobs under ``sim:`` that the live runner ignores. Field types are in
 :mod:`.fields`; cross-field rules are in :meth:`Scenario.problems`, which returns
@@ -23,6 +25,12 @@ from experiment.scenario.fields import (
     RecoveryBound,
     StrategyField,
     ThinkTimeField,
+)
+from experiment.scenario.service import (
+    Requests,
+    RetryOnField,
+    ServiceTarget,
+    request_problems,
 )
 from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
 from loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
@@ -198,7 +206,10 @@ class Scenario(_Strict):
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     description: str = Field(default="", max_length=10_000)
     seed: int = Field(default=1, ge=0, lt=2**63)
-    model: ModelField
+    model: ModelField | None = None
+    target: ServiceTarget | None = None
+    requests: Requests | None = None
+    retry_on: RetryOnField | None = None
     load: Load
     strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
     faults: list[Fault] = Field(default=[], max_length=MAX_FAULTS)
@@ -216,6 +227,7 @@ class Scenario(_Strict):
 
     def problems(self) -> Iterator[tuple[Loc, str]]:
         """Cross-field rules the field types cannot express, as ``(location, message)``."""
+        yield from self._target_problems()
         yield from self._load_problems()
         seen: dict[str, int] = {}
         for index, entry in enumerate(self.strategies):
@@ -253,6 +265,19 @@ class Scenario(_Strict):
             for key in ("server_recovers_within", "client_recovers_within"):
                 if getattr(checks, key) is not None and not self.faults:
                     yield ("assertions", label, key), "needs an outage to recover from; add one under faults"
+
+    def _target_problems(self) -> Iterator[tuple[Loc, str]]:
+        if self.model is None and self.target is None:
+            yield ("model",), "missing; give model: (the built-in model server) or target: (your own service)"
+        yield from request_problems(self.requests)
+        if self.target is None:
+            return
+        yield from self.target.problems()
+        if self.faults and self.target.pause_kind is None:
+            yield (
+                ("faults", 0),
+                "target: names nothing to pause; add command (its process group is paused), pid, container or service",
+            )
 
     def _load_problems(self) -> Iterator[tuple[Loc, str]]:
         load = self.load

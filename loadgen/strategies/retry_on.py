@@ -12,7 +12,7 @@ names the ones retried, written as a list in brackets::
 condition            retries
 ===================  =========================================================
 ``timeout``          an attempt that timed out
-``connection``       an attempt that got no answer (refused, reset, closed)
+``connection``       an attempt that got no answer (refused, reset, closed); also ``connection_error``
 ``4xx``, ``5xx``     any status of that class
 ``NNN``              that status (400 to 599)
 ``NNN/retry-after``  that status, only when the answer carries ``Retry-After``
@@ -79,7 +79,7 @@ class RetryOn:
             word = item.strip().lower()
             if word == "timeout":
                 timeout = True
-            elif word == "connection":
+            elif word in ("connection", "connection_error"):  # connection_error: the name of the attempt outcome
                 connection = True
             elif word in ("4xx", "5xx"):
                 classes.add(int(word[0]))

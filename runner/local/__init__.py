@@ -9,20 +9,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from experiment.scenario.service import ServiceTarget
+from runner import server_metrics
 from runner.local.locust import LocustDriver
 from runner.local.scrape import HttpMetricsSource
+from runner.local.service import OwnServiceTargets
 from runner.local.target import LocalTargets
 from runner.orchestrate import Stack
 
 #: The stack ``retrystorm run`` uses by default: no Docker.
 LOCAL_STACK = "local processes (retrystorm target + headless Locust, SIGSTOP/SIGCONT)"
+OWN_SERVICE_STACK = "local processes (your service + headless Locust)"
 
 
-def local_stack(log_dir: Path, workers: int | None = None) -> Stack:
-    """Local processes: a fresh ``retrystorm target`` and headless Locust per strategy.
+def local_stack(
+    log_dir: Path, service: ServiceTarget | None = None, folder: Path | None = None, workers: int | None = None
+) -> Stack:
+    """Local processes: a fresh ``retrystorm target`` (or ``service``, a scenario's own) and headless Locust.
 
+    ``folder`` is where a service's command runs (the scenario's folder; default: the current one).
     ``workers``: Locust processes per strategy (1: one process; more: a master and that
     many workers); ``None`` chooses from the cores and the load
     (:func:`~runner.local.locust.default_workers`).
     """
-    return Stack(LOCAL_STACK, LocalTargets(log_dir), LocustDriver(log_dir, workers), HttpMetricsSource())
+    driver = LocustDriver(log_dir, workers)
+    if service is None:
+        return Stack(LOCAL_STACK, LocalTargets(log_dir), driver, HttpMetricsSource())
+    found = server_metrics.endpoint(service.metrics)
+    source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
+    targets = OwnServiceTargets(service, log_dir, folder or Path.cwd())
+    return Stack(OWN_SERVICE_STACK, targets, driver, source)

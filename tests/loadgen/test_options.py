@@ -300,3 +300,15 @@ def test_an_unknown_preset_on_the_strategy_flag_suggests_one():
     message = str(caught.value)
     assert "(did you mean 'aws-standard'?)" in message
     assert "presets: aws-standard, aws-adaptive" in message
+
+
+def test_requests_file_is_read_when_parsed_so_its_text_travels_with_the_options(tmp_path):
+    file = tmp_path / "requests.txt"
+    file.write_text("POST /b weight=3 body=x y\n")
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    parsed = parser.parse_args(["--request", "GET /a", "--request", "GET /c", "--requests-file", str(file)])
+    assert parsed.requests_file == file.read_text()
+    assert [r.name for r in load_options(vars(parsed)).requests] == ["GET /a", "GET /c", "POST /b"]
+    with pytest.raises(argparse.ArgumentError, match="cannot read"):
+        parser.parse_args(["--requests-file", str(tmp_path / "missing.txt")])

@@ -65,11 +65,14 @@ def resolve(
     deadline_s: float | None = None,
     reset_after_success: bool = True,
     honour_retry_after: bool = True,
+    retry_on: RetryOn | None = None,
 ) -> tuple[RetryPolicy, RetryBudget | None]:
     """The retry policy and budget of ``strategy`` with the controls given explicitly.
 
     ``max_attempts`` and ``budget``: ``None`` when not given (a preset's own then
-    applies), :data:`NONE` for none whatever the preset says, or a value.
+    applies), :data:`NONE` for none whatever the preset says, or a value. ``retry_on``:
+    the failures retried, when given; else a preset's own, else every failure but a
+    client error.
     """
     preset = strategy if isinstance(strategy, Preset) else None
     if max_attempts is None and preset is not None:
@@ -86,7 +89,7 @@ def resolve(
         deadline_s=deadline_s,
         reset_after_success=reset_after_success,
         honour_retry_after=honour_retry_after,
-        retry_on=preset.conditions() if preset is not None else None,
+        retry_on=retry_on if retry_on is not None else (preset.conditions() if preset is not None else None),
         retry_after=preset.retry_after() if preset is not None else RetryAfter.AT_LEAST,
         per_request=preset is not None,
     )

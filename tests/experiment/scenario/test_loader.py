@@ -177,11 +177,7 @@ def test_recovery_assertions_need_an_outage():
         ("- a\n- b\n", "s.yaml:1: expected a mapping with name, model, load, strategies; got ['a', 'b']"),
         (
             "name: x\n",
-            (
-                "s.yaml:1: model: missing; this field is required\n"
-                "s.yaml:1: load: missing; this field is required\n"
-                "s.yaml:1: strategies: missing; this field is required"
-            ),
+            ("s.yaml:1: load: missing; this field is required\ns.yaml:1: strategies: missing; this field is required"),
         ),
     ],
 )
@@ -206,7 +202,7 @@ def test_every_problem_is_listed_one_line_each_with_the_closest_name():
     assert error_of(text).splitlines() == [
         (
             "s.yaml:3: lod: unknown field (did you mean 'load'?); accepted: "
-            "name, description, seed, model, load, strategies, faults, assertions, sim"
+            "name, description, seed, model, target, requests, retry_on, load, strategies, faults, assertions, sim"
         ),
         "s.yaml:1: load: missing; this field is required",
         (
