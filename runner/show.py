@@ -67,7 +67,7 @@ def validity_lines(document: Mapping[str, Any]) -> list[Text]:
             busiest = f" (busiest process at most {max(peaks.values()):.0%} of a core)" if peaks else ""
             lines.append(Text.assemble(("  ok    ", "green"), f"{label}: the load generator kept up{busiest}"))
         else:
-            lines.append(Text.assemble(("  NOT VALID ", "bold red"), f"{label}: {problem}"))
+            lines.append(Text.assemble(("  NOT VALID ", "bold red"), f"{label}: {problem.removeprefix('not valid: ')}"))
     return lines
 
 

@@ -71,6 +71,9 @@ def test_bad_scenarios_print_one_line_and_exit_2(workdir, tmp_path, text, expect
         (["smira-laptop", "--strategy", "EB"], "no strategy labelled 'EB'"),
         (["smira-laptop", "--seed", "abc"], "--seed"),
         (["smira-laptop", "--bogus"], "--bogus"),
+        (["smira-laptop", "--workers", "0"], "--workers"),
+        (["smira-laptop", "--workers", "257"], "--workers"),
+        (["smira-laptop", "--workers", "2", "--backend", "compose"], "--workers: applies to --backend local only"),
     ],
 )
 def test_bad_flags_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
@@ -104,6 +107,12 @@ def test_dry_run_of_selected_strategies_and_the_demo(workdir, tmp_path):
     assert "scenario smira-laptop" in demo.stdout
     assert "[1/2] fixed:100ms" in demo.stdout
     assert list(workdir.iterdir()) == []
+
+
+def test_dry_run_says_how_many_locust_processes_send_the_load(workdir, tmp_path):
+    done = retrystorm("run", "smira-laptop", "--dry-run", "--workers", "3", cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert "a master and 3 workers" in done.stdout.replace("\n", " ")
 
 
 #: Live, users that never wait just send fast; the simulator refuses them (virtual time would stand still).
