@@ -28,6 +28,9 @@ request-latency histogram only holds requests that ended; with this one a reader
 counts the unfinished ones at their age (the censored latencies of
 :mod:`experiment.analysis.stats`). A master sums its workers' like a gauge (connected
 workers only).
+
+Each Locust process also serves its own CPU and whether it is saturated
+(:mod:`loadgen.generator_cpu`), labelled by process.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from prometheus_client.core import GaugeHistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from loadgen.buckets import LATENCY_BUCKETS_S
+from loadgen.generator_cpu import GeneratorCpu
 from loadgen.outcomes import AttemptOutcome, RequestOutcome
 
 PREFIX = "retrystorm_client_"
@@ -122,6 +126,7 @@ class ClientMetrics:
     backoff_delay: Histogram
     active_users: Gauge
     in_progress: RequestsInProgress
+    generator_cpu: GeneratorCpu
 
     def for_strategy(self, strategy: str, requests: Sequence[str] = (DEFAULT_REQUEST_LABEL,)) -> StrategyMetrics:
         """The children of every metric for one strategy label and the mix's request names, bound once."""
@@ -199,6 +204,7 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
         ),
         active_users=Gauge(PREFIX + "active_users", "Users running.", label, registry=registry),
         in_progress=_registered(RequestsInProgress(), registry),
+        generator_cpu=_registered(GeneratorCpu(), registry),
     )
 
 

@@ -23,10 +23,13 @@ def test_names_types_and_labels():
         "retrystorm_client_backoff_delay_seconds": "histogram",
         "retrystorm_client_active_users": "gauge",
         "retrystorm_client_requests_in_progress_age_seconds": "gaugehistogram",
+        "retrystorm_client_generator_cpu_seconds": "counter",
+        "retrystorm_client_generator_saturated": "gauge",
     }
     for metric in registry.collect():
         for sample in metric.samples:
-            assert sample.labels["strategy"] == "fixed"
+            assert sample.labels.get("strategy", "fixed") == "fixed"
+            assert set(sample.labels) & {"strategy", "process"}  # per strategy, or per process (its CPU)
 
 
 def test_every_outcome_series_exists_from_the_start():
