@@ -46,9 +46,10 @@ CHOICES = [
     (
         "Validity: each load-generator process's CPU is read every second, from /proc by the runner (local stack) "
         "or as the Locust master last heard it from its workers (compose stack, Locust's 10-s average), beside the "
-        f"logical requests the users started against those they demanded. {ValidityRule().describe()} The runner "
-        "serves no Prometheus metrics of its own, so the finding is in results.json (validity, per strategy; valid), "
-        "the terminal and the report."
+        f"logical requests the users started against those they demanded. {ValidityRule().describe()} The finding "
+        "is in results.json (validity, per strategy; valid), the terminal and the report; during the run each Locust "
+        "process also serves retrystorm_client_generator_saturated and retrystorm_client_generator_cpu_seconds_total "
+        "(per process) to Prometheus."
     ),
     (
         "Server recovery without server readings (a service of one's own without metrics:) is judged from the "
