@@ -257,7 +257,7 @@ def test_every_problem_of_a_scenario_is_one_line_of_its_own(workdir, tmp_path):
         "retrystorm: error: bad.yaml:1: load: missing; this field is required",
         (
             "retrystorm: error: bad.yaml:2: model: model 'exponential': unknown parameter 'limt' "
-            "(did you mean 'limit'?); accepted: base_delay, limit, factor, k, tick, max_delay"
+            "(did you mean 'limit'?); accepted: base_delay, limit, factor, k, tick, max_delay, overflow"
         ),
     ]
 

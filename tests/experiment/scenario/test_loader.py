@@ -207,7 +207,7 @@ def test_every_problem_is_listed_one_line_each_with_the_closest_name():
         "s.yaml:1: load: missing; this field is required",
         (
             "s.yaml:2: model: model 'exponential': unknown parameter 'limt' (did you mean 'limit'?); "
-            "accepted: base_delay, limit, factor, k, tick, max_delay"
+            "accepted: base_delay, limit, factor, k, tick, max_delay, overflow"
         ),
     ]
 
