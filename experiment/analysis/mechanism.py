@@ -81,7 +81,11 @@ def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResu
         resume = recovery.outage.end_s
         until = outages[index + 1].start_s if index + 1 < len(outages) else data_end
         end = min(until, resume + recovery.server_s) if recovery.server_s is not None else until
-        end = max(end, min(until, resume + samples.step_s))  # at least one interval when there is one
+        # at least the first whole interval after the resume, when there is one (a live resume is off the grid)
+        first_whole = (
+            samples.start_s + (math.ceil((resume - samples.start_s) / samples.step_s - 1e-9) + 1) * samples.step_s
+        )
+        end = max(end, min(until, first_whole))
         inside = _between(samples, resume, end)
         attempts = _mean([samples.attempts[i] for i in inside]) if len(samples.attempts) == len(samples) else None
         tail = [i for i in inside if samples.interval_start(i) >= end - TAIL_S - 1e-9]
