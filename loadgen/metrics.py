@@ -20,22 +20,91 @@ awaiting an answer.
 Counters only ever grow for the life of a process (Prometheus counters must never go
 down); a new run is delimited by taking differences, not by resetting. See
 :mod:`loadgen.aggregate` for how a Locust master sums its workers' series.
+
+The logical requests *in progress* (a user waiting for an answer or backing off) are a
+gauge histogram, ``retrystorm_client_requests_in_progress_age_seconds``: at each scrape,
+how many there are and how long each has been running, over the latency buckets. The
+request-latency histogram only holds requests that ended; with this one a reader
+counts the unfinished ones at their age (the censored latencies of
+:mod:`experiment.analysis.stats`). A master sums its workers' like a gauge (connected
+workers only).
+
+Each Locust process also serves its own CPU and whether it is saturated
+(:mod:`loadgen.generator_cpu`), labelled by process.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Sequence
+import itertools
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeHistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
 
+from loadgen.buckets import LATENCY_BUCKETS_S
+from loadgen.generator_cpu import GeneratorCpu
 from loadgen.outcomes import AttemptOutcome, RequestOutcome
 
-#: Histogram buckets in seconds: 10 ms to 10 min, about three per decade, and the
-#: seed's 2 s attempt timeout as an edge.
-LATENCY_BUCKETS_S = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
-
 PREFIX = "retrystorm_client_"
+CollectorT = TypeVar("CollectorT", bound=Collector)
+IN_PROGRESS_AGE = PREFIX + "requests_in_progress_age_seconds"
+
+
+class RequestsInProgress(Collector):
+    """The logical requests in progress and their start times; at each scrape, the histogram of their ages.
+
+    A user calls :meth:`begin` when a logical request starts and :meth:`end` when it
+    ends (in a ``finally``, so a user stopped mid-request is not left counted). Ages
+    are ``clock() - started``, with the same monotonic clock the request latencies use.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._started: dict[int, tuple[str, float]] = {}
+        self._tokens = itertools.count()
+        #: Every strategy seen: a strategy with nothing in progress reads 0, not absent.
+        self._strategies: set[str] = set()
+
+    def begin(self, strategy: str, started: float) -> int:
+        """A logical request of ``strategy`` started at ``started`` (the clock's time); a token for :meth:`end`."""
+        token = next(self._tokens)
+        self._started[token] = (strategy, started)
+        self._strategies.add(strategy)
+        return token
+
+    def end(self, token: int) -> None:
+        """The request of ``token`` ended (or was abandoned)."""
+        self._started.pop(token, None)
+
+    def __len__(self) -> int:
+        return len(self._started)
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeHistogramMetricFamily(
+            IN_PROGRESS_AGE,
+            "Logical requests in progress (waiting for an answer or backing off) by how long they have run, "
+            "read at each scrape: the unfinished requests a latency histogram of ended ones leaves out.",
+            labels=["strategy"],
+        )
+        now = self.clock()
+        by_strategy: dict[str, list[float]] = {strategy: [] for strategy in set(self._strategies)}
+        for strategy, started in list(self._started.values()):
+            by_strategy.setdefault(strategy, []).append(max(0.0, now - started))
+        for strategy, ages in sorted(by_strategy.items()):
+            counts = [0] * (len(LATENCY_BUCKETS_S) + 1)
+            for age in ages:
+                counts[bisect.bisect_left(LATENCY_BUCKETS_S, age)] += 1
+            cumulative = list(itertools.accumulate(counts))
+            bounds = [*(repr(float(bound)) for bound in LATENCY_BUCKETS_S), "+Inf"]
+            family.add_metric([strategy], list(zip(bounds, map(float, cumulative), strict=True)), sum(ages))
+        yield family
+
+
 #: The ``request`` label of the default request, ``GET /api``: its path, as Locust's statistics name it.
 DEFAULT_REQUEST_LABEL = "/api"
 
@@ -56,6 +125,8 @@ class ClientMetrics:
     users_in_backoff: Gauge
     backoff_delay: Histogram
     active_users: Gauge
+    in_progress: RequestsInProgress
+    generator_cpu: GeneratorCpu
 
     def for_strategy(self, strategy: str, requests: Sequence[str] = (DEFAULT_REQUEST_LABEL,)) -> StrategyMetrics:
         """The children of every metric for one strategy label and the mix's request names, bound once."""
@@ -132,7 +203,14 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             registry=registry,
         ),
         active_users=Gauge(PREFIX + "active_users", "Users running.", label, registry=registry),
+        in_progress=_registered(RequestsInProgress(), registry),
+        generator_cpu=_registered(GeneratorCpu(), registry),
     )
+
+
+def _registered(collector: CollectorT, registry: CollectorRegistry) -> CollectorT:
+    registry.register(collector)
+    return collector
 
 
 class RequestMetrics:
@@ -175,6 +253,7 @@ class StrategyMetrics:
         "backoff_delay",
         "budget_refusals",
         "by_request",
+        "in_progress",
         "request_latency",
         "requests",
         "requests_started",
@@ -198,6 +277,7 @@ class StrategyMetrics:
         self.users_in_backoff = metrics.users_in_backoff.labels(strategy)
         self.backoff_delay = metrics.backoff_delay.labels(strategy)
         self.active_users = metrics.active_users.labels(strategy)
+        self.in_progress = metrics.in_progress
 
     def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
         """Count one attempt of the first request that ended and observe its latency."""
@@ -208,6 +288,14 @@ class StrategyMetrics:
         """Count one logical request of the first request and observe its latency, backoff included."""
         self.requests[outcome].inc()
         self.request_latency[outcome].observe(latency_s)
+
+    def begin_request(self, started: float) -> int:
+        """A logical request started at ``started`` (monotonic): counted in progress until :meth:`end_request`."""
+        return self.in_progress.begin(self.strategy, started)
+
+    def end_request(self, token: int) -> None:
+        """The logical request of ``token`` is no longer in progress."""
+        self.in_progress.end(token)
 
     def retry(self, delay_s: float) -> None:
         """Count one scheduled retry and observe its backoff delay."""

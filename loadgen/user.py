@@ -162,9 +162,12 @@ class RetryingUser(FastHttpUser):
     def run_request(self, slept_s: float) -> None:
         """Attempts and backoffs until success or give-up; fires the logical event."""
         session = self.idle_sessions.pop() if self.idle_sessions else self.new_session()
+        request = _Request(slept_s, self.kinds[self.mix.choose(self.rng).name])
+        token = self.metrics.begin_request(request.started)
         try:
-            self.retry_loop(session, _Request(slept_s, self.kinds[self.mix.choose(self.rng).name]))
-        finally:
+            self.retry_loop(session, request)
+        finally:  # also when the user is stopped mid-request: it is no longer in progress
+            self.metrics.end_request(token)
             self.idle_sessions.append(session)
 
     def new_session(self) -> RetrySession:

@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 
 from retrystorm import __version__
-from retrystorm.errors import EnvironmentFailureError, UserError
+from retrystorm.errors import EnvironmentFailureError, UserError, did_you_mean
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -45,6 +45,16 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown subcommand is a usage error that names the closest one."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            hint = did_you_mean(name, self.list_commands(ctx))
+            raise click.UsageError(f"no command {name!r}{hint}; commands: {', '.join(self.list_commands(ctx))}", ctx)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
@@ -65,8 +75,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI; a user error prints one line and exits 2, a failure of the environment 3."""
     try:
         result = cli.main(args=argv, prog_name="retrystorm", standalone_mode=False)
-    except UserError as error:
-        click.echo(f"retrystorm: error: {error}", err=True)
+    except UserError as error:  # one line per problem (a scenario file may have several)
+        for line in str(error).splitlines() or [""]:
+            click.echo(f"retrystorm: error: {line}", err=True)
         sys.exit(error.exit_code)
     except EnvironmentFailureError as error:
         click.echo(f"retrystorm: {' '.join(str(error).split())}", err=True)

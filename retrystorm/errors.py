@@ -9,8 +9,10 @@ engine unreachable, a child process that died) derives from
 
 from __future__ import annotations
 
+import difflib
 import math
 import reprlib
+from collections.abc import Iterable
 
 
 class RetrystormError(Exception):
@@ -76,3 +78,24 @@ def shown(value: object) -> str:
     if isinstance(value, str) and len(value) > SHOWN_CHARS:
         return f"{text} ({len(value)} characters)"
     return text
+
+
+#: A name longer than this is not compared with the known ones: nothing known is that long.
+MAX_SUGGESTED_CHARS = 64
+
+
+def did_you_mean(name: object, known: Iterable[str]) -> str:
+    """`` (did you mean 'smira'?)`` for the known name closest to ``name``; empty when none is close.
+
+    Close means :func:`difflib.get_close_matches`' ratio of at least 0.6, or a known name
+    that starts with ``name`` (``fix`` for ``fixed:100ms``). Matching ignores case.
+    """
+    if not isinstance(name, str) or not name or len(name) > MAX_SUGGESTED_CHARS:
+        return ""
+    candidates = [each for each in known if each != name]
+    lowered = {each.lower(): each for each in candidates}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1)
+    if close:
+        return f" (did you mean {lowered[close[0]]!r}?)"
+    starts = [each for each in candidates if each.lower().startswith(name.lower())]
+    return f" (did you mean {starts[0]!r}?)" if starts else ""

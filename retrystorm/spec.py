@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from retrystorm.durations import ACCEPTED as DURATION_FORMS
 from retrystorm.durations import MAX_DURATION_S, format_duration, parse_duration
-from retrystorm.errors import SpecError, shown
+from retrystorm.errors import SpecError, did_you_mean, shown
 
 _META_KEY = "retrystorm.spec"
 
@@ -416,7 +416,8 @@ class Registry(Generic[S]):
             return self._classes[name]
         except KeyError:
             valid = ", ".join(self._classes)
-            raise SpecError(f"unknown {self.kind} {shown(name)}; valid: {valid}") from None
+            hint = did_you_mean(name, self._classes)
+            raise SpecError(f"unknown {self.kind} {shown(name)}{hint}; valid: {valid}") from None
 
     def items(self) -> list[tuple[str, type[S]]]:
         """``(name, class)`` pairs, in registration order."""
@@ -484,7 +485,8 @@ class Registry(Generic[S]):
     def _param(by_key: dict[str, ParamInfo], key: object, owner: str, infos: list[ParamInfo]) -> ParamInfo:
         info = by_key.get(key) if isinstance(key, str) else None
         if info is None:
-            raise SpecError(f"{owner}: unknown parameter {shown(key)}; accepted: {_keys(infos)}")
+            hint = did_you_mean(key, by_key)
+            raise SpecError(f"{owner}: unknown parameter {shown(key)}{hint}; accepted: {_keys(infos)}")
         return info
 
     @staticmethod

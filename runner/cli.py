@@ -7,8 +7,11 @@ whose addresses come from options or their environment variables.
 Exit status: 0 when every assertion holds, 1 when one fails (each failure printed with
 the measured value and the bound), 2 on bad input (one line), 3 when the run could
 not go on (a process died, its log's tail printed; a service of the stack failed or a
-fault backend could not act, one line), 130 when SIGINT or SIGTERM stopped it (every
-target resumed and every process stopped first).
+fault backend could not act, one line) or when its figures are not valid (a load
+generator was saturated for more than 5 % of a strategy's run,
+:mod:`experiment.analysis.validity`; ``--allow-saturated`` keeps the verdicts' status),
+130 when SIGINT or SIGTERM stopped it (every target resumed and every process stopped
+first).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,11 @@ from runner.show import failures, plan_lines, print_verdicts
 log = logging.getLogger(__name__)
 
 DEMO_SCENARIO = "smira-laptop"
+#: The most Locust worker processes ``--workers`` starts on this machine.
+MAX_WORKERS = 256
 EXIT_FAILED = 1
+#: A load generator was saturated: the figures measured it, not the service (a validity finding, not bad input).
+EXIT_NOT_VALID = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -62,6 +69,10 @@ class RunOptions:
     compose: ComposeEndpoints | None = None
     #: Time, sleep, blocking calls and the dead-man switch (tests pass fakes).
     runtime: Runtime | None = None
+    #: Locust processes per strategy on the local backend (``None``: from the cores and the load).
+    workers: int | None = None
+    #: Exit with the verdicts' status even when a load generator was saturated (the finding is still shown).
+    allow_saturated: bool = False
     #: Where a scenario's ``target.command`` runs: the scenario file's folder (default: the current one).
     scenario_dir: Path | None = None
 
@@ -121,12 +132,33 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
     document = run_document(scenario.name, results, records, run_info, simulated_doc, description=scenario.description)
     written = write_run(folder, document, records, simulated_curves)
     report = next(path for path in written if path.name == "report.html")
-    print_verdicts(out, f"{scenario.name}: live, one run per strategy (times in seconds)", results, report)
+    title = f"{scenario.name}: live, one run per strategy (times in seconds)"
+    print_verdicts(out, title, results, report, document)
     out.print(f"run folder: {folder}")
     failed = failures(results)
     for line in failed:
         err.print(f"assertion failed: {line}", markup=False)
+    saturated = not_valid(document)
+    if saturated:
+        err.print(
+            f"retrystorm run: not valid: the load generator was saturated during {', '.join(saturated)} "
+            "(see Validity above; run with --workers N on a machine with more cores, or less load)"
+            + ("; --allow-saturated: exit status from the assertions" if options.allow_saturated else ""),
+            markup=False,
+            soft_wrap=True,
+        )
+        if not options.allow_saturated:
+            return EXIT_NOT_VALID
     return EXIT_FAILED if failed else 0
+
+
+def not_valid(document: Mapping[str, Any]) -> list[str]:
+    """The labels whose run the saturation rule found not valid."""
+    return [
+        str(row["strategy"])
+        for row in document.get("results", [])
+        if isinstance(row.get("validity"), Mapping) and row["validity"].get("valid") is False
+    ]
 
 
 def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: bool, options: RunOptions) -> int:
@@ -135,7 +167,7 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     if options.compose is None:
         from runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
 
-        stack = local_stack(folder / "logs", scenario.target, options.scenario_dir)
+        stack = local_stack(folder / "logs", scenario.target, options.scenario_dir, options.workers)
     else:
         from runner.compose import compose_stack
 
@@ -223,6 +255,15 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
 )
 @click.option("--simulate", is_flag=True, help="Also simulate the scenario; draw and compare its curves.")
 @click.option("--seed", type=int, default=None, help="Random seed (default: the scenario's).")
+@click.option(
+    "--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, metavar="N",
+    help="Local backend: Locust processes per strategy, 1 (one process) or a master and N workers on 127.0.0.1 "
+    "(default: enough for the peak load at 1,000 attempts/s each, at most one per core but one).",
+)  # fmt: skip
+@click.option(
+    "--allow-saturated", is_flag=True,
+    help="Exit with the assertions' status even when a load generator was saturated (the run is still marked).",
+)  # fmt: skip
 @JOURNAL_OPTION
 @compose_options
 def run(
@@ -233,6 +274,8 @@ def run(
     labels: tuple[str, ...],
     simulate: bool,
     seed: int | None,
+    workers: int | None,
+    allow_saturated: bool,
     journal: Path | None,
     backend: str,
     **addresses: str | None,
@@ -243,12 +286,18 @@ def run(
 
     Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
     when every assertion holds, 1 when one fails, 2 on bad input, 3 when the run could
-    not go on, 130 when interrupted.
+    not go on or a load generator was saturated (not valid; see --allow-saturated), 130
+    when interrupted.
     """
     scenario = load_scenario(scenario_file, overrides={"seed": seed} if seed is not None else None)
     compose = compose_endpoints(backend, addresses)
+    if compose is not None and workers is not None:
+        raise UserError("--workers: applies to --backend local only; a compose stack keeps its own workers")
     scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
-    options = RunOptions(folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir)
+    options = RunOptions(
+        folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir,
+        workers=workers, allow_saturated=allow_saturated,
+    )  # fmt: skip
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)
 

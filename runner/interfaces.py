@@ -8,7 +8,9 @@ stack (the Locust master's HTTP API, the docker fault backend, the target's
 * a :class:`TargetProvider` starts a fresh target for each strategy (or resets one);
   the :class:`TargetHandle` it returns carries its fault targets, each with the
   backend that pauses it;
-* a :class:`LoadDriver` starts one strategy's load against a target;
+* a :class:`LoadDriver` starts one strategy's load against a target; its
+  :class:`LoadHandle` also says how busy its load-generator processes are (the CPU
+  share of each, for the saturation rule of :mod:`experiment.analysis.validity`);
 * a :class:`MetricsSource` takes one reading of the target's and the client's
   metrics, within a deadline (a paused target cannot answer: its part is ``None``).
 """
@@ -84,6 +86,14 @@ class LoadHandle(Protocol):
 
     def check(self) -> None:
         """Raise :class:`~runner.errors.RunFailedError` if the load generator died."""
+        ...
+
+    async def generator_cpu(self) -> Mapping[str, float] | None:
+        """Each load-generator process's share of one core since the previous call (1.0: a full core).
+
+        Keyed by a name for the process (``locust (pid 123)``, ``worker 2 (pid 125)``);
+        ``None`` when it cannot be read (the first call, or a backend that cannot see it).
+        """
         ...
 
     async def stop(self) -> None:

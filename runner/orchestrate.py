@@ -102,7 +102,8 @@ class StrategyRun:
             self.check_outages()
             taken = self.clock() - t0
             target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
-            self.readings.append(Reading(tick, taken, target_part, client_part))
+            cpu = await load.generator_cpu()
+            self.readings.append(Reading(tick, taken, target_part, client_part, cpu))
             self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
 
     def check_outages(self) -> None:

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from experiment.analysis import RunResult, results_document
-from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
+from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
+from experiment.analysis.stats import CENSORING_NOTE
+from experiment.analysis.validity import ValidityRule
 from experiment.report import StrategyCurves, write_report
 from runner.record import LATENCY_SOURCE, StrategyRecord
 from runner.series import LiveSeries
@@ -40,7 +42,16 @@ CHOICES = [
     ),
     "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",
     f"Latency: {LATENCY_SOURCE}.",
+    CENSORING_NOTE,
     "Recoveries are measured from the outages as they happened (pause and resume times taken by the controller).",
+    (
+        "Validity: each load-generator process's CPU is read every second, from /proc by the runner (local stack) "
+        "or as the Locust master last heard it from its workers (compose stack, Locust's 10-s average), beside the "
+        f"logical requests the users started against those they demanded. {ValidityRule().describe()} The finding "
+        "is in results.json (validity, per strategy; valid), the terminal and the report; during the run each Locust "
+        "process also serves retrystorm_client_generator_saturated and retrystorm_client_generator_cpu_seconds_total "
+        "(per process) to Prometheus."
+    ),
     (
         "Server recovery without server readings (a service of one's own without metrics:) is judged from the "
         "clients: the first time after the resume from which, for 5 s, every second has attempts that ended, their "
@@ -62,12 +73,19 @@ def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Str
         in_flight=list(series.gauges[IN_FLIGHT]),
         delay_s=list(series.gauges[DELAY_S]),
         outages=[(outage.start_s, outage.end_s) for outage in record.outages],
+        more={TIMEOUTS: series.rates[TIMEOUTS], GAVE_UP: series.rates[GAVE_UP], **series.latency},
     )
 
 
 def timeseries_rows(records: Sequence[StrategyRecord]) -> list[dict[str, Any]]:
     """Every strategy's series, one row per strategy and second."""
     return [{"strategy": record.label, **row} for record in records for row in record.series().rows()]
+
+
+def _valid(result: RunResult) -> bool:
+    """False only when the saturation rule found the run not valid."""
+    validity = result.extra.get("validity")
+    return not (isinstance(validity, Mapping) and validity.get("valid") is False)
 
 
 def run_document(
@@ -93,6 +111,7 @@ def run_document(
     extra: dict[str, object] = {
         "choices": list(CHOICES),
         "ok": all(result.passed is not False for result in results),
+        "valid": all(_valid(result) for result in results),
         "run": {**run, "strategies": details},
     }
     if simulated is not None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from experiment.analysis import default_steady_window
 from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry
 from retrystorm.durations import format_duration
-from retrystorm.errors import UserError
+from retrystorm.errors import UserError, did_you_mean
 
 #: Wall-clock seconds a strategy's run takes beyond its duration (starting and stopping processes).
 OVERHEAD_S = 10.0
@@ -70,8 +70,9 @@ def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
     known = scenario.labels()
     for label in labels:
         if label not in known:
+            hint = did_you_mean(label, known)
             raise UserError(
-                f"--strategy: no strategy labelled {label!r} in {scenario.name}; labels: {', '.join(known)}"
+                f"--strategy: no strategy labelled {label!r} in {scenario.name}{hint}; labels: {', '.join(known)}"
             )
     return [entry for entry in scenario.strategies if not labels or entry.label in labels]
 
@@ -80,8 +81,9 @@ def check_fault_targets(outages: Sequence[OutageWindow], known: Sequence[str], s
     """Every paused target must exist in the stack; raises :class:`UserError` naming it."""
     for outage in outages:
         if outage.target not in known:
+            hint = did_you_mean(outage.target, known)
             raise UserError(
-                f"faults: pause: {outage.target!r} is not a target of the {stack}; accepted: {', '.join(known)}"
+                f"faults: pause: {outage.target!r} is not a target of the {stack}{hint}; accepted: {', '.join(known)}"
             )
 
 

@@ -18,6 +18,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 TARGET = "retrystorm_target_"
 CLIENT = "retrystorm_client_"
+#: The gauge histogram of the ages of the logical requests in progress (:mod:`loadgen.metrics`).
+IN_PROGRESS_AGE = CLIENT + "requests_in_progress_age_seconds"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -38,9 +40,11 @@ class ClientReading:
     ``attempts_started`` counts attempts when they are sent (the attempts per second
     on the wire, and the simulator's count); ``attempts`` counts them by outcome when
     they end, so it lags by up to the attempt timeout while a server answers nothing.
-    ``latency_buckets`` is the cumulative histogram of successful logical requests'
-    latency (backoff included): ``(upper bound in seconds, count)``, ascending, ending
-    with ``inf``.
+    ``ended_buckets`` is the cumulative histogram of the latency of the logical requests
+    that ended, ``ok`` or given up (backoff included): ``(upper bound in seconds,
+    count)``, ascending, ending with ``inf``. ``in_progress_buckets`` is the histogram of
+    the ages of the logical requests in progress at this moment, ``in_progress`` their
+    number; ``None`` and ``()`` when the load generator does not expose them.
     """
 
     attempts: Mapping[str, float]
@@ -52,7 +56,9 @@ class ClientReading:
     active_users: float
     retries: float
     budget_refusals: float
-    latency_buckets: tuple[tuple[float, float], ...]
+    ended_buckets: tuple[tuple[float, float], ...]
+    in_progress_buckets: tuple[tuple[float, float], ...] = ()
+    in_progress: float | None = None
     #: Sum (seconds) and count of every ended attempt's latency, all outcomes: the mean per interval.
     attempt_latency_sum: float = 0.0
     attempt_latency_count: float = 0.0
@@ -69,13 +75,15 @@ class Reading:
 
     ``tick`` is the whole second after the load started that the reading was taken for,
     ``time_s`` when it was actually taken (a little later, or much later on a starved
-    machine).
+    machine). ``generators``: each load-generator process's share of one core since the
+    previous reading (``None``: not read).
     """
 
     tick: int
     time_s: float
     target: TargetReading | None
     client: ClientReading | None
+    generators: Mapping[str, float] | None = None
 
 
 #: One sample: metric name (``_total``, ``_bucket`` suffixes included), labels, value.
@@ -118,11 +126,14 @@ def target_from_samples(samples: Sequence[Sample]) -> TargetReading:
     )
 
 
+def _buckets(samples: Iterable[Sample], name: str) -> tuple[tuple[float, float], ...]:
+    """The cumulative buckets of histogram ``name``, summed over every other label, ascending."""
+    return tuple(sorted((float(bound), count) for bound, count in _by_label(samples, name + "_bucket", "le").items()))
+
+
 def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
     """A :class:`ClientReading` from the load generator's samples (scraped, or queried from Prometheus)."""
-    buckets = _by_label(
-        (s for s in samples if s[1].get("outcome") == "ok"), CLIENT + "request_latency_seconds_bucket", "le"
-    )
+    ages = _buckets(samples, IN_PROGRESS_AGE)
     return ClientReading(
         attempts=_by_label(samples, CLIENT + "attempts_total", "outcome"),
         attempts_started=_total(samples, CLIENT + "attempts_started_total"),
@@ -133,7 +144,9 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         active_users=_total(samples, CLIENT + "active_users"),
         retries=_total(samples, CLIENT + "retries_total"),
         budget_refusals=_total(samples, CLIENT + "budget_refusals_total"),
-        latency_buckets=tuple(sorted((float(bound), count) for bound, count in buckets.items())),
+        ended_buckets=_buckets(samples, CLIENT + "request_latency_seconds"),
+        in_progress_buckets=ages,
+        in_progress=ages[-1][1] if ages else None,
         attempt_latency_sum=_total(samples, CLIENT + "attempt_latency_seconds_sum"),
         attempt_latency_count=_total(samples, CLIENT + "attempt_latency_seconds_count"),
     )

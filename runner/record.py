@@ -3,41 +3,59 @@
 Totals are differences between the first reading (time 0, when the load started) and
 the last (the end of the run), so counters that did not start at zero read the same.
 
-* ``requests``: logical requests started; ``unfinished`` = started - ok - gave up.
+* ``requests``: logical requests started between the readings, plus those already in
+  progress at the first (their outcome is counted too; a load generator with a short
+  think time has hundreds in progress by the first reading); ``unfinished``: those in
+  progress at the last reading, from the client's gauge histogram of them, so that
+  ``requests = succeeded + gave_up + unfinished``. Without that gauge (a load
+  generator that does not serve it): started - ok - gave up, at least 0.
 * ``attempts``: attempts sent (``retrystorm_client_attempts_started_total``), counted
   when sent as the simulator counts them, so ``amplification`` is attempts sent per
   logical request started, live and simulated alike; ``timeouts`` are counted when an
   attempt ends with that outcome (``retrystorm_client_attempts_total``).
-* ``latency_*``: successful logical requests (backoff included, as the simulator's),
-  from the client's histogram ``retrystorm_client_request_latency_seconds{outcome="ok"}``
-  over the run, interpolated as Prometheus' ``histogram_quantile`` does (exact to the
-  bucket: 10 ms ... 10 min, ~3 per decade); ``latency_max`` is the upper bound of the
-  highest non-empty bucket, the smallest bound known to hold every latency (``null``
-  when some latency exceeded the last finite bucket, 10 min).
+* ``latency_*``: every logical request started, censored as the simulator's
+  (:mod:`experiment.analysis.stats`): the ones that ended (succeeded or given up, backoff
+  included) from the client's histogram ``retrystorm_client_request_latency_seconds``
+  over the run, and the ones still in progress at the last reading at their age, from
+  the gauge histogram ``retrystorm_client_requests_in_progress_age_seconds`` the Locust
+  user serves (each user knows when its request started); both over the same buckets,
+  summed, quantiles interpolated as Prometheus' ``histogram_quantile`` does (exact to
+  the bucket: 10 ms ... 10 min, ~3 per decade). ``latency_max`` is the upper bound of
+  the highest non-empty bucket (``null`` beyond the last finite bucket, 10 min);
+  ``latency_censored`` the number of requests in progress at the end.
 * ``peak_in_flight``: the largest of the once-a-second readings of the target's gauge
   (a peak between two readings is not seen; the simulator's peak is exact).
 * recoveries: :func:`experiment.analysis.recoveries` after each outage as it actually
-  happened (pause and resume times measured, not planned).
+  happened (pause and resume times measured, not planned); ``after_resume``: the
+  figures of each outage's aftermath (:mod:`experiment.analysis.mechanism`);
+  ``abandoned_in_flight_end``: the target's gauge of requests it still holds whose
+  client went away, at its last reading.
+* ``validity``: whether the load generator kept up (:mod:`experiment.analysis.validity`),
+  from each generator process's CPU and the requests started against those demanded.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 
 from experiment.analysis import LatencySummary, RunResult, recoveries
-from experiment.analysis.series_names import IN_FLIGHT
+from experiment.analysis.mechanism import after_resumes
+from experiment.analysis.quantiles import combine, difference
+from experiment.analysis.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
+from experiment.analysis.validity import GeneratorSeconds, Validity, assess
 from experiment.analysis.verdicts import evaluate
 from experiment.scenario import Assertions, OutageWindow, RunSpec
-from runner.quantiles import difference, histogram_quantile, upper_bound_of_max
+from runner.locust_args import think_time
 from runner.readings import ClientReading, Reading
 from runner.series import LiveSeries, build_series
 
 LATENCY_SOURCE = (
-    'client histogram retrystorm_client_request_latency_seconds{outcome="ok"} (successful logical requests, '
-    "backoff included), quantiles interpolated within buckets as Prometheus' histogram_quantile does; "
-    "latency_max is the upper bound of the highest non-empty bucket"
+    "client histogram retrystorm_client_request_latency_seconds (logical requests that ended, ok or given up, "
+    "backoff included) plus the gauge histogram retrystorm_client_requests_in_progress_age_seconds at the last "
+    "reading (the ages of the requests still in progress, which the Locust user tracks from their start), quantiles "
+    "interpolated within the shared buckets as Prometheus' histogram_quantile does; latency_max is the upper bound "
+    "of the highest non-empty bucket"
 )
 
 
@@ -77,11 +95,29 @@ def _ends(readings: Sequence[Reading]) -> tuple[ClientReading, ClientReading] | 
 
 
 def latency_summary(first: ClientReading, last: ClientReading) -> LatencySummary:
-    """Percentiles of the successful requests between two readings (see the module docstring)."""
-    buckets = difference(last.latency_buckets, first.latency_buckets)
-    p50, p75, p90, p99 = (histogram_quantile(q, buckets) for q in (0.5, 0.75, 0.9, 0.99))
-    top = upper_bound_of_max(buckets)
-    return LatencySummary(p50, p75, p90, p99, None if top is not None and math.isinf(top) else top)
+    """Censored percentiles of the requests between two readings (see the module docstring)."""
+    ended = difference(last.ended_buckets, first.ended_buckets)
+    censored = round(last.in_progress) if last.in_progress is not None else 0
+    return LatencySummary.of_histogram(combine(ended, last.in_progress_buckets), censored)
+
+
+def validity_of(spec: RunSpec, series: LiveSeries) -> Validity:
+    """The saturation rule (:mod:`experiment.analysis.validity`) on one strategy's series."""
+    seconds = GeneratorSeconds(
+        cpu=series.cpu or [None] * series.length,
+        started=series.rates[STARTED],
+        active=series.gauges["active_users"],
+        in_progress=series.gauges[IN_PROGRESS],
+    )
+    return assess(seconds, think_time(spec), open_loop=spec.arrival == "open")
+
+
+def _requests(first: ClientReading, last: ClientReading, ended: int) -> tuple[int, int]:
+    """``(requests, unfinished)`` between two readings (see the module docstring)."""
+    started = round(last.requests_started - first.requests_started)
+    if first.in_progress is None or last.in_progress is None:
+        return started, max(0, started - ended)
+    return started + round(first.in_progress), round(last.in_progress)
 
 
 def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> RunResult:
@@ -91,15 +127,20 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         raise ValueError(f"{record.label}: fewer than two readings of the load generator; nothing to analyse")
     first, last = ends
     series = record.series()
-    started = round(last.requests_started - first.requests_started)
+    samples = series.samples()
     succeeded = round(last.requests_ok - first.requests_ok)
     gave_up = round(last.requests_gave_up - first.requests_gave_up)
+    started, unfinished = _requests(first, last, succeeded + gave_up)
     last_target = next((r.target for r in reversed(record.readings) if r.target is not None), None)
     peak = series.peak(IN_FLIGHT)
+    found = recoveries(samples, record.outages) if record.outages else []
     extra: dict[str, object] = {
         "timeouts": round(last.attempts.get("timeout", 0.0) - first.attempts.get("timeout", 0.0)),
         "retries": round(last.retries - first.retries),
         "in_flight_end": round(last_target.in_flight) if last_target is not None else None,
+        "abandoned_in_flight_end": round(last_target.abandoned_in_flight) if last_target is not None else None,
+        "after_resume": [figures.to_json() for figures in after_resumes(samples, found)],
+        "validity": validity_of(record.spec, series).to_json(),
         "planned_outages": [[outage.start_s, outage.end_s] for outage in record.planned_outages],
         "readings_missed": record.missed(),
     }
@@ -110,10 +151,10 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         requests=started,
         succeeded=succeeded,
         gave_up=gave_up,
-        unfinished=max(0, started - succeeded - gave_up),
+        unfinished=unfinished,
         latency=latency_summary(first, last),
         peak_in_flight=round(peak) if peak is not None else None,
-        recoveries=recoveries(series.samples(), record.outages) if record.outages else [],
+        recoveries=found,
         rejected_locally=round(last.budget_refusals - first.budget_refusals),
         extra=extra,
     )

@@ -12,7 +12,13 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
   interpolated as counters (``None`` when no attempt ended);
 * **gauges** (in flight, delay, ...) of interval ``i`` are the reading taken for grid
   time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
-  such part.
+  such part (also ``generator_cpu``, the busiest load-generator process's share of a
+  core over the interval, as the runner measured it);
+* **latency percentiles** (``latency_p50``, ``latency_p95``, ``latency_p99``) of interval
+  ``i``: the requests that ended between the readings for ``i`` and ``i + 1`` (the
+  difference of the client's latency histograms) with the ages of those in progress
+  at ``i + 1``, censored (:mod:`experiment.analysis.latency_series`); only the ages
+  when either reading is missing.
 
 This is what :class:`experiment.analysis.Samples` reads, the same as the simulator's series,
 under the same names (:mod:`experiment.analysis.series_names`).
@@ -24,9 +30,11 @@ import bisect
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from experiment.analysis import Samples
+from experiment.analysis.latency_series import latency_over_time
+from experiment.analysis.quantiles import Buckets, difference
 from experiment.analysis.series_names import (
     ATTEMPT_LATENCY_S,
     ATTEMPTS,
@@ -34,11 +42,14 @@ from experiment.analysis.series_names import (
     GAVE_UP,
     GOODPUT,
     IN_FLIGHT,
+    IN_PROGRESS,
     STARTED,
     TIMEOUTS,
 )
 from runner.readings import ClientReading, Reading, TargetReading
 
+#: The timeseries column of the busiest load-generator process's share of a core in each second.
+GENERATOR_CPU = "generator_cpu"
 #: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
 #: as the simulator counts them; ``timeouts`` when they time out.
 COUNTERS: dict[str, Callable[[ClientReading], float]] = {
@@ -53,10 +64,12 @@ TARGET_GAUGES: dict[str, Callable[[TargetReading], float]] = {
     IN_FLIGHT: lambda t: t.in_flight,
     DELAY_S: lambda t: t.delay_s,
     "connections": lambda t: t.connections,
+    "abandoned_in_flight": lambda t: t.abandoned_in_flight,
 }
-CLIENT_GAUGES: dict[str, Callable[[ClientReading], float]] = {
+CLIENT_GAUGES: dict[str, Callable[[ClientReading], float | None]] = {
     "users_in_backoff": lambda c: c.users_in_backoff,
     "active_users": lambda c: c.active_users,
+    IN_PROGRESS: lambda c: c.in_progress,
 }
 
 
@@ -67,6 +80,10 @@ class LiveSeries:
     length: int
     rates: dict[str, list[float | None]]
     gauges: dict[str, list[float | None]]
+    #: ``latency_p50``, ``latency_p95``, ``latency_p99`` per interval, seconds, censored.
+    latency: dict[str, list[float | None]] = dataclasses.field(default_factory=dict)
+    #: Each load-generator process's share of a core over each interval (read at its end).
+    cpu: list[Mapping[str, float] | None] = dataclasses.field(default_factory=list)
 
     def times(self) -> list[float]:
         """The end of each interval, in seconds after the load started."""
@@ -91,6 +108,8 @@ class LiveSeries:
                 "t_s": float(i + 1),
                 **{name: values[i] for name, values in self.rates.items()},
                 **{name: values[i] for name, values in self.gauges.items()},
+                **{name: values[i] for name, values in self.latency.items()},
+                **({GENERATOR_CPU: _busiest(self.cpu[i])} if self.cpu else {}),
             }
             for i in range(self.length)
         ]
@@ -133,15 +152,34 @@ def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
         ]
     rates[ATTEMPT_LATENCY_S] = _mean_latency(clients, length)
     gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
+    cpu: list[Mapping[str, float] | None] = [None] * length
     for reading in readings:
         slot = reading.tick - 1
         if not 0 <= slot < length:
             continue
+        cpu[slot] = reading.generators
         for name, read_target in TARGET_GAUGES.items():
             gauges[name][slot] = read_target(reading.target) if reading.target is not None else None
         for name, read_client in CLIENT_GAUGES.items():
             gauges[name][slot] = read_client(reading.client) if reading.client is not None else None
-    return LiveSeries(length, rates, gauges)
+    return LiveSeries(length, rates, gauges, live_latency(readings, length), cpu)
+
+
+def _busiest(shares: Mapping[str, float] | None) -> float | None:
+    """The largest share of a core among the load-generator processes (``None``: not read)."""
+    return max(shares.values()) if shares else None
+
+
+def live_latency(readings: Sequence[Reading], length: int) -> dict[str, list[float | None]]:
+    """The censored latency percentiles of each interval (see the module docstring)."""
+    by_tick = {reading.tick: reading.client for reading in readings if reading.client is not None}
+    ended: list[Buckets | None] = []
+    waiting: list[Buckets | None] = []
+    for slot in range(length):
+        start, end = by_tick.get(slot), by_tick.get(slot + 1)
+        ended.append(None if start is None or end is None else difference(end.ended_buckets, start.ended_buckets))
+        waiting.append(end.in_progress_buckets if end is not None else None)
+    return latency_over_time(ended, waiting)
 
 
 def _mean_latency(clients: Sequence[tuple[float, ClientReading]], length: int) -> list[float | None]:

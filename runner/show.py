@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from experiment.analysis import RunResult
+from experiment.analysis import RunResult, results_document
+from experiment.report.why import headline_lines, validity_phrase
+from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from runner.plan import Plan
 from sim.report import runs_table
@@ -41,7 +44,7 @@ def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> lis
 
 
 def failures(results: Sequence[RunResult]) -> list[str]:
-    """One line per failed assertion: ``smira: server_recovers_within 15s: measured none (FAIL)``."""
+    """One line per failed assertion: ``smira: server_recovers_within 15s: measured never (FAIL)``."""
     return [
         f"{result.strategy}: {verdict.describe()}"
         for result in results
@@ -50,10 +53,34 @@ def failures(results: Sequence[RunResult]) -> list[str]:
     ]
 
 
-def print_verdicts(console: Console, title: str, results: Sequence[RunResult], report: Path | None) -> None:
-    """The results table, every assertion's verdict, and where the report is."""
-    if not console.is_terminal:  # a file or a pipe: wide enough for the table
-        console = Console(file=console.file, width=140, highlight=False)
+def validity_lines(document: Mapping[str, Any]) -> list[Text]:
+    """``  ok    smira: load generator kept up (busiest process 0.21 of a core)`` per strategy, or ``NOT VALID``."""
+    lines = []
+    for row in document.get("results", []):
+        validity = row.get("validity")
+        if not isinstance(validity, Mapping):
+            continue
+        label = str(row.get("strategy"))
+        problem = validity_phrase(row)
+        if problem is None:
+            peaks = validity.get("cpu_peak") or {}
+            busiest = f" (busiest process at most {max(peaks.values()):.0%} of a core)" if peaks else ""
+            lines.append(Text.assemble(("  ok    ", "green"), f"{label}: the load generator kept up{busiest}"))
+        else:
+            lines.append(Text.assemble(("  NOT VALID ", "bold red"), f"{label}: {problem.removeprefix('not valid: ')}"))
+    return lines
+
+
+def print_verdicts(
+    console: Console,
+    title: str,
+    results: Sequence[RunResult],
+    report: Path | None,
+    document: Mapping[str, Any] | None = None,
+) -> None:
+    """The results table, every assertion's verdict, the validity of each run, why each strategy did
+    what it did and who wins (:mod:`experiment.report.why`), and where the report is."""
+    console = wide(console)  # a file or a pipe: wide enough for the table
     console.print(runs_table(results, title))
     verdicts = [(result.strategy, verdict) for result in results for verdict in result.verdicts]
     if verdicts:
@@ -63,5 +90,16 @@ def print_verdicts(console: Console, title: str, results: Sequence[RunResult], r
             console.print(Text.assemble(mark, f"{label}: {verdict.describe()}"))
     else:
         console.print("no assertions in this scenario")
+    document = document or results_document("run", results)
+    checked = validity_lines(document)
+    if checked:
+        console.print(Text("Validity: did the load generator keep up?", style="bold"))
+        for finding in checked:
+            console.print(finding)
+    console.print(Text("What happened, and why", style="bold"))
+    *lines, winner = headline_lines(document)
+    for line in lines:
+        console.print(Text(f"  {line}"))
+    console.print(Text(winner, style="bold"))
     if report is not None:
         console.print(f"report: {escape(str(report))}")

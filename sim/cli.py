@@ -17,6 +17,7 @@ import click
 
 from retrystorm.cli_types import DURATION, SpecType
 from retrystorm.console import err, out
+from retrystorm.errors import did_you_mean
 from sim.cli_options import (
     CLIENT_RANGE,
     OPTIONAL_DURATION,
@@ -40,7 +41,8 @@ class ExperimentGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            raise click.UsageError(f"unknown experiment {name!r}; valid: {', '.join(EXPERIMENTS)}", ctx)
+            hint = did_you_mean(name, EXPERIMENTS)
+            raise click.UsageError(f"unknown experiment {name!r}{hint}; valid: {', '.join(EXPERIMENTS)}", ctx)
         return super().resolve_command(ctx, args)
 
 

@@ -54,6 +54,7 @@ from experiment.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW, PAUSE, RESUME, RETRY, TIMEOUT, WAKE, EventQueue
+from sim.latency import RequestLog
 from sim.population import open_wait_s, start_population
 from sim.result import RunOutput
 from sim.series import REJECTIONS, Series
@@ -123,8 +124,7 @@ class Simulation:
         self.next_sample_s = config.sample_every_s
         self.peak_bin = 0
         self.peak = 0
-        self.latencies: list[float] = []
-        self.request_attempts: list[int] = []
+        self.requests = RequestLog(self.series.length)
         self.counts = dict.fromkeys(
             ("rejected_locally", "late_answers", "dropped", "released", "events", "immediate_retries"),
             0,
@@ -178,6 +178,7 @@ class Simulation:
             series.delay_s.append(server.delay_s)
             series.accept_queue.append(len(self.accept_queue))
             series.frozen.append(int(self.frozen))
+            self.requests.sample(self.next_sample_s)
             self.peak_bin = in_flight
             self.bin += 1
             self.next_sample_s = (self.bin + 1) * step
@@ -188,6 +189,7 @@ class Simulation:
         """A logical request starts (after a think time, or on arrival)."""
         client.session.start_request(now, slept_s=client.think_s)
         client.start_s = now
+        self.requests.start(client, now)
         self.series.started[self.bin] += 1
         self.attempt(now, client)
 
@@ -233,6 +235,7 @@ class Simulation:
         delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent, status=status)
         if isinstance(delay, GiveUp):
             self.series.gave_up[self.bin] += 1
+            self.requests.end(client, now, self.bin, client.session.request_attempts, ok=False)
             self.finish(now, client)
             return
         if not sent:
@@ -249,8 +252,7 @@ class Simulation:
         session = client.session
         session.on_success(now)
         self.series.goodput[self.bin] += 1
-        self.latencies.append(now - client.start_s)
-        self.request_attempts.append(session.request_attempts)
+        self.requests.end(client, now, self.bin, session.request_attempts, ok=True)
         self.finish(now, client)
 
     def finish(self, now: float, client: Client) -> None:
@@ -348,6 +350,14 @@ class Simulation:
         """Logical requests in progress now: waiting for an answer or backing off."""
         return sum(1 for client in self.clients if client.state in (WAITING, BACKOFF))
 
+    def abandoned_held(self) -> int:
+        """Requests the server holds at the end (in flight or in its accept queue) whose client no longer waits.
+
+        Empties the server: called once, when the run is over.
+        """
+        held = [payload for _, payload in self.server.drain()] + self.accept_queue
+        return sum(1 for client, aid in held if client.state != WAITING or client.aid != aid)
+
     def output(self) -> RunOutput:
         """What the run produced."""
         self.note_peak()
@@ -359,14 +369,19 @@ class Simulation:
         counts["unfinished"] = self.open_requests()
         counts["in_flight_end"] = self.server.in_flight
         counts["accept_queue_end"] = len(self.accept_queue)
+        counts["abandoned_in_flight_end"] = self.abandoned_held()
         peak = max(self.peak, max(self.series.peak_in_flight, default=0))
+        log = self.requests
+        series.add_latency(*log.histograms(series.length), log.in_progress[: series.length])
         return RunOutput(
             config=self.config,
             counts=counts,
-            latencies=self.latencies,
-            request_attempts=self.request_attempts,
+            latencies=log.latencies,
+            request_attempts=log.attempts,
             peak_in_flight=peak,
-            series=self.series,
+            series=series,
+            request_ok=log.ok,
+            unfinished=log.unfinished(self.spec.duration_s, lambda client: client.session.request_attempts),  # type: ignore[attr-defined]
         )
 
 

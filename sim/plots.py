@@ -1,5 +1,6 @@
 """PNG plots of simulated runs: time series with outages shaded, per-request latency and
-attempts sorted (as in the seed article), the contention charts, recovery against outage."""
+attempts sorted (as in the seed article; unfinished requests at their age, marked), the
+contention charts, recovery against outage."""
 
 from __future__ import annotations
 
@@ -44,21 +45,41 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
     return figure
 
 
-def requests_figure(runs: list[RunOutput], title: str) -> Figure:
-    """Each finished request's latency and attempts, sorted by latency: one panel per strategy.
+def sorted_requests(run: RunOutput) -> tuple[list[float], list[int], list[bool]]:
+    """Every logical request of ``run`` sorted by latency: latency (an unfinished one's age), attempts, censored.
 
-    Latency is a line on the left axis, attempts dots on the right one; either axis is
-    logarithmic when its values span two powers of ten (see
-    :func:`experiment.report.panels.value_axis`), and no axis uses an offset.
+    The unfinished requests count at their age when the run ended, as in the latency
+    percentiles (:mod:`experiment.analysis.stats`).
+    """
+    rows = [(latency, attempts, False) for latency, attempts in zip(run.latencies, run.request_attempts, strict=True)]
+    rows += [(age, attempts, True) for age, attempts in zip(run.unfinished.ages, run.unfinished.attempts, strict=True)]
+    rows.sort(key=lambda row: row[0])
+    return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+
+
+def requests_figure(runs: list[RunOutput], title: str) -> Figure:
+    """Each logical request's latency and attempts, sorted by latency: one panel per strategy.
+
+    Latency is a line on the left axis, attempts dots on the right one; the requests
+    still in progress when the run ended count at their age so far (censored) and are
+    marked with red crosses on the line. Either axis is logarithmic when its values span
+    two powers of ten (see :func:`experiment.report.panels.value_axis`), and no axis
+    uses an offset.
     """
     figure = Figure(figsize=(12, 3 * max(1, len(runs))), layout="constrained")
     axes = figure.subplots(max(1, len(runs)), 1, squeeze=False)[:, 0]
     for axis, run in zip(axes, runs, strict=False):
-        order = sorted(range(len(run.latencies)), key=run.latencies.__getitem__)
-        ranks = range(1, len(order) + 1)
-        latencies = [run.latencies[i] for i in order]
-        attempts = [run.request_attempts[i] for i in order]
+        latencies, attempts, censored = sorted_requests(run)
+        ranks = range(1, len(latencies) + 1)
         (latency_line,) = axis.plot(ranks, latencies, color="tab:green", lw=1.5, label="latency (left axis)")
+        handles = [latency_line]
+        marked = [(rank, value) for rank, value, cut in zip(ranks, latencies, censored, strict=True) if cut]
+        if marked:
+            (crosses,) = axis.plot(
+                [rank for rank, _ in marked], [value for _, value in marked], ls="none", marker="x", ms=4,
+                color="tab:red", label="unfinished: age so far (censored)",
+            )  # fmt: skip
+            handles.append(crosses)
         value_axis(axis, latencies, "latency (s)")
         twin = axis.twinx()
         (attempt_dots,) = twin.plot(
@@ -68,10 +89,13 @@ def requests_figure(runs: list[RunOutput], title: str) -> Figure:
         axis.set_zorder(twin.get_zorder() + 1)  # the latency line over the dots, the twin's background under both
         axis.patch.set_visible(False)
         axis.xaxis.set_major_formatter(FuncFormatter(plain_number))
-        axis.set_title(f"{run.config.spec.label}: {len(order):,} finished requests, sorted by latency", fontsize=9)
+        unfinished = f", {len(marked):,} unfinished (x)" if marked else ""
+        axis.set_title(
+            f"{run.config.spec.label}: {len(run.latencies):,} ended requests{unfinished}, sorted by latency", fontsize=9
+        )
         axis.grid(True, alpha=0.3)
-        axis.legend(handles=[latency_line, attempt_dots], loc="upper left", fontsize=8, markerscale=4)
-    axes[-1].set_xlabel("finished requests, sorted by latency (1 = fastest)")
+        axis.legend(handles=[*handles, attempt_dots], loc="upper left", fontsize=8, markerscale=2)
+    axes[-1].set_xlabel("logical requests, sorted by latency or, unfinished, by age (1 = fastest)")
     figure.suptitle(title, fontsize=10)
     return figure
 

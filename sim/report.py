@@ -17,18 +17,24 @@ from rich.table import Table
 from rich.text import Text
 
 from experiment.analysis import RunResult
+from experiment.analysis.series_names import GAVE_UP, TIMEOUTS
 from experiment.report.curves import StrategyCurves
 from experiment.report.text import recovery_text, seconds
+from experiment.report.why import headline_lines
+from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from sim.experiments.base import Report
 from sim.result import RunOutput
 
+#: What the tables say of their latency columns (:mod:`experiment.analysis.stats`).
+CENSORED_NOTE = "latencies count every request: unfinished ones at their age so far (censored, a lower bound)"
+
 
 def runs_table(results: Sequence[RunResult], title: str) -> Table:
-    """One row per strategy run: counts, amplification, latencies, peak, recoveries."""
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    """One row per strategy run: counts, amplification, latencies (censored), peak, recoveries."""
+    table = Table(title=f"{title}; {CENSORED_NOTE}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("strategy", no_wrap=True)
-    for name in ("attempts", "requests", "ok", "gave up", "unfinished", "ampl.", "p50", "p99", "max"):
+    for name in ("attempts", "requests", "ok", "gave up", "unfinished", "ampl.", "p50", "p95", "p99", "max"):
         table.add_column(name, justify="right")
     for name in ("peak in flight", "server recovery", "client recovery"):
         table.add_column(name, justify="right")
@@ -45,6 +51,7 @@ def runs_table(results: Sequence[RunResult], title: str) -> Table:
             f"{result.unfinished:,}",
             f"{amplification:.2f}" if amplification is not None else "-",
             seconds(latency.p50),
+            seconds(latency.p95),
             seconds(latency.p99),
             seconds(latency.max),
             f"{result.peak_in_flight:,}" if result.peak_in_flight is not None else "-",
@@ -110,6 +117,10 @@ def renderables(report: Report) -> list[RenderableType]:
     if verdicts:
         lines = [_mark(verdict.passed, f"{label}: {verdict.describe()}") for label, verdict in verdicts]
         shown.append(Group(Text("Assertions", style="bold"), *lines))
+    if report.kind == "runs" and report.results:
+        *why, winner = headline_lines(report.document())
+        lines = [Text(f"  {line}") for line in why]
+        shown.append(Group(Text("What happened, and why", style="bold"), *lines, Text(winner, style="bold")))
     if report.findings:
         lines = [_mark(finding.holds, finding.text) for finding in report.findings]
         shown.append(Group(Text("Findings of the source", style="bold"), *lines))
@@ -124,9 +135,8 @@ def _mark(ok: bool, text: str) -> Text:
 
 
 def print_report(report: Report, console: Console) -> None:
-    """Print the tables, verdicts, findings and choices (140 columns wide when not on a terminal)."""
-    if not console.is_terminal:  # a file or a pipe: wide enough for the tables
-        console = Console(file=console.file, width=140, highlight=False)
+    """Print the tables, verdicts, findings and choices (wide when not on a terminal: nothing cut)."""
+    console = wide(console)
     for renderable in renderables(report):
         console.print(renderable)
         console.print()
@@ -153,8 +163,14 @@ def timeseries_rows(report: Report) -> list[dict[str, Any]]:
 
 def run_curves(run: RunOutput) -> StrategyCurves:
     """A simulated run's curves as the run report draws them: its series, its outages, its exact peak."""
-    curves = StrategyCurves.from_samples(run.config.spec.label, run.series.samples(), run.config.outages)
-    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight))
+    series = run.series
+    curves = StrategyCurves.from_samples(run.config.spec.label, series.samples(), run.config.outages)
+    more: dict[str, Sequence[float | None]] = {
+        TIMEOUTS: series.rate(TIMEOUTS),
+        GAVE_UP: series.rate(GAVE_UP),
+        **series.latency,
+    }
+    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight), more=more)
 
 
 def run_metadata(report: Report, folder: Path) -> dict[str, object]:
@@ -181,7 +197,11 @@ def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots:
 
     document = {**document, "run": run_metadata(report, folder)}
     more = [
-        Image("Each finished request's latency and attempts, sorted by latency (requests.png)", path.read_bytes())
+        Image(
+            "Each logical request's latency and attempts, sorted by latency; unfinished ones at their age so far, "
+            "marked x (requests.png)",
+            path.read_bytes(),
+        )
         for path in plots
         if path.name == "requests.png"
     ]

@@ -6,8 +6,10 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from experiment.analysis import LatencySummary, RunResult, recoveries
+from experiment.analysis.mechanism import after_resumes
 from experiment.analysis.verdicts import evaluate
 from experiment.scenario import Assertions
+from sim.latency import Unfinished
 
 if TYPE_CHECKING:
     from sim.config import RunConfig
@@ -20,24 +22,31 @@ class RunOutput:
 
     ``counts["attempts"]`` counts each attempt when it is sent (frozen server or not),
     ``counts["requests"]`` each logical request when it starts: the live runner reads
-    its attempts the same way (see :class:`experiment.analysis.RunResult`).
+    its attempts the same way (see :class:`experiment.analysis.RunResult`). The latency
+    summary counts the ended requests at their latency and the unfinished ones at their
+    age (censored, :mod:`experiment.analysis.stats`).
     """
 
     config: RunConfig
     counts: dict[str, int]
+    #: Each ended logical request's latency (succeeded or given up), its attempts, and whether it succeeded.
     latencies: list[float]
     request_attempts: list[int]
     peak_in_flight: int
     series: Series
+    request_ok: list[bool] = dataclasses.field(default_factory=list)
+    #: The requests in progress when the run ended: ages so far (censored latencies), attempts so far.
+    unfinished: Unfinished = dataclasses.field(default_factory=lambda: Unfinished([], []))
 
     def result(self, assertions: Assertions | None = None) -> RunResult:
         """The analysed run: counts, latency percentiles, recoveries after each outage, verdicts."""
         counts = self.counts
-        found = recoveries(self.series.samples(), self.config.outages) if self.config.outages else []
-        extra = {
-            key: counts[key]
-            for key in ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
-        }
+        samples = self.series.samples()
+        found = recoveries(samples, self.config.outages) if self.config.outages else []
+        keys = ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
+        extra: dict[str, object] = {key: counts[key] for key in keys}
+        extra["abandoned_in_flight_end"] = counts.get("abandoned_in_flight_end")
+        extra["after_resume"] = [figures.to_json() for figures in after_resumes(samples, found)]
         result = RunResult(
             strategy=self.config.spec.label,
             spec=self.config.spec.policy.strategy.spec(),
@@ -46,7 +55,7 @@ class RunOutput:
             succeeded=counts["succeeded"],
             gave_up=counts["gave_up"],
             unfinished=counts["unfinished"],
-            latency=LatencySummary.of(self.latencies),
+            latency=LatencySummary.of(self.latencies, self.unfinished.ages),
             peak_in_flight=self.peak_in_flight,
             recoveries=found,
             rejected_locally=counts["rejected_locally"],

@@ -11,7 +11,19 @@ import dataclasses
 import math
 
 from experiment.analysis import Samples
-from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, STARTED, TIMEOUTS
+from experiment.analysis.latency_series import latency_over_time
+from experiment.analysis.quantiles import Buckets
+from experiment.analysis.series_names import (
+    ATTEMPTS,
+    DELAY_S,
+    GAVE_UP,
+    GOODPUT,
+    IN_FLIGHT,
+    IN_PROGRESS,
+    LATENCY_QUANTILES,
+    STARTED,
+    TIMEOUTS,
+)
 
 #: The simulator's own rate: answers that refused an attempt (the ``queue`` model's rejections).
 REJECTIONS = "rejections"
@@ -49,6 +61,10 @@ class Series:
     delay_s: list[float] = dataclasses.field(default_factory=list)
     accept_queue: list[int] = dataclasses.field(default_factory=list)
     frozen: list[int] = dataclasses.field(default_factory=list)
+    #: Logical requests in progress at each interval's end.
+    in_progress: list[int] = dataclasses.field(default_factory=list)
+    #: ``latency_p50``, ``latency_p95``, ``latency_p99``: censored percentiles per interval (seconds).
+    latency: dict[str, list[float | None]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def empty(cls, duration_s: float, step_s: float) -> Series:
@@ -65,6 +81,16 @@ class Series:
             del getattr(self, name)[self.length :]
         for name in GAUGES:
             del getattr(self, name)[self.length :]
+
+    def add_latency(self, ended: list[Buckets], in_progress_ages: list[Buckets], in_progress: list[int]) -> None:
+        """Set the censored latency percentiles per interval and the requests in progress at each end.
+
+        ``ended[i]``: the histogram of the requests that ended in interval ``i``;
+        ``in_progress_ages[i]``: that of the ages of those in progress at its end
+        (:func:`experiment.analysis.latency_series.latency_over_time`).
+        """
+        self.in_progress = list(in_progress)
+        self.latency = latency_over_time(ended, in_progress_ages)
 
     def times(self) -> list[float]:
         """The end of each interval."""
@@ -85,13 +111,15 @@ class Series:
             attempts=self.rate(ATTEMPTS),
         )
 
-    def rows(self) -> list[dict[str, float]]:
+    def rows(self) -> list[dict[str, float | None]]:
         """One mapping per interval, for CSV: ``t_s`` (interval end), counters per second, gauges."""
         return [
             {
                 "t_s": (i + 1) * self.step_s,
                 **{name: per_second(getattr(self, name)[i], self.step_s) for name in COUNTERS},
                 **{name: getattr(self, name)[i] for name in GAUGES},
+                **({IN_PROGRESS: self.in_progress[i]} if self.in_progress else {}),
+                **{name: self.latency[name][i] for name in LATENCY_QUANTILES if name in self.latency},
             }
             for i in range(self.length)
         ]

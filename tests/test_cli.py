@@ -46,7 +46,7 @@ def test_plot_writes_a_png(tmp_path):
         (["strategies", "plot", "fixed:100"], "add a unit"),
         (["strategies", "plot", "fixed", "--think-time", "ten"], "think_time: got 'ten'"),
         (["strategies", "plot", "fixed", "--retries", "0"], "--retries"),
-        (["nosuchcommand"], "No such command"),
+        (["nosuchcommand"], "no command 'nosuchcommand'; commands:"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, expected):

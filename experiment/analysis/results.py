@@ -2,8 +2,12 @@
 
 ``{"experiment": NAME, "results": [RUN, ...], ...}``; each ``RUN`` holds at least
 ``strategy`` (the label as the user wrote it), ``attempts``, ``requests``,
-``succeeded``, ``gave_up``, ``amplification``, ``latency_p50``, ``latency_p99``,
-``latency_max``, ``peak_in_flight``, ``server_recovery_s`` and ``client_recovery_s``.
+``succeeded``, ``gave_up``, ``amplification``, ``latency_p50``, ``latency_p95``,
+``latency_p99``, ``latency_max``, ``latency_censored``, ``peak_in_flight``,
+``server_recovery_s`` and ``client_recovery_s``. The latencies count every logical
+request started: the ended ones at their latency, the unfinished ones at their age
+when the run ended (censored; ``latency_censored`` says how many,
+:mod:`experiment.analysis.stats`).
 Times are in seconds; ``null`` where something did not happen (no recovery, no
 finished request); recovery times are a list when a run had several outages and
 ``null`` when it had none. The simulator and the live runner write the same shape.
@@ -120,8 +124,10 @@ class RunResult:
             "latency_p50": _round(latency.p50),
             "latency_p75": _round(latency.p75),
             "latency_p90": _round(latency.p90),
+            "latency_p95": _round(latency.p95),
             "latency_p99": _round(latency.p99),
             "latency_max": _round(latency.max),
+            "latency_censored": latency.censored,
             "peak_in_flight": self.peak_in_flight,
             "outages": [[_round(r.outage.start_s), _round(r.outage.end_s)] for r in self.recoveries],
             "server_recovery_s": _per_outage([r.server_s for r in self.recoveries]),

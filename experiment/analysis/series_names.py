@@ -40,3 +40,14 @@ ATTEMPT_LATENCY_S = "attempt_latency_s"
 RATES = (GOODPUT, ATTEMPTS, TIMEOUTS, GAVE_UP, STARTED)
 #: The gauges both record, read at each interval's end.
 GAUGES = (IN_FLIGHT, DELAY_S)
+
+#: Gauge: logical requests in progress (a user waiting for an answer or backing off) at the interval's end.
+IN_PROGRESS = "in_progress"
+#: Latency percentiles over time, seconds, censored: of the logical requests that ended in
+#: the interval (at their latency) and those in progress at its end (at their age so far),
+#: interpolated within the shared buckets (:mod:`loadgen.buckets`); ``None`` when there is neither.
+LATENCY_P50 = "latency_p50"
+LATENCY_P95 = "latency_p95"
+LATENCY_P99 = "latency_p99"
+#: The latency series and the quantile each holds.
+LATENCY_QUANTILES = {LATENCY_P50: 0.5, LATENCY_P95: 0.95, LATENCY_P99: 0.99}

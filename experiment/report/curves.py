@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from experiment.analysis import Samples
 from experiment.scenario.timeline import OutageWindow
@@ -20,6 +20,12 @@ class StrategyCurves:
     happened, in the same seconds. ``peak_in_flight`` is the exact peak when the source
     knows it (the simulator sees every event; once-a-second readings can miss a flood
     that drains within the second); without it the peak is the largest reading.
+
+    ``more`` holds the series some plots add when the source has them, by their
+    timeseries names: ``timeouts`` and ``gave_up`` (per second: the outcomes over time,
+    with ``goodput`` as the ``ok`` ones) and ``latency_p50``, ``latency_p95``,
+    ``latency_p99`` (censored, :mod:`experiment.analysis.latency_series`); each one
+    value per interval.
     """
 
     label: str
@@ -30,11 +36,22 @@ class StrategyCurves:
     delay_s: list[float | None]
     outages: list[tuple[float, float]]
     peak_in_flight: float | None = None
+    more: Mapping[str, Sequence[float | None]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         lengths = {len(self.times_s), len(self.goodput), len(self.attempts), len(self.in_flight), len(self.delay_s)}
         if len(lengths) != 1:
             raise ValueError(f"{self.label}: times_s, goodput, attempts, in_flight and delay_s differ in length")
+        for name, values in self.more.items():
+            if len(values) != len(self.times_s):
+                raise ValueError(f"{self.label}: {name} has {len(values)} values for {len(self.times_s)} intervals")
+
+    def series(self, name: str) -> list[float | None] | None:
+        """The series ``name`` (one of the fields, or of ``more``); ``None`` when these curves lack it."""
+        if name in self.more:
+            return list(self.more[name])
+        found = getattr(self, name, None)
+        return list(found) if isinstance(found, list) else None
 
     @classmethod
     def from_samples(cls, label: str, samples: Samples, outages: Sequence[OutageWindow]) -> StrategyCurves:

@@ -19,11 +19,13 @@ from typing import Any
 
 import jinja2
 
+from experiment.analysis.validity import ValidityRule
 from experiment.report.markup import to_html
 from experiment.report.metadata import Entry, row_entries, run_entries
 from experiment.report.model_fit import FitRow
 from experiment.report.ranking import Headline, headline
 from experiment.report.text import DASH, count, per_outage, percent, recovery_text, seconds, times
+from experiment.report.why import headline_lines, validity_phrase
 
 TEMPLATE = "report.html.j2"
 
@@ -99,14 +101,14 @@ def _verdicts(document: Mapping[str, Any]) -> list[Titled]:
 
 
 FIGURE_COLUMNS = (
-    "strategy", "attempts", "requests", "succeeded", "gave up", "success", "amplification",
-    "p50", "p99", "peak in flight", "server recovery", "client recovery", "server judged from",
+    "strategy", "attempts", "requests", "succeeded", "gave up", "unfinished", "success", "amplification",
+    "p50", "p95", "p99", "peak in flight", "server recovery", "client recovery", "server judged from",
 )  # fmt: skip
-#: The keys of a results row that the figures and verdicts tables show; the rest go under "every figure".
+#: The keys of a results row that the figures, verdicts, why and validity tables show; the rest go under "every figure".
 FIGURE_KEYS = (
-    "strategy", "attempts", "requests", "succeeded", "gave_up", "success_ratio", "amplification",
-    "latency_p50", "latency_p99", "peak_in_flight", "server_recovery_s", "client_recovery_s", "assertions",
-    "server_recovery_signals",
+    "strategy", "attempts", "requests", "succeeded", "gave_up", "unfinished", "success_ratio", "amplification",
+    "latency_p50", "latency_p95", "latency_p99", "peak_in_flight", "server_recovery_s", "client_recovery_s",
+    "assertions", "after_resume", "validity", "server_recovery_signals",
 )  # fmt: skip
 
 
@@ -118,9 +120,11 @@ def _figure_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
         count(row.get("requests")),
         count(row.get("succeeded")),
         count(row.get("gave_up")),
+        count(row.get("unfinished")),
         percent(row.get("success_ratio")),
         times(row.get("amplification")),
         seconds(row.get("latency_p50"), none=DASH),
+        seconds(row.get("latency_p95"), none=DASH),
         seconds(row.get("latency_p99"), none=DASH),
         count(row.get("peak_in_flight")),
         recovery_text(per_outage(row, "server_recovery_s"), has_outage, none="no outage"),
@@ -175,6 +179,70 @@ def _fits(fits: Mapping[str, Sequence[FitRow]], simulated: Mapping[str, Any]) ->
     return found
 
 
+AFTERMATH_COLUMNS = (
+    "strategy", "outage", "steady attempts/s", "attempts/s after the resume", "×", "in flight at the resume",
+    "peak in flight", "in flight at the end", "goodput at the end", "steady goodput",
+)  # fmt: skip
+
+
+def _rate(value: object) -> str:
+    return f"{value:,.1f}" if isinstance(value, int | float) else DASH
+
+
+def aftermath_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
+    """What each strategy's users offered after each resume and what the server held (``after_resume``)."""
+    cells = []
+    for row in rows:
+        found = row.get("after_resume") or []
+        for index, figures in enumerate(found, start=1):
+            cells.append(
+                (
+                    str(row["strategy"]),
+                    f"{index} of {len(found)}",
+                    _rate(figures.get("steady_attempts_per_s")),
+                    _rate(figures.get("attempts_per_s")),
+                    times(figures.get("attempts_ratio")),
+                    count(figures.get("in_flight_at_resume")),
+                    count(figures.get("peak_in_flight")),
+                    count(figures.get("in_flight_end")),
+                    _rate(figures.get("goodput_per_s")),
+                    _rate(figures.get("steady_goodput_per_s")),
+                )
+            )
+    return Table(AFTERMATH_COLUMNS, tuple(cells), numeric_from=1) if cells else None
+
+
+VALIDITY_COLUMNS = (
+    "strategy", "valid", "saturated", "busiest process (peak, mean share of a core)", "requests started/s",
+    "demanded/s", "worst 5-s window",
+)  # fmt: skip
+
+
+def validity_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
+    """Each live run's saturation verdict with its figures (``validity``); ``None`` without any (simulated)."""
+    cells = []
+    for row in rows:
+        validity = row.get("validity")
+        if not isinstance(validity, Mapping):
+            continue
+        peaks, means = validity.get("cpu_peak") or {}, validity.get("cpu_mean") or {}
+        busiest = max(peaks, key=peaks.__getitem__, default=None)
+        cpu = f"{busiest}: {peaks[busiest]:.0%}, {means.get(busiest, 0.0):.0%}" if busiest else DASH
+        ratio = validity.get("worst_started_to_demanded")
+        cells.append(
+            (
+                str(row["strategy"]),
+                "yes" if validity.get("valid") is not False else "NO",
+                f"{count(validity.get('saturated_s'))} of {count(validity.get('seconds'))} s",
+                cpu,
+                _rate(validity.get("started_per_s")),
+                _rate(validity.get("demanded_per_s")),
+                percent(ratio) if isinstance(ratio, int | float) else DASH,
+            )
+        )
+    return Table(VALIDITY_COLUMNS, tuple(cells)) if cells else None
+
+
 def _details(document: Mapping[str, Any]) -> list[Titled]:
     rows = document.get("results", [])
     return [Titled(str(row["strategy"]), entries=row_entries(row, FIGURE_KEYS)) for row in rows]
@@ -200,11 +268,15 @@ def environment() -> jinja2.Environment:
 def render(
     document: Mapping[str, Any], images: Sequence[Image], fits: Mapping[str, Sequence[FitRow]], rule: str
 ) -> str:
-    """The whole page: title, headline, verdicts, figures, simulation fit, run metadata, plots, details, rule.
+    """The whole page: title, headline (who wins and why, each strategy in a line), why (the mechanism, its
+    figures and the comparison plot), validity, verdicts, figures, simulation fit, run metadata, plots,
+    details, rule. ``images[0]`` is the comparison of every strategy, shown under "Why".
 
     ``rule`` is the ranking rule in the report's markup (:mod:`experiment.report.markup`).
     """
     top = headline(document)
+    *why, winner = headline_lines(document)
+    invalid = [str(row.get("strategy")) for row in document.get("results", []) if validity_phrase(row)]
     simulated = document.get("simulated")
     simulated = simulated if isinstance(simulated, Mapping) else {}
     description = document.get("description")
@@ -214,6 +286,12 @@ def render(
         title=str(document.get("experiment", "run")),
         description=str(description) if description else "",
         top=top,
+        winner=winner,
+        why=why,
+        invalid=invalid,
+        aftermath=aftermath_table(document.get("results", [])),
+        validity=validity_table(document.get("results", [])),
+        validity_rule=ValidityRule().describe(),
         tally_css=_tally_css(top),
         verdicts=_verdicts(document),
         figures=figures_table(document.get("results", [])),

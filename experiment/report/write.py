@@ -67,7 +67,12 @@ def write_report(
     comparison = png_bytes(comparison_figure(live, f"{title}: every strategy"))
     (folder / COMPARISON).write_bytes(comparison)
     written.append(folder / COMPARISON)
-    images.insert(0, Image("Every strategy overlaid; outages shaded", comparison))
+    images.insert(
+        0,
+        Image(
+            "Every strategy overlaid: goodput, attempts/s, in flight, censored p99 latency; outages shaded", comparison
+        ),
+    )
     fits = {curves.label: fit_rows(curves, model[curves.label]) for curves in live if curves.label in model}
     page = render(document, [*images, *more_images], fits, rule=ranking.__doc__ or "")
     (folder / REPORT).write_text(page, encoding="utf-8")

@@ -1,7 +1,8 @@
 """Load a scenario from YAML, keeping line numbers so an error can point at its line.
 
-Every error is one line, ``FILE:LINE: field.path: what was found; what is accepted``,
-raised as :class:`ScenarioError` (a user error: exit 2). The YAML is composed into
+Every problem is one line, ``FILE:LINE: field.path: what was found; what is accepted``,
+raised as :class:`ScenarioError` (a user error: exit 2); a file with several problems
+gets one line for each (at most :data:`MAX_ERROR_LINES`), so one edit can fix them all. The YAML is composed into
 nodes first, so each value's line is known; pydantic validates the plain data; then
 :meth:`Scenario.problems` checks the cross-field rules.
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from experiment.scenario.catalog import find_scenario, missing_hint
 from experiment.scenario.errors import ScenarioError
 from experiment.scenario.model import Loc, Scenario
-from retrystorm.errors import shown
+from retrystorm.errors import did_you_mean, shown
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
 
@@ -35,6 +36,8 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 32
 #: The most values a file may hold once its aliases are expanded.
 MAX_VALUES = 10_000
+#: The most problems an error lists, one per line (a hostile file may hold thousands).
+MAX_ERROR_LINES = 20
 #: A YAML parser written in C where PyYAML has one: the pure-Python scanner takes seconds on deep flow nesting.
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -96,8 +99,9 @@ def _validate(data: dict[str, Any], source: str, lines: dict[Loc, int]) -> Scena
         scenario = Scenario.model_validate(data)
     except ValidationError as error:
         raise ScenarioError(_describe(error, source, lines)) from None
-    for loc, message in scenario.problems():
-        raise ScenarioError(f"{_where(source, lines, loc)}: {_path(loc)}: {message}")
+    problems = [f"{_where(source, lines, loc)}: {_path(loc)}: {message}" for loc, message in scenario.problems()]
+    if problems:
+        raise ScenarioError(_lines(problems, source))
     return scenario
 
 
@@ -226,14 +230,33 @@ def _path(loc: Loc) -> str:
 
 
 def _describe(error: ValidationError, source: str, lines: dict[Loc, int]) -> str:
-    """The first validation error as one line; a count of the others, if any."""
-    errors = error.errors(include_url=False)
-    # An unknown key is usually a typo of a required one: report it before the "missing".
-    first = min(errors, key=lambda item: item["type"] != "extra_forbidden")
-    loc: Loc = tuple(part for part in first["loc"] if isinstance(part, str | int))
-    message = _message(first, loc)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{_where(source, lines, loc)}: {_path(loc)}: {message}{more}"
+    """Every validation error, one line each, in the file's order.
+
+    An unknown key is usually a typo of a required one, so unknown keys come before the
+    "missing" errors of the same mapping. Several errors of one field (a union's
+    alternatives) are one line: the first.
+    """
+    found: dict[Loc, tuple[int, bool, str]] = {}
+    for item in error.errors(include_url=False):
+        loc: Loc = tuple(part for part in item["loc"] if isinstance(part, str | int))
+        if loc in found:
+            continue
+        line = _line(lines, loc) if lines else 0
+        found[loc] = (
+            line,
+            item["type"] != "extra_forbidden",
+            f"{_where(source, lines, loc)}: {_path(loc)}: {_message(item, loc)}",
+        )
+    ordered = sorted(found.values(), key=lambda entry: (entry[1], entry[0]))
+    return _lines([text for _, _, text in ordered], source)
+
+
+def _lines(problems: list[str], source: str) -> str:
+    """The problems one per line; beyond :data:`MAX_ERROR_LINES`, a last line counting the rest."""
+    shown_lines = problems[:MAX_ERROR_LINES]
+    if len(problems) > MAX_ERROR_LINES:
+        shown_lines.append(f"{source}: and {len(problems) - MAX_ERROR_LINES} more problems")
+    return "\n".join(shown_lines)
 
 
 def _message(error: Any, loc: Loc) -> str:
@@ -244,7 +267,8 @@ def _message(error: Any, loc: Loc) -> str:
         return "missing; this field is required"
     if kind == "extra_forbidden":
         accepted = _accepted_keys(loc[:-1])
-        return f"unknown field; accepted: {', '.join(accepted)}" if accepted else "unknown field"
+        hint = did_you_mean(loc[-1] if loc else None, accepted)
+        return f"unknown field{hint}; accepted: {', '.join(accepted)}" if accepted else "unknown field"
     expected = str(error["msg"]).replace("Input should be", "expected").replace("Input", "expected")
     return f"got {shown(error.get('input'))}; {expected}"
 

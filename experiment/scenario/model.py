@@ -36,7 +36,7 @@ from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults,
 from loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
 from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
-from retrystorm.errors import SpecError
+from retrystorm.errors import SpecError, did_you_mean
 
 Loc = tuple[str | int, ...]
 
@@ -260,7 +260,8 @@ class Scenario(_Strict):
                 )
         for label, checks in self.assertions.items():
             if label not in seen:
-                yield ("assertions", label), f"no strategy labelled {label!r}; labels: {', '.join(seen)}"
+                hint = did_you_mean(label, seen)
+                yield ("assertions", label), f"no strategy labelled {label!r}{hint}; labels: {', '.join(seen)}"
             for key in ("server_recovers_within", "client_recovers_within"):
                 if getattr(checks, key) is not None and not self.faults:
                     yield ("assertions", label, key), "needs an outage to recover from; add one under faults"

@@ -8,13 +8,12 @@ grpc-go's ``backoff.Strategy``. No clock, no global random state, no I/O.
 
 from __future__ import annotations
 
-import difflib
 import random
 from abc import abstractmethod
 from collections.abc import Mapping
 from typing import ClassVar
 
-from retrystorm.errors import SpecError, shown
+from retrystorm.errors import SpecError, did_you_mean, shown
 from retrystorm.spec import MAX_SPEC_CHARS, Registry, Spec
 
 #: The ceiling of every delay, cap, jitter and timeout a strategy takes: one day. Real
@@ -89,10 +88,6 @@ def _name_of(spec: object) -> str | None:
     return None
 
 
-#: A name longer than this is not compared with the known ones (no "did you mean": nothing is that long).
-MAX_NAME_CHARS = 64
-
-
 def unknown_strategy(name: str) -> str:
     """``unknown strategy 'envoi' (did you mean 'envoy'?); valid: ...; presets: ...``."""
     if name == SERVICE_CONFIG:
@@ -104,6 +99,5 @@ def unknown_strategy(name: str) -> str:
     strategies = [key for key, cls in items if not cls.is_preset]
     presets = [key for key, cls in items if cls.is_preset] + [f"{SERVICE_CONFIG}:PATH"]
     known = [key for key, _ in items] + [SERVICE_CONFIG]
-    close = difflib.get_close_matches(name, known, n=1) if len(name) <= MAX_NAME_CHARS else []
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name, known)
     return f"unknown strategy {shown(name)}{hint}; valid: {', '.join(strategies)}; presets: {', '.join(presets)}"

@@ -20,6 +20,7 @@ Driven over the master's HTTP API, the calls its web UI makes:
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from experiment.scenario import RunSpec
@@ -122,6 +123,27 @@ class MasterLoad:
 
     def check(self) -> None:
         self.watch.check()
+
+    async def generator_cpu(self) -> Mapping[str, float] | None:
+        """Each worker's CPU share as the master last heard it (``None`` when it cannot say).
+
+        Locust's workers measure their own CPU every 10 s (``CPU_MONITOR_INTERVAL``)
+        and report it; the master's ``/stats/requests`` lists it per worker, in percent.
+        So here a saturated second is one within a 10-s average of at least the limit.
+        """
+        try:
+            stats = await self.api.call_json("GET", "/stats/requests", timeout_s=0.5)
+        except RunFailedError:
+            return None
+        workers = stats.get("workers") if isinstance(stats, dict) else None
+        if not isinstance(workers, list):
+            return None
+        shares = {
+            f"worker {worker.get('id', index)}": float(worker["cpu_usage"]) / 100
+            for index, worker in enumerate(workers, start=1)
+            if isinstance(worker, dict) and isinstance(worker.get("cpu_usage"), int | float)
+        }
+        return shares or None
 
     async def stop(self) -> None:
         """Stop the users (best effort: the next start stops a swarm left running)."""

@@ -22,14 +22,20 @@ LOCAL_STACK = "local processes (retrystorm target + headless Locust, SIGSTOP/SIG
 OWN_SERVICE_STACK = "local processes (your service + headless Locust)"
 
 
-def local_stack(log_dir: Path, service: ServiceTarget | None = None, folder: Path | None = None) -> Stack:
-    """Local processes: a fresh ``retrystorm target`` (or ``service``, a scenario's own) and a headless Locust.
+def local_stack(
+    log_dir: Path, service: ServiceTarget | None = None, folder: Path | None = None, workers: int | None = None
+) -> Stack:
+    """Local processes: a fresh ``retrystorm target`` (or ``service``, a scenario's own) and headless Locust.
 
     ``folder`` is where a service's command runs (the scenario's folder; default: the current one).
+    ``workers``: Locust processes per strategy (1: one process; more: a master and that
+    many workers); ``None`` chooses from the cores and the load
+    (:func:`~runner.local.locust.default_workers`).
     """
+    driver = LocustDriver(log_dir, workers)
     if service is None:
-        return Stack(LOCAL_STACK, LocalTargets(log_dir), LocustDriver(log_dir), HttpMetricsSource())
+        return Stack(LOCAL_STACK, LocalTargets(log_dir), driver, HttpMetricsSource())
     found = server_metrics.endpoint(service.metrics)
     source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
     targets = OwnServiceTargets(service, log_dir, folder or Path.cwd())
-    return Stack(OWN_SERVICE_STACK, targets, LocustDriver(log_dir), source)
+    return Stack(OWN_SERVICE_STACK, targets, driver, source)

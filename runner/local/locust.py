@@ -1,16 +1,29 @@
-"""A headless Locust process per strategy, with the strategy's options and ``--metrics-port``.
+"""Local Locust processes per strategy: one headless process, or a master and N workers, all on 127.0.0.1.
 
-:class:`LocustDriver` starts ``locust -f loadgen/locustfile.py --headless`` and returns
-once users are being spawned. Locust always runs in its own process: nothing here
-imports it. Its options are :func:`~runner.locust_args.locust_options` as flags. It binds
-and talks to 127.0.0.1 only; its ``--run-time`` bounds its run even if the runner vanished
-(:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`), and it is stopped by its pid.
+:class:`LocustDriver` starts ``locust -f loadgen/locustfile.py --headless`` with the
+strategy's options and ``--metrics-port``, and returns once users are being spawned.
+With ``workers`` of 2 or more it starts a headless *master* (``--master``, bound to
+127.0.0.1 on a free port, ``--expect-workers N``) and N ``--worker`` processes, each a
+child of the runner with its own log: the users are spread over the workers, the
+options go from the master to them, and the master's ``/metrics`` serves the sum of
+their series (:mod:`loadgen.aggregate`). One process of Locust is one event loop on one
+core; several let a bigger machine drive more users without the generator becoming
+the bottleneck (:mod:`experiment.analysis.validity`).
+
+Locust always runs in its own processes: nothing here imports it. Its ``--run-time``
+bounds its run even if the runner vanished (:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`),
+and every process is stopped by its pid. Each process's CPU is read from outside
+(:class:`~runner.local.cpu.CpuMeter`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
+import os
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import aiohttp
@@ -21,13 +34,17 @@ from loadgen.options import FLAG_DESTS
 from retrystorm.polling import poll_until
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
+from runner.local.cpu import CpuMeter
 from runner.local.processes import ManagedProcess
-from runner.locust_args import check_options, describe_load, locust_options
+from runner.locust_args import attempt_timeout_s, check_options, describe_load, locust_options, think_time
 from runner.paths import slug
 from runner.readings import parse_client
 
 LOCUSTFILE = Path(loadgen.__file__).with_name("locustfile.py")
 LOAD_START_S = 90.0
+#: Attempts per second one Locust worker is planned for: half of what one process sends at
+#: saturation in a timeout storm here (about 2,000/s, ``bench/loadgen_workers.py``).
+PLANNED_ATTEMPTS_PER_WORKER = 1000.0
 
 
 def free_port() -> int:
@@ -38,20 +55,66 @@ def free_port() -> int:
         return port
 
 
-class LocustLoad:
-    """A headless Locust child process and its ``/metrics`` port."""
+def peak_attempts_per_s(spec: RunSpec) -> float:
+    """The most attempts per second the users can ask for: ``users / min(mean think, attempt timeout)``.
 
-    def __init__(self, process: ManagedProcess, metrics_port: int, spec: RunSpec) -> None:
-        self.process = process
+    A user sends at most one attempt per think time while answers are quick, and at most
+    one per attempt timeout (plus its backoff) while none come: the larger of the two
+    rates bounds the seed-style load in a steady state and in a storm alike.
+    """
+    cycle_s = min(think_time(spec).mean_s, attempt_timeout_s(spec))
+    return spec.users / max(cycle_s, 0.01)
+
+
+def default_workers(spec: RunSpec, cores: int | None = None) -> int:
+    """Worker processes for ``spec``: enough for its peak load, at most one per core but one.
+
+    ``ceil(peak attempts/s / PLANNED_ATTEMPTS_PER_WORKER)``, between 1 and ``cores - 1``
+    (a core is left for the target and the runner); 1 means a single headless process.
+    """
+    cores = cores or os.cpu_count() or 1
+    wanted = math.ceil(peak_attempts_per_s(spec) / PLANNED_ATTEMPTS_PER_WORKER)
+    return max(1, min(wanted, cores - 1))
+
+
+class LocustLoad:
+    """The Locust child processes of one strategy (one, or a master and its workers) and the ``/metrics`` port."""
+
+    def __init__(self, processes: list[ManagedProcess], metrics_port: int, spec: RunSpec) -> None:
+        self.processes = processes
         self.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
         self.spec = spec
+        self.meter = CpuMeter()
+
+    @property
+    def process(self) -> ManagedProcess:
+        """The process serving ``/metrics``: the only one, or the master."""
+        return self.processes[0]
+
+    def names(self) -> dict[str, int]:
+        """``name -> pid`` of every process: ``locust (pid N)``, or ``master (pid N)`` and ``worker K (pid N)``."""
+        if len(self.processes) == 1:
+            return {f"locust (pid {self.process.pid})": self.process.pid}
+        named = {f"master (pid {self.process.pid})": self.process.pid}
+        named.update({f"worker {i} (pid {p.pid})": p.pid for i, p in enumerate(self.processes[1:], start=1)})
+        return named
 
     def describe(self) -> str:
-        return f"headless Locust (pid {self.process.pid}), metrics on {self.metrics_url}"
+        if len(self.processes) == 1:
+            return f"headless Locust (pid {self.process.pid}), metrics on {self.metrics_url}"
+        workers = ", ".join(str(process.pid) for process in self.processes[1:])
+        return (
+            f"headless Locust master (pid {self.process.pid}) with {len(self.processes) - 1} workers "
+            f"(pids {workers}), metrics on {self.metrics_url}"
+        )
 
     def check(self) -> None:
-        if not self.process.running:
-            raise self.process.failure("stopped during the run")
+        for process in self.processes:
+            if not process.running:
+                raise process.failure("stopped during the run")
+
+    async def generator_cpu(self) -> Mapping[str, float] | None:
+        return self.meter.read(self.names())
 
     async def wait_spawning(self, timeout_s: float) -> None:
         """Return once Locust counts active users (it spawns them at the start of its run)."""
@@ -73,25 +136,38 @@ class LocustLoad:
             await poll_until(spawning, timeout_s=timeout_s, every_s=0.05, on_timeout=late)
 
     async def stop(self) -> None:
+        """The master (or the only process) first, which tells its workers to quit; then each worker by its pid."""
         await self.process.stop()
+        await asyncio.gather(*(process.stop() for process in self.processes[1:]))
 
 
 class LocustDriver:
-    """Starts one headless Locust process per strategy."""
+    """Starts the Locust processes of each strategy: ``workers`` of them (``None``: :func:`default_workers`)."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, workers: int | None = None) -> None:
         self.log_dir = log_dir
+        self.workers = workers
+
+    def worker_count(self, spec: RunSpec) -> int:
+        """How many Locust processes send ``spec``'s load."""
+        return self.workers if self.workers is not None else default_workers(spec)
 
     def describe(self, spec: RunSpec) -> str:
         check_options(spec)  # the load generator's own check: a UserError names the flag
-        return f"locust -f {LOCUSTFILE} --headless: {describe_load(spec)}"
+        count = self.worker_count(spec)
+        chosen = "" if self.workers is not None else " (--workers auto: from the cores and the peak load)"
+        how = "one process" if count == 1 else f"a master and {count} workers"
+        return f"locust -f {LOCUSTFILE} --headless, {how}{chosen}: {describe_load(spec)}"
 
-    def argv(self, base_url: str, spec: RunSpec, metrics_port: int) -> list[str]:
-        """The Locust command line for ``spec`` against ``base_url``: its options as ``--name=value``, flags bare."""
+    def argv(self, base_url: str, spec: RunSpec, metrics_port: int, *role: str) -> list[str]:
+        """The Locust command line for ``spec`` against ``base_url``: its options as ``--name=value``, flags bare.
+
+        ``role``: extra flags, e.g. ``--master`` and its bind address.
+        """
         argv = [
             sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", base_url,
             "--web-host", "127.0.0.1", "--metrics-port", str(metrics_port),
-            "--exit-code-on-error", "0", "--only-summary",
+            "--exit-code-on-error", "0", "--only-summary", *role,
         ]  # fmt: skip
         for name, value in locust_options(spec).items():
             flag = "--" + name.replace("_", "-")
@@ -103,14 +179,41 @@ class LocustDriver:
                 argv.append(flag)
         return argv
 
+    def worker_argv(self, master_port: int) -> list[str]:
+        """A worker's command line: it takes its options from the master at 127.0.0.1:``master_port``."""
+        return [
+            sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--worker",
+            "--master-host", "127.0.0.1", "--master-port", str(master_port),
+        ]  # fmt: skip
+
+    def _processes(self, target: TargetHandle, spec: RunSpec, metrics_port: int) -> list[ManagedProcess]:
+        count = self.worker_count(spec)
+        log = self.log_dir / f"{slug(spec.label)}-locust"
+        if count <= 1:
+            argv = self.argv(target.base_url, spec, metrics_port)
+            return [ManagedProcess(f"Locust for {spec.label}", argv, Path(f"{log}.log"))]
+        master_port = free_port()
+        role = ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port)]
+        role += ["--expect-workers", str(count)]
+        argv = self.argv(target.base_url, spec, metrics_port, *role)
+        processes = [ManagedProcess(f"Locust master for {spec.label}", argv, Path(f"{log}-master.log"))]
+        try:
+            for index in range(1, count + 1):
+                name = f"Locust worker {index} for {spec.label}"
+                processes.append(ManagedProcess(name, self.worker_argv(master_port), Path(f"{log}-worker-{index}.log")))
+        except BaseException:
+            for process in processes:
+                process.popen.kill()
+            raise
+        return processes
+
     async def start(self, target: TargetHandle, spec: RunSpec) -> LocustLoad:
         port = free_port()
-        log_path = self.log_dir / f"{slug(spec.label)}-locust.log"
-        process = ManagedProcess(f"Locust for {spec.label}", self.argv(target.base_url, spec, port), log_path)
-        load = LocustLoad(process, port, spec)
+        load = LocustLoad(self._processes(target, spec, port), port, spec)
         try:
             await load.wait_spawning(LOAD_START_S)
         except BaseException:
-            await process.stop()
+            await load.stop()
             raise
+        await load.generator_cpu()  # the first reading: the next one measures from here
         return load

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from experiment.analysis.stats import CENSORING_NOTE
 from experiment.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
@@ -75,7 +76,7 @@ def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report
     if scenario.target is not None:
         notes.insert(0, f"The model {scenario.model.spec()} stands for the service at {scenario.target.url}.")
     outages = tuple(scenario.outages())
-    report = Report(experiment=scenario.name, kind="runs", rows=[], notes=notes)
+    report = Report(experiment=scenario.name, kind="runs", rows=[], notes=[*notes, CENSORING_NOTE])
     if scenario.description:
         report.extra["description"] = scenario.description  # heads report.html
     for entry in scenario.strategies:

@@ -24,8 +24,9 @@ NOTES = [
         "tick of progress per tick (queue model, progress_per_tick=auto)."
     ),
     (
-        "Run length: 3000 ticks as stated; clients still retrying then count as unfinished and are not in the latency "
-        "percentiles (the article's latencies, up to ~3,600 ticks, suggest its run went on until all had succeeded)."
+        "Run length: 3000 ticks as stated; clients still retrying then count as unfinished, in the latency "
+        "percentiles at their age at tick 3000 (the article's latencies, up to ~3,600 ticks, suggest its run went on "
+        "until all had succeeded)."
     ),
     "EB waits min(2^n, 30) ticks before retry n (the article writes max, which cannot be meant); REB U(0, that).",
 ]

@@ -22,10 +22,14 @@ def test_names_types_and_labels():
         "retrystorm_client_users_in_backoff": "gauge",
         "retrystorm_client_backoff_delay_seconds": "histogram",
         "retrystorm_client_active_users": "gauge",
+        "retrystorm_client_requests_in_progress_age_seconds": "gaugehistogram",
+        "retrystorm_client_generator_cpu_seconds": "counter",
+        "retrystorm_client_generator_saturated": "gauge",
     }
     for metric in registry.collect():
         for sample in metric.samples:
-            assert sample.labels["strategy"] == "fixed"
+            assert sample.labels.get("strategy", "fixed") == "fixed"
+            assert set(sample.labels) & {"strategy", "process"}  # per strategy, or per process (its CPU)
 
 
 def test_every_outcome_series_exists_from_the_start():
@@ -83,6 +87,45 @@ def test_two_registries_never_collide():
     build_metrics(first).for_strategy("fixed").retry(1.0)
     build_metrics(second)
     assert second.get_sample_value("retrystorm_client_retries_total", {"strategy": "fixed"}) is None
+
+
+def test_requests_in_progress_are_a_gauge_histogram_of_their_ages():
+    from loadgen.aggregate import merge, snapshot
+    from loadgen.metrics import RequestsInProgress
+
+    now = [100.0]
+    tracker = RequestsInProgress(clock=lambda: now[0])
+    registry = CollectorRegistry()
+    registry.register(tracker)
+    name = "retrystorm_client_requests_in_progress_age_seconds"
+    old = tracker.begin("fixed", 10.0)  # 90 s old
+    tracker.begin("fixed", 99.95)  # 50 ms old
+    get = registry.get_sample_value
+    assert get(name + "_bucket", {"strategy": "fixed", "le": "0.05"}) == 1
+    assert get(name + "_bucket", {"strategy": "fixed", "le": "60.0"}) == 1
+    assert get(name + "_bucket", {"strategy": "fixed", "le": "120.0"}) == 2
+    assert get(name + "_gcount", {"strategy": "fixed"}) == 2
+    tracker.end(old)
+    tracker.end(old)  # twice is harmless
+    now[0] = 200.0
+    assert get(name + "_bucket", {"strategy": "fixed", "le": "+Inf"}) == 1
+    assert get(name + "_bucket", {"strategy": "fixed", "le": "60.0"}) == 0  # it has aged
+    tracker.end(1)
+    assert get(name + "_gcount", {"strategy": "fixed"}) == 0  # nothing in progress reads 0, not absent
+    # a master sums it like a gauge: a worker that left adds nothing
+    tracker.begin("fixed", 199.0)
+    part = snapshot(registry)
+    merged = merge([(part, True), (part, False)])[name][2]
+    assert [value for sample, _, value in merged if sample.endswith("_gcount")] == [1.0]
+
+
+def test_a_user_counts_its_request_in_progress_until_it_ends():
+    registry = CollectorRegistry()
+    bound = build_metrics(registry).for_strategy("smira")
+    token = bound.begin_request(0.0)
+    assert len(bound.in_progress) == 1
+    bound.end_request(token)
+    assert len(bound.in_progress) == 0
 
 
 def test_each_request_of_a_mix_has_its_own_series():

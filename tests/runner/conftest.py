@@ -27,7 +27,7 @@ def client(
         active_users=100.0,
         retries=attempts - ok,
         budget_refusals=0.0,
-        latency_buckets=buckets,
+        ended_buckets=buckets,
     )
 
 

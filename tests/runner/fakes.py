@@ -78,6 +78,12 @@ class World:
         self.events: list[tuple[float, str]] = []
         #: ``(strategy label, time_s) -> what to do`` at that reading: "die", "lose load", a callable.
         self.at: dict[tuple[str, float], Any] = {}
+        #: ``strategy label -> (virtual time -> the generator's share of a core)``; unset: 0.2 of a core.
+        self.cpu_of: dict[str, Callable[[float], float | None]] = {}
+
+    def cpu(self, label: str, now: float) -> dict[str, float] | None:
+        share = self.cpu_of.get(label, lambda _: 0.2)(now)
+        return None if share is None else {"locust (pid 1)": share}
 
     def note(self, event: str) -> None:
         self.events.append((round(self.time.now, 6), event))
@@ -168,6 +174,10 @@ class FakeLoad:
 
     def check(self) -> None:
         pass
+
+    async def generator_cpu(self) -> dict[str, float] | None:
+        """The share of a core ``World.cpu`` says the generator used (``None``: not read)."""
+        return self.world.cpu(self.label, self.world.time.now)
 
     async def stop(self) -> None:
         self.world.note(f"stop load {self.label}")

@@ -71,6 +71,9 @@ def test_bad_scenarios_print_one_line_and_exit_2(workdir, tmp_path, text, expect
         (["smira-laptop", "--strategy", "EB"], "no strategy labelled 'EB'"),
         (["smira-laptop", "--seed", "abc"], "--seed"),
         (["smira-laptop", "--bogus"], "--bogus"),
+        (["smira-laptop", "--workers", "0"], "--workers"),
+        (["smira-laptop", "--workers", "257"], "--workers"),
+        (["smira-laptop", "--workers", "2", "--backend", "compose"], "--workers: applies to --backend local only"),
     ],
 )
 def test_bad_flags_print_one_line_and_exit_2(workdir, tmp_path, args, expected):
@@ -104,6 +107,12 @@ def test_dry_run_of_selected_strategies_and_the_demo(workdir, tmp_path):
     assert "scenario smira-laptop" in demo.stdout
     assert "[1/2] fixed:100ms" in demo.stdout
     assert list(workdir.iterdir()) == []
+
+
+def test_dry_run_says_how_many_locust_processes_send_the_load(workdir, tmp_path):
+    done = retrystorm("run", "smira-laptop", "--dry-run", "--workers", "3", cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert "a master and 3 workers" in done.stdout.replace("\n", " ")
 
 
 #: Live, users that never wait just send fast; the simulator refuses them (virtual time would stand still).
@@ -233,3 +242,35 @@ def test_the_admin_token_reaches_the_target_provider_and_stays_out_of_reprs():
     stack = compose_stack(endpoints, backend=ProcessBackend({}))
     assert stack.targets.admin_token == "s3cret-admin"
     assert "s3cret-admin" not in repr(endpoints)
+
+
+def test_every_problem_of_a_scenario_is_one_line_of_its_own(workdir, tmp_path):
+    text = "name: bad\nmodel: exponential:limt=30\nlod: {users: 3}\nstrategies: [fixed:100ms]\n"
+    (workdir / "bad.yaml").write_text(text)
+    done = retrystorm("run", "bad.yaml", cwd=workdir, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        (
+            "retrystorm: error: bad.yaml:3: lod: unknown field (did you mean 'load'?); accepted: "
+            "name, description, seed, model, target, requests, retry_on, load, strategies, faults, assertions, sim"
+        ),
+        "retrystorm: error: bad.yaml:1: load: missing; this field is required",
+        (
+            "retrystorm: error: bad.yaml:2: model: model 'exponential': unknown parameter 'limt' "
+            "(did you mean 'limit'?); accepted: base_delay, limit, factor, k, tick, max_delay, overflow"
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "smira-laptop", "--strategy", "smria"], "labelled 'smria' in smira-laptop (did you mean 'smira'?)"),
+        (["run", "smira-laptop", "--strategy", "fixed"], "(did you mean 'fixed:100ms'?)"),
+        (["rn", "smira-laptop"], "no command 'rn' (did you mean 'run'?)"),
+        (["sim", "smria"], "unknown experiment 'smria' (did you mean 'smira'?)"),
+    ],
+)
+def test_typed_names_get_the_closest_one(workdir, tmp_path, args, expected):
+    line = error_line(retrystorm(*args, "--dry-run", cwd=workdir, journal=tmp_path / "j.jsonl"))
+    assert expected in line

@@ -10,6 +10,8 @@ fails to resume. The real processes are tested end to end once per backend
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import os
 import signal
 import textwrap
@@ -158,3 +160,42 @@ def test_a_failed_assertion_exits_1_naming_the_measured_value_and_the_bound(tmp_
     assert run_plan(plan, stack, tmp_path / "run", options) == 1
     failed = [line for line in capsys.readouterr().err.splitlines() if line.startswith("assertion failed:")]
     assert failed == ["assertion failed: smira: max_peak_in_flight 5: measured 10 (FAIL)"]
+
+
+def test_a_saturated_load_generator_marks_the_run_not_valid_and_exits_3(tmp_path, capsys):
+    world, stack, _, _, _, plan, _, runtime = setting(tmp_path)
+    calls = itertools.count()
+    world.cpu_of["smira"] = lambda _now: 0.97 if 30 <= next(calls) < 40 else 0.3  # 10 of its 60 s at a full core
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 3
+    captured = capsys.readouterr()
+    assert "retrystorm run: not valid: the load generator was saturated during smira" in captured.err
+    assert (
+        "NOT VALID smira: its load generator was saturated 16.7 % of the run (a Locust process at 97%" in captured.out
+    )
+    assert "ok    fixed:100ms: the load generator kept up (busiest process at most 20% of a core)" in captured.out
+    assert "But the run of smira was not valid" in captured.out  # the winner line says so
+    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    rows = {row["strategy"]: row["validity"] for row in document["results"]}
+    assert rows["smira"]["valid"] is False and rows["smira"]["cpu_saturated_s"] == 10
+    assert rows["fixed:100ms"]["valid"] is True
+    assert document["valid"] is False
+    assert "Validity: did the load generator keep up?" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_allow_saturated_keeps_the_assertions_exit_status_and_still_says_so(tmp_path, capsys):
+    world, stack, _, _, _, plan, _, runtime = setting(tmp_path)
+    world.cpu_of["smira"] = lambda _now: 1.0
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime, allow_saturated=True)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 0
+    assert "--allow-saturated: exit status from the assertions" in capsys.readouterr().err
+
+
+def test_a_short_spell_of_saturation_within_5_percent_is_still_valid(tmp_path):
+    world, stack, _, _, _, plan, _, runtime = setting(tmp_path)
+    calls = itertools.count()
+    world.cpu_of["smira"] = lambda _now: 0.95 if 30 <= next(calls) < 33 else 0.3  # 3 of its 60 s
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 0
+    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert document["valid"] is True

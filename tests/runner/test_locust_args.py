@@ -137,3 +137,23 @@ def test_a_spec_the_load_generator_refuses_is_refused_before_anything_starts(sce
     bad = dataclasses.replace(RunSpec.of(scenario, scenario.strategies[0]), attempt_timeout_s=float("inf"))
     with pytest.raises(UserError, match=r"^--attempt-timeout: "):
         check_options(bad)
+
+
+def test_default_workers_follow_the_peak_load_and_leave_a_core_free(scenario):
+    from runner.local.locust import default_workers, peak_attempts_per_s
+
+    spec = RunSpec.of(scenario, scenario.strategies[0])
+    small = dataclasses.replace(spec, users=100)  # 100 users / min(2 s mean think, 2 s timeout): 50/s
+    assert peak_attempts_per_s(small) == 50.0
+    assert default_workers(small, cores=8) == 1
+    big = dataclasses.replace(spec, users=6000)  # 3,000 attempts/s: three workers at 1,000/s each
+    assert default_workers(big, cores=8) == 3
+    assert default_workers(big, cores=2) == 1  # one core for the target and the runner
+    assert default_workers(dataclasses.replace(spec, users=1_000_000), cores=8) == 7
+
+
+def test_the_driver_describes_one_process_or_a_master_and_workers(scenario, tmp_path):
+    spec = RunSpec.of(scenario, scenario.strategies[0])
+    assert "one process:" in LocustDriver(tmp_path, 1).describe(spec)
+    assert "a master and 4 workers:" in LocustDriver(tmp_path, 4).describe(spec)
+    assert "--workers auto" in LocustDriver(tmp_path).describe(spec)

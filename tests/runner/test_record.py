@@ -80,7 +80,7 @@ def test_missed_readings_and_extra_keys(record_of, storm_run):
 def test_latency_summary_from_bucket_differences(storm_run):
     first, last = storm_run[0].client, storm_run[-1].client
     latency = {0.1: 50.0, 0.25: 80.0, 0.5: 100.0, 1.0: 100.0, float("inf"): 100.0}
-    last = type(last)(**{**_fields(last), "latency_buckets": tuple(latency.items())})
+    last = type(last)(**{**_fields(last), "ended_buckets": tuple(latency.items())})
     summary = latency_summary(first, last)
     assert summary.p50 == pytest.approx(0.1)
     assert summary.p75 == pytest.approx(0.1 + 0.15 * (75 - 50) / 30)
@@ -96,3 +96,20 @@ def test_attempts_and_amplification_count_attempts_sent_as_the_simulator_does(re
     assert after.attempts == before.attempts + 100
     assert after.amplification == pytest.approx((before.attempts + 100) / before.requests)
     assert after.extra["timeouts"] == before.extra["timeouts"]
+
+
+def test_unfinished_requests_count_at_their_age_from_the_in_progress_histogram(storm_run):
+    """300 users still waiting 15-20 s at the end: the p99 is theirs, not that of the quick answers."""
+    first, last = storm_run[0].client, storm_run[-1].client
+    ended = {0.1: 1900.0, 0.25: 1935.0, 0.5: 1935.0, 1.0: 1935.0, float("inf"): 1935.0}
+    ages = ((10.0, 0.0), (20.0, 299.0), (float("inf"), 299.0))
+    last = type(last)(
+        **{**_fields(last), "ended_buckets": tuple(ended.items()), "in_progress_buckets": ages, "in_progress": 299.0}
+    )
+    uncensored = latency_summary(first, type(last)(**{**_fields(last), "in_progress_buckets": (), "in_progress": None}))
+    summary = latency_summary(first, last)
+    assert uncensored.p99 < 0.25  # what the table used to show
+    assert 10.0 < summary.p99 <= 20.0
+    assert 10.0 < summary.p95 <= 20.0
+    assert summary.censored == 299
+    assert summary.max == 20.0

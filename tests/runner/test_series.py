@@ -75,7 +75,7 @@ def test_counter_total_is_kept_whatever_the_reading_times(increments, lateness):
             active_users=0.0,
             retries=0.0,
             budget_refusals=0.0,
-            latency_buckets=(),
+            ended_buckets=(),
         )
 
     total, readings = 0.0, [Reading(0, lateness[0], None, client(0.0))]
@@ -106,3 +106,36 @@ def test_attempts_are_counted_when_sent_and_timeouts_when_they_end():
     assert series.rates["timeouts"] == pytest.approx([0.0, 0.0, 50.0, 50.0, 50.0, 50.0])
     assert list(series.samples().attempts) == pytest.approx([50.0] * 6)
     assert [row["attempts"] for row in series.rows()] == pytest.approx([50.0] * 6)
+
+
+def test_latency_over_time_counts_the_requests_in_progress_at_their_age():
+    """Quick answers for 2 s, then nobody answered: the percentiles become the waiting users' ages."""
+    import dataclasses
+
+    from .conftest import client
+
+    def reading(tick, ended, ages):
+        part = dataclasses.replace(
+            client(0.0, 0.0), ended_buckets=ended, in_progress_buckets=ages, in_progress=ages[-1][1] if ages else None
+        )
+        return Reading(tick, float(tick), None, part)
+
+    inf = float("inf")
+    quick = lambda n: ((0.1, n), (1.0, n), (5.0, n), (inf, n))  # noqa: E731
+    waiting = lambda age_bound: ((0.1, 0.0), (age_bound, 100.0), (inf, 100.0))  # noqa: E731
+    readings = [
+        reading(0, quick(0.0), ()),
+        reading(1, quick(100.0), ()),
+        reading(2, quick(200.0), waiting(1.0)),
+        reading(3, quick(200.0), waiting(5.0)),
+        Reading(4, 4.0, None, None),  # a missed reading: nothing to say for that second
+    ]
+    series = build_series(readings, 4.0)
+    p50 = series.latency["latency_p50"]
+    assert 0.0 < p50[0] <= 0.1
+    assert p50[1] == pytest.approx(0.1)  # half quick answers, half requests up to 1 s old
+    assert 0.1 < series.latency["latency_p95"][1] <= 1.0
+    assert 1.0 < p50[2] <= 5.0  # nobody answered: only the ages
+    assert p50[3] is None
+    assert series.gauges["in_progress"][:3] == [None, 100.0, 100.0]
+    assert {"latency_p50", "latency_p95", "latency_p99", "in_progress"} <= set(series.rows()[0])

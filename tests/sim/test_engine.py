@@ -205,3 +205,24 @@ def test_open_loop_smira_grows_its_first_backoff_from_the_wait_before_the_reques
     waits = [client.think_s for client in retried]
     assert sum(waits) / len(waits) == pytest.approx(100 / 20.0, rel=0.15)  # users / rate, as the runner's think time
     assert min(waits) < 1.0 and max(waits) > 10.0  # drawn per request (exponential), not one constant
+
+
+def test_unfinished_requests_are_counted_at_their_age_and_in_progress_per_interval():
+    output = simulate(config(outages=(OutageWindow(20.0, 50.0),)))  # fixed retries: the storm never ends
+    result = output.result()
+    assert result.unfinished > 0
+    assert len(output.unfinished.ages) == result.unfinished == result.latency.censored
+    assert max(output.unfinished.ages) <= 60.0
+    assert len(output.latencies) == result.succeeded + result.gave_up
+    assert output.series.in_progress[-1] == result.unfinished
+    # after the outage began, what users waited grows with time: the p50 is at least the time since then
+    p50 = output.series.latency["latency_p50"]
+    assert p50[-1] is not None and p50[-1] > 20.0
+    assert result.latency.p99 > 20.0  # the unfinished ones, not the few that ended quickly
+
+
+def test_every_interval_has_its_latency_percentiles_in_the_csv_rows():
+    output = simulate(config())
+    rows = output.series.rows()
+    assert {"in_progress", "latency_p50", "latency_p95", "latency_p99"} <= set(rows[0])
+    assert all(row["latency_p50"] <= row["latency_p95"] <= row["latency_p99"] for row in rows if row["latency_p50"])

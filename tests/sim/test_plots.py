@@ -58,3 +58,19 @@ def test_latencies_spanning_decades_go_on_a_log_axis_in_plain_numbers():
     assert {"0.1", "1", "10"} <= set(shown) and all(PLAIN.match(text) for text in shown)
     assert latency_axis.yaxis.get_offset_text().get_text() == ""
     assert latency_axis.get_legend() is not None
+
+
+def test_unfinished_requests_are_drawn_at_their_age_and_marked():
+    from sim.latency import Unfinished
+    from sim.plots import sorted_requests
+
+    run = run_output([0.1] * 20, [1] * 20)
+    run.unfinished = Unfinished(ages=[30.0, 0.05], attempts=[12, 1])
+    latencies, attempts, censored = sorted_requests(run)
+    assert latencies[0] == 0.05 and censored[0] and attempts[0] == 1  # just started when the run ended
+    assert latencies[-1] == 30.0 and censored[-1] and attempts[-1] == 12
+    assert sum(censored) == 2
+    latency_axis, _ = drawn(run)
+    legend = [text.get_text() for text in latency_axis.get_legend().get_texts()]
+    assert "unfinished: age so far (censored)" in legend
+    assert "2 unfinished (x)" in latency_axis.get_title()

@@ -10,6 +10,7 @@ import struct
 from html.parser import HTMLParser
 
 from experiment.analysis import LatencySummary, RunResult, evaluate, recoveries, results_document
+from experiment.analysis.mechanism import after_resumes
 from experiment.report import StrategyCurves
 from experiment.scenario import Assertions
 
@@ -69,6 +70,7 @@ def result(
     """The run of ``entry`` analysed by the real recovery analysis, verdicts evaluated."""
     found = recoveries(entry.samples(), entry.recovery_outages()) if entry.outages else []
     seen = [value for value in entry.in_flight if value is not None]
+    aftermath = [figures.to_json() for figures in after_resumes(entry.samples(), found)]
     run = RunResult(
         strategy=entry.label,
         spec="exponential:base=100ms",
@@ -80,6 +82,7 @@ def result(
         latency=LatencySummary.of(latencies),
         peak_in_flight=peak if peak is not None else (round(max(seen)) if seen else None),
         recoveries=found,
+        extra={"after_resume": aftermath},
     )
     if assertions is None:
         return run

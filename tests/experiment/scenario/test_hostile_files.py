@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from experiment.scenario import ScenarioError, load_scenario, parse_scenario, shipped_names, shipped_scenario
+from experiment.scenario.loader import MAX_ERROR_LINES
 
 BASE = shipped_scenario("smira-laptop").read_text()
 
@@ -125,13 +126,18 @@ TREES = st.recursive(
 
 
 def loads_or_refuses_in_one_line(text: str) -> None:
-    """Loading ``text`` gives a scenario or a one-line :class:`ScenarioError`; anything else propagates."""
+    """Loading ``text`` gives a scenario or a :class:`ScenarioError` of one located line per problem
+    (at most MAX_ERROR_LINES and a count); anything else propagates."""
     error = None
     try:
         parse_scenario(text, source="random.yaml")
     except ScenarioError as refused:
         error = refused
-    assert error is None or "\n" not in str(error)
+    if error is None:
+        return
+    lines = str(error).splitlines()
+    assert 1 <= len(lines) <= MAX_ERROR_LINES + 1
+    assert all(line.startswith("random.yaml") for line in lines)
 
 
 @settings(max_examples=300, deadline=1000)

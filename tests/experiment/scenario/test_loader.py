@@ -5,6 +5,7 @@ import textwrap
 import pytest
 
 from experiment.scenario import ScenarioError, load_scenario, parse_scenario, scenario_from_data, shipped_names
+from experiment.scenario.loader import MAX_ERROR_LINES
 from loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
 from loadgen.strategies.jitter import MODES
 from loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
@@ -44,7 +45,7 @@ def error_of(text):
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(text, source="s.yaml")
     message = str(caught.value)
-    assert "\n" not in message
+    assert all(line.startswith("s.yaml:") for line in message.splitlines())  # one located line per problem
     return message
 
 
@@ -118,7 +119,11 @@ def test_overrides_reach_into_sections():
     ("old", "new", "expected"),
     [
         ("users: 100", "users: 0", "s.yaml:5: load.users: got 0; expected greater than or equal to 1"),
-        ("users: 100", "userz: 100", "s.yaml:5: load.userz: unknown field; accepted: users, spawn_rate,"),
+        (
+            "users: 100",
+            "userz: 100",
+            "s.yaml:5: load.userz: unknown field (did you mean 'users'?); accepted: users, spawn_rate,",
+        ),
         (
             "exponential:10s",
             "exp:10s",
@@ -141,7 +146,7 @@ def test_overrides_reach_into_sections():
         ("strategy: smira", "strategy: smira:factor=0.5", "s.yaml:12: strategies[1].strategy: strategy 'smira': "),
         ("for: 10s", "for: 300s", "s.yaml:15: faults[0]: may end at 320s, after the run ends"),
         ("  S:\n", "  T:\n", "s.yaml:19: assertions.T: no strategy labelled 'T'; labels: fixed:100ms, S,"),
-        ("exponential:limit=30", "expo", "s.yaml:3: model: unknown model 'expo'; valid:"),
+        ("exponential:limit=30", "expo", "s.yaml:3: model: unknown model 'expo' (did you mean 'exponential'?); valid:"),
         ("for: 10s", "for: 10s\n    for: 5s", "s.yaml:18: faults[0].for: given twice; keep one"),
         ("users: 100", "users: [1", "s.yaml:6: not valid YAML:"),
         ("within: 15s", "within: soon", "s.yaml:20: assertions.S.server_recovers_within: got 'soon'; expected"),
@@ -170,7 +175,10 @@ def test_recovery_assertions_need_an_outage():
     [
         ("", "s.yaml:1: the file is empty; expected a scenario mapping"),
         ("- a\n- b\n", "s.yaml:1: expected a mapping with name, model, load, strategies; got ['a', 'b']"),
-        ("name: x\n", "s.yaml:1: load: missing; this field is required (and 1 more)"),
+        (
+            "name: x\n",
+            ("s.yaml:1: load: missing; this field is required\ns.yaml:1: strategies: missing; this field is required"),
+        ),
     ],
 )
 def test_files_that_are_not_scenarios(text, expected):
@@ -187,3 +195,35 @@ def test_data_from_flags_is_validated_without_line_numbers():
     data["strategies"] = ["none"]
     with pytest.raises(ScenarioError, match=r"^command line: load\.arrival: open arrivals need load\.rate"):
         scenario_from_data(data)
+
+
+def test_every_problem_is_listed_one_line_each_with_the_closest_name():
+    text = "name: x\nmodel: exponential:limt=30\nlod: {users: 3}\nstrategies: [fixed:100ms]\n"
+    assert error_of(text).splitlines() == [
+        (
+            "s.yaml:3: lod: unknown field (did you mean 'load'?); accepted: "
+            "name, description, seed, model, target, requests, retry_on, load, strategies, faults, assertions, sim"
+        ),
+        "s.yaml:1: load: missing; this field is required",
+        (
+            "s.yaml:2: model: model 'exponential': unknown parameter 'limt' (did you mean 'limit'?); "
+            "accepted: base_delay, limit, factor, k, tick, max_delay, overflow"
+        ),
+    ]
+
+
+def test_cross_field_problems_are_all_listed():
+    text = BASE.split("faults:")[0] + "assertions:\n  SS: {min_success_ratio: 0.5}\n  T: {min_success_ratio: 0.5}\n"
+    lines = error_of(text).splitlines()
+    assert len(lines) == 2
+    assert "no strategy labelled 'SS' (did you mean 'S'?)" in lines[0]
+    assert "no strategy labelled 'T'" in lines[1]
+
+
+def test_a_file_with_many_problems_lists_a_bounded_number():
+    strategies = "".join(f"  - nosuch{index}\n" for index in range(MAX_ERROR_LINES + 5))
+    lines = error_of(
+        f"name: x\nmodel: fixed\nload: {{users: 1, duration: 10s}}\nstrategies:\n{strategies}"
+    ).splitlines()
+    assert len(lines) == MAX_ERROR_LINES + 1
+    assert lines[-1] == "s.yaml: and 5 more problems"

@@ -49,7 +49,10 @@ def test_a_service_of_ones_own_loads_without_a_model_and_reaches_the_run_spec():
     ("change", "expected"),
     [
         (("method: get", "method: FETCH"), "own.yaml:8: requests[1].method: got 'FETCH', expected one of GET, POST"),
-        (("weight: 7}", "wieght: 7}"), "own.yaml:8: requests[1].wieght: unknown field; accepted: method, path, name"),
+        (
+            ("weight: 7}", "wieght: 7}"),
+            "own.yaml:8: requests[1].wieght: unknown field (did you mean 'weight'?); accepted: method, path, name",
+        ),
         (("weight: 7}", "weight: 0}"), "own.yaml:8: requests[1].weight: got 0, expected a whole number from 1"),
         (("path: /orders/1", "path: orders"), "own.yaml:8: requests[1].path: got 'orders', expected a path"),
         (("ready: /healthz", "readiness: /healthz"), "own.yaml:5: target.readiness: unknown field; accepted: url"),

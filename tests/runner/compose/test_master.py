@@ -87,3 +87,37 @@ def test_an_unreachable_master_is_a_reason_for_the_watch():
 
         reason = asyncio.run(probe())
     assert reason is not None and reason.startswith(f"cannot reach the Locust master at http://127.0.0.1:{port}")
+
+
+class StatsApi:
+    """A master API that answers ``GET /stats/requests`` with ``answer`` (or fails)."""
+
+    base_url = "http://127.0.0.1:1"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    async def call_json(self, method, path, *, timeout_s):
+        from runner.errors import RunFailedError
+
+        assert (method, path) == ("GET", "/stats/requests")
+        if isinstance(self.answer, Exception):
+            raise RunFailedError("the master did not answer")
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "shares"),
+    [
+        (
+            {"workers": [{"id": "a", "cpu_usage": 97.0}, {"id": "b", "cpu_usage": 12.5}]},
+            {"worker a": 0.97, "worker b": 0.125},
+        ),
+        ({"workers": [{"id": "a"}]}, None),  # no figure yet
+        ({"workers": "junk"}, None),
+        (RuntimeError(), None),  # the master did not answer: not read, not saturated
+    ],
+)
+def test_the_compose_generators_cpu_is_what_the_master_heard_from_each_worker(answer, shares):
+    load = MasterLoad(StatsApi(answer), "http://target:8070", workers=2, stop_timeout_s=1.0)
+    assert asyncio.run(load.generator_cpu()) == shares

@@ -72,7 +72,7 @@ def test_the_client_part_is_what_a_scrape_reads_histogram_included():
     assert reading.requests_ok == 5 and reading.active_users == 4
     assert {k: v for k, v in reading.attempts.items() if v} == {"ok": 5, "timeout": 2}
     assert reading.attempts_started == 9  # summed over strategies, like every series
-    assert reading.latency_buckets[-1] == (float("inf"), 5)
+    assert reading.ended_buckets[-1] == (float("inf"), 5)
 
 
 @pytest.mark.parametrize("up", [0.0, None, float("nan")], ids=["scrape failed", "no up", "up stale"])

@@ -13,6 +13,7 @@ to the width of its bucket.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -66,3 +67,33 @@ def upper_bound_of_max(buckets: Buckets) -> float | None:
         return None
     total = ordered[-1][1]
     return next(bound for bound, count in ordered if count >= total)
+
+
+def cumulative_at(buckets: Buckets, bound: float) -> float:
+    """The cumulative count of ``buckets`` at ``bound``: that of its largest bound ``<= bound`` (0 if none)."""
+    found = 0.0
+    for upper, count in sorted(buckets):
+        if upper > bound:
+            break
+        found = count
+    return found
+
+
+def combine(*histograms: Buckets | None) -> list[tuple[float, float]]:
+    """Several cumulative histograms as one: the union of their bounds, their counts added.
+
+    Where one lacks a bound it counts what it holds up to its largest bound below that
+    one (a histogram's count is a step function between its bounds), so each
+    observation stays in a bucket whose upper bound is at least its own. ``None`` parts
+    are left out; no parts give ``[]``.
+    """
+    parts = [part for part in histograms if part]
+    bounds = sorted({bound for part in parts for bound, _ in part})
+    return [(bound, math.fsum(cumulative_at(part, bound) for part in parts)) for bound in bounds]
+
+
+def histogram_of(values: Sequence[float], bounds: Sequence[float]) -> list[tuple[float, float]]:
+    """A cumulative histogram of ``values`` over ascending ``bounds`` and ``+Inf`` (a value on a bound counts in it)."""
+    ordered = sorted(values)
+    found = [(bound, float(bisect.bisect_right(ordered, bound))) for bound in bounds]
+    return [*found, (math.inf, float(len(ordered)))]

@@ -1,0 +1,107 @@
+"""What happened after each resume, in figures a sentence can quote: why a service came back or not.
+
+A retry storm keeps a service down when, after the resume, the users offer attempts
+faster than the server can finish them, the server still holds work its clients
+abandoned, and so the in-flight count grows instead of draining. Each figure here is
+one part of that mechanism, measured over the *window after a resume*: from the resume
+until the server's recovery (when it recovered: the time it was draining) or else
+until the next outage or the end of the data.
+
+* ``steady_attempts_per_s``, ``steady_goodput_per_s``: the means over the steady window
+  (:func:`experiment.analysis.recovery.default_steady_window`);
+* ``attempts_per_s``: the mean attempts sent per second over the window, and
+  ``attempts_ratio`` that against the steady mean (how much more the users offered);
+* ``goodput_per_s``: the mean goodput over the window's last ``tail_s`` seconds
+  (10 s, or the whole window when shorter): where the users ended up;
+* ``in_flight_at_resume``: the first in-flight reading after the resume;
+  ``peak_in_flight``: the largest in the window; ``in_flight_end``: its last reading;
+* ``window_s``: the window's length.
+
+A figure is ``None`` where its series has no reading in its span.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+from experiment.analysis.recovery import Recovery, default_steady_window
+from experiment.analysis.samples import Samples
+
+#: Seconds at the end of the window over which the goodput the users ended up with is averaged.
+TAIL_S = 10.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AfterResume:
+    """The figures of one outage's aftermath (see the module docstring)."""
+
+    window_s: float
+    steady_attempts_per_s: float | None
+    steady_goodput_per_s: float | None
+    attempts_per_s: float | None
+    attempts_ratio: float | None
+    goodput_per_s: float | None
+    in_flight_at_resume: float | None
+    peak_in_flight: float | None
+    in_flight_end: float | None
+
+    def to_json(self) -> dict[str, float | None]:
+        """The figures, rounded for the results document."""
+        return {
+            field.name: None if (value := getattr(self, field.name)) is None else round(value, 3)
+            for field in dataclasses.fields(self)
+        }
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def _between(samples: Samples, start_s: float, end_s: float) -> list[int]:
+    """The intervals lying inside ``[start_s, end_s]``."""
+    return [
+        i
+        for i in range(len(samples))
+        if samples.interval_start(i) >= start_s - 1e-9 and samples.gauge_time(i) <= end_s + 1e-9
+    ]
+
+
+def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResume]:
+    """The aftermath of each outage of ``found`` (the recoveries, in order), as figures."""
+    outages = [recovery.outage for recovery in found]
+    window = default_steady_window(outages)
+    steady = _between(samples, *window) if window else []
+    steady_attempts = _mean([samples.attempts[i] for i in steady]) if len(samples.attempts) == len(samples) else None
+    steady_goodput = _mean([samples.goodput[i] for i in steady])
+    data_end = samples.gauge_time(len(samples) - 1) if len(samples) else 0.0
+    figures = []
+    for index, recovery in enumerate(found):
+        resume = recovery.outage.end_s
+        until = outages[index + 1].start_s if index + 1 < len(outages) else data_end
+        end = min(until, resume + recovery.server_s) if recovery.server_s is not None else until
+        # at least the first whole interval after the resume, when there is one (a live resume is off the grid)
+        first_whole = (
+            samples.start_s + (math.ceil((resume - samples.start_s) / samples.step_s - 1e-9) + 1) * samples.step_s
+        )
+        end = max(end, min(until, first_whole))
+        inside = _between(samples, resume, end)
+        attempts = _mean([samples.attempts[i] for i in inside]) if len(samples.attempts) == len(samples) else None
+        tail = [i for i in inside if samples.interval_start(i) >= end - TAIL_S - 1e-9]
+        in_flight = [value for i in inside if (value := samples.in_flight[i]) is not None]
+        ratio = attempts / steady_attempts if attempts is not None and steady_attempts else None
+        figures.append(
+            AfterResume(
+                window_s=end - resume,
+                steady_attempts_per_s=steady_attempts,
+                steady_goodput_per_s=steady_goodput,
+                attempts_per_s=attempts,
+                attempts_ratio=ratio,
+                goodput_per_s=_mean([samples.goodput[i] for i in tail]),
+                in_flight_at_resume=in_flight[0] if in_flight else None,
+                peak_in_flight=max(in_flight, default=None),
+                in_flight_end=in_flight[-1] if in_flight else None,
+            )
+        )
+    return figures

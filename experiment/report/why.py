@@ -1,0 +1,243 @@
+"""The headline in words: one line per strategy saying what happened and why, and who wins.
+
+Everything comes from the results document (live or simulated), so the terminal and
+the report say the same. The lines, each built from measured figures only:
+
+* **not valid** (live, when the load generator was saturated: ``validity``): the run
+  measured the generator, not the service; its other figures follow, marked so;
+* **never came back** (the server never recovered after an outage): how much more the
+  users offered after the resume than in the steady state (``after_resume``), what the
+  server held at the end and how much of it was already abandoned by its clients
+  (``abandoned_in_flight_end``), and how many users were still waiting;
+* **came back** (the server recovered): how soon, what the users offered while it
+  drained, and when the users got their goodput back, or that they never did within the
+  run and what goodput they had at the end;
+* **no outage**: success, the censored p99, amplification.
+
+The winner line names the first of :func:`experiment.report.ranking.rank` and the key
+that decided it, in words, against the runner-up; when any run was not valid it says
+that the ranking compares figures some of which measured the generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from experiment.report.ranking import Standing, deciding_key, rank, sort_key
+from experiment.report.text import count, percent, seconds, times
+
+Row = Mapping[str, Any]
+
+
+def _number(row: Row, key: str) -> float | None:
+    value = row.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _figures(row: Row) -> list[Mapping[str, Any]]:
+    found = row.get("after_resume")
+    return [item for item in found if isinstance(item, Mapping)] if isinstance(found, list) else []
+
+
+def _per_outage(row: Row, key: str) -> list[float | None]:
+    value = row.get(key)
+    outages = row.get("outages") or []
+    if not outages:
+        return []
+    values = value if isinstance(value, list) else [value]
+    return [float(item) if isinstance(item, int | float) else None for item in values]
+
+
+def validity_phrase(row: Row) -> str | None:
+    """``not valid: its load generator was saturated 43 % of the run (...)``; ``None`` when valid or unknown."""
+    validity = row.get("validity")
+    if not isinstance(validity, Mapping) or validity.get("valid") is not False:
+        return None
+    share = validity.get("saturated_share")
+    why = []
+    peaks = validity.get("cpu_peak") or {}
+    if validity.get("cpu_saturated_s") and peaks:
+        busiest = max(peaks.values())
+        why.append(f"a Locust process at {busiest:.0%} of a core")
+    started, demanded = validity.get("started_per_s"), validity.get("demanded_per_s")
+    if validity.get("demand_short_s") and isinstance(started, int | float) and isinstance(demanded, int | float):
+        why.append(f"its users started {started:,.0f} requests/s of the {demanded:,.0f}/s they demanded")
+    detail = f" ({'; '.join(why)})" if why else ""
+    shown = percent(share) if isinstance(share, int | float) else "part"
+    return (
+        f"not valid: its load generator was saturated {shown} of the run{detail}, "
+        "so these figures measure the generator, not the service"
+    )
+
+
+def _abandoned(row: Row, held: float | None) -> str:
+    abandoned = _number(row, "abandoned_in_flight_end")
+    if abandoned is None or not held:
+        return ""
+    share = abandoned / held
+    if share >= 0.9:
+        return ", nearly all already abandoned by their clients"
+    if share >= 0.5:
+        return ", most already abandoned by their clients"
+    return f", {percent(share)} of them already abandoned" if abandoned else ""
+
+
+def _offered(figures: Mapping[str, Any]) -> str:
+    ratio, steady = figures.get("attempts_ratio"), figures.get("steady_attempts_per_s")
+    offered = figures.get("attempts_per_s")
+    if not isinstance(ratio, int | float) or not isinstance(offered, int | float):
+        return "its users kept sending"
+    base = f" ({offered:,.0f}/s against {steady:,.0f}/s)" if isinstance(steady, int | float) else ""
+    return f"its users offered {times(ratio)} the steady attempts{base}"
+
+
+def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
+    held = figures.get("in_flight_end")
+    held = float(held) if isinstance(held, int | float) else _number(row, "in_flight_end")
+    server = f"a server holding {_requests(held)}{_abandoned(row, held)}" if held is not None else "a server"
+    waiting = _number(row, "unfinished")
+    p99 = _number(row, "latency_p99")
+    tail = ""
+    if waiting:
+        were = "was" if round(waiting) == 1 else "were"
+        tail = f"; {_requests(waiting)} {were} still waiting when the run ended (p99 {seconds(p99)} and counting)"
+    return f"{label} never came back{which}: after the resume {_offered(figures)} against {server}{tail}."
+
+
+def _requests(value: float) -> str:
+    return f"{count(value)} request" if round(value) == 1 else f"{count(value)} requests"
+
+
+def _after(value: float) -> str:
+    """``6s after the resume``; ``right at the resume`` for 0."""
+    return "right at the resume" if value <= 0 else f"{seconds(value)} after the resume"
+
+
+def _came_back(row: Row, label: str, figures: Mapping[str, Any], server_s: float, client_s: float | None) -> str:
+    ratio = figures.get("attempts_ratio")
+    peak = figures.get("peak_in_flight")
+    whole_run = _number(row, "peak_in_flight")
+    if len(row.get("outages") or []) == 1 and whole_run is not None:
+        peak = max(whole_run, peak) if isinstance(peak, int | float) else whole_run  # the run's peak is after it
+    drained = (
+        f"while it drained up to {_requests(peak)} in flight its users offered {times(ratio)} the steady attempts"
+        if isinstance(ratio, int | float) and isinstance(peak, int | float)
+        else "its users held back while it drained"
+    )
+    if client_s is not None:
+        users = f"its users had their goodput back {_after(client_s)}"
+    else:
+        goodput, steady = figures.get("goodput_per_s"), figures.get("steady_goodput_per_s")
+        level = (
+            f" ({goodput:,.1f} requests/s at the end against {steady:,.1f}/s before)"
+            if isinstance(goodput, int | float) and isinstance(steady, int | float)
+            else ""
+        )
+        users = f"its users never got 90 % of their goodput back within the run{level}"
+    return f"{label} came back: the server {_after(server_s)}; {drained}; {users}."
+
+
+def strategy_line(row: Row) -> str:
+    """What happened to one strategy, and why (see the module docstring)."""
+    label = str(row.get("strategy"))
+    server = _per_outage(row, "server_recovery_s")
+    client = _per_outage(row, "client_recovery_s")
+    figures = _figures(row)
+    if not server:
+        line = (
+            f"{label}: {percent(_number(row, 'success_ratio'))} of its requests succeeded, p99 "
+            f"{seconds(_number(row, 'latency_p99'))} counting {count(_number(row, 'unfinished'))} unfinished, "
+            f"amplification {times(_number(row, 'amplification'))}."
+        )
+    else:
+        never = next((index for index, value in enumerate(server) if value is None), None)
+        pick = never if never is not None else len(server) - 1
+        which = f" after outage {pick + 1} of {len(server)}" if len(server) > 1 else ""
+        aftermath = figures[pick] if pick < len(figures) else {}
+        if never is not None:
+            line = _never(row, label, aftermath, which)
+        else:
+            line = _came_back(row, label, aftermath, server[pick] or 0.0, client[pick] if pick < len(client) else None)
+            if len(server) > 1:
+                line = line.replace(f"{label} came back:", f"{label} came back after each of {len(server)} outages:")
+    invalid = validity_phrase(row)
+    return f"{label} is {invalid}. {line}" if invalid else line
+
+
+def _total(values: Sequence[float | None]) -> float:
+    return sum(value or 0.0 for value in values)
+
+
+def _win_reason(key_name: str, winner: Standing, runner_up: Standing) -> str:
+    """Why ``winner`` ranks above ``runner_up`` on the key named ``key_name``, in words."""
+    w, r = winner, runner_up
+    single = w.outages == 1
+    if key_name == "server recoveries":
+        if single:
+            return f"its server came back {_after(w.server[0] or 0.0)}; {r.label}'s never did"
+        return (
+            f"its server came back after {w.servers_recovered} of {w.outages} outages, "
+            f"{r.label}'s after {r.servers_recovered}"
+        )
+    if key_name == "user recoveries":
+        if single:
+            return f"its users had their goodput back {_after(w.client[0] or 0.0)}; {r.label}'s never did"
+        return (
+            f"its users recovered after {w.clients_recovered} of {w.outages} outages, "
+            f"{r.label}'s after {r.clients_recovered}"
+        )
+    if key_name == "user recovery time":
+        mine, theirs = seconds(_total(w.client)), seconds(_total(r.client))
+        return f"its users were back sooner: {mine} after the resume against {theirs} for {r.label}"
+    if key_name == "server recovery time":
+        mine, theirs = seconds(_total(w.server)), seconds(_total(r.server))
+        return f"its server was back sooner: {mine} after the resume against {theirs} for {r.label}"
+    if key_name == "success ratio":
+        mine, theirs = _apart(w.success_ratio, r.success_ratio)
+        return f"{mine} of its requests succeeded against {theirs} for {r.label}"
+    if key_name == "amplification":
+        return f"it sent {times(w.amplification)} attempts per request against {times(r.amplification)} for {r.label}"
+    return f"its peak in flight was {count(w.peak_in_flight)} against {count(r.peak_in_flight)} for {r.label}"
+
+
+def _apart(mine: float | None, theirs: float | None) -> tuple[str, str]:
+    """Two ratios as percentages with as many decimals (up to 4) as it takes to tell them apart."""
+    if mine is None or theirs is None:
+        return percent(mine), percent(theirs)
+    for places in range(1, 5):
+        shown = f"{100 * mine:.{places}f} %", f"{100 * theirs:.{places}f} %"
+        if shown[0] != shown[1]:
+            return shown
+    return shown
+
+
+def winner_line(document: Mapping[str, Any]) -> str:
+    """``smira wins: its server came back 6s after the resume; fixed:100ms's never did.`` (and validity)."""
+    ranked = rank(document)
+    rows = document.get("results", [])
+    invalid = [str(row.get("strategy")) for row in rows if validity_phrase(row)]
+    caveat = ""
+    if invalid:
+        caveat = (
+            f" But the run of {', '.join(invalid)} was not valid (its load generator was saturated): "
+            "this ranking compares figures that partly measured the generator."
+        )
+    if not ranked:
+        return "No strategy ran."
+    if len(ranked) == 1:
+        return f"{ranked[0].label} was the only strategy run.{caveat}"
+    winner, runner_up = ranked[0], ranked[1]
+    key = deciding_key(winner, runner_up)
+    if key is None:
+        tied = [s.label for s in ranked if sort_key(s) == sort_key(winner)]
+        return f"No clear winner: {', '.join(tied)} tie on every ranking key.{caveat}"
+    return f"{winner.label} wins: {_win_reason(key.name, winner, runner_up)}.{caveat}"
+
+
+def headline_lines(document: Mapping[str, Any]) -> list[str]:
+    """Every strategy's line, best first, then the winner line."""
+    rows: Sequence[Row] = document.get("results", [])
+    order = {standing.label: index for index, standing in enumerate(rank(document))}
+    ordered = sorted(rows, key=lambda row: order.get(str(row.get("strategy")), len(order)))
+    return [*(strategy_line(row) for row in ordered), winner_line(document)]

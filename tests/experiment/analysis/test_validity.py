@@ -1,0 +1,76 @@
+"""The saturation rule: a run whose load generator was behind for more than 5 % of its seconds is not valid."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from experiment.analysis.validity import GeneratorSeconds, assess, demand_window_s, demanded_per_s
+from loadgen.think import BetweenThink, ExponentialThink
+
+THINK = ExponentialThink(average_s=10.0)
+
+
+def seconds(cpu, started, *, active=1000.0, in_progress=0.0):
+    """A run of ``len(cpu)`` seconds: 1,000 users thinking 10 s demand 100 requests/s."""
+    n = len(cpu)
+    return GeneratorSeconds(
+        cpu=[None if share is None else {"locust": share} for share in cpu],
+        started=list(started) if not isinstance(started, int | float) else [float(started)] * n,
+        active=[active] * n,
+        in_progress=[in_progress] * n,
+    )
+
+
+def test_a_generator_that_keeps_up_is_valid():
+    verdict = assess(seconds([0.3] * 100, 100.0), THINK, open_loop=False)
+    assert verdict.valid and verdict.saturated_s == 0 and verdict.seconds == 100
+    assert verdict.cpu_peak == {"locust": 0.3}
+    assert verdict.demanded_per_s == 100.0 and verdict.started_per_s == 100.0
+
+
+def test_more_than_5_percent_of_seconds_at_a_full_core_is_not_valid():
+    cpu = [0.95] * 6 + [0.3] * 94
+    verdict = assess(seconds(cpu, 100.0), THINK, open_loop=False)
+    assert not verdict.valid and verdict.cpu_saturated_s == 6 and verdict.share == 0.06
+    assert assess(seconds([0.95] * 5 + [0.3] * 95, 100.0), THINK, open_loop=False).valid  # 5 % is allowed
+
+
+def test_users_starting_far_fewer_requests_than_they_demand_is_not_valid_without_any_cpu_reading():
+    verdict = assess(seconds([None] * 100, 60.0), THINK, open_loop=False)  # 60/s of the 100/s demanded
+    assert not verdict.valid and verdict.cpu_saturated_s == 0 and verdict.short_s > 90
+    assert verdict.worst_ratio == 0.6
+
+
+def test_a_shortfall_within_poisson_noise_is_not_counted():
+    # 1,000 users, 10 s think: 100/s demanded, 500 per 5-s window; 90/s is 450, within 3 sd of 500 (67)
+    assert assess(seconds([None] * 100, 90.0), THINK, open_loop=False).short_s == 0
+
+
+def test_users_waiting_for_answers_demand_nothing():
+    # a storm: 900 of 1,000 users are in a request, so 10 requests/s are demanded, and 10 started
+    verdict = assess(seconds([0.2] * 60, 10.0, in_progress=900.0), THINK, open_loop=False)
+    assert verdict.valid and verdict.demanded_per_s == 10.0
+
+
+def test_open_loop_demand_is_every_active_user_at_its_rate():
+    assert demanded_per_s(100.0, 99.0, 2.0, open_loop=True) == 50.0
+    assert demanded_per_s(100.0, 99.0, 2.0, open_loop=False) == 0.5
+    assert demanded_per_s(100.0, None, 0.0, open_loop=False) is None  # no think time: only the CPU signal
+
+
+def test_with_no_reading_at_all_the_run_is_valid_and_says_it_measured_nothing():
+    verdict = assess(seconds([None] * 10, [None] * 10), THINK, open_loop=False)
+    assert verdict.valid and verdict.seconds == 0 and verdict.to_json()["saturated_share"] == 0.0
+
+
+def test_a_non_exponential_think_time_is_judged_over_five_of_its_longest_waits():
+    assert demand_window_s(THINK) == 5.0
+    assert demand_window_s(BetweenThink(low_s=1.0, high_s=3.0)) == 15.0
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(0.0, 2.0)), min_size=1, max_size=60), st.floats(0.0, 200.0))
+def test_saturated_seconds_never_exceed_the_seconds_measured(cpu, started):
+    verdict = assess(seconds(cpu, started), THINK, open_loop=False)
+    assert 0 <= verdict.saturated_s <= verdict.seconds <= len(cpu)
+    assert verdict.valid == (verdict.saturated_s <= 0.05 * verdict.seconds)
