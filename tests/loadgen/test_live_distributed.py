@@ -18,6 +18,7 @@ from .conftest import get_text
 pytestmark = pytest.mark.live
 
 COUNTED = ("_total", "_bucket", "_count", "_sum")
+GENERATOR_CPU = "retrystorm_client_generator_cpu_seconds"
 
 
 def summed_series(metrics_list) -> dict:
@@ -30,7 +31,15 @@ def summed_series(metrics_list) -> dict:
 
 
 def counted(totals: dict) -> dict:
-    return {key: value for key, value in totals.items() if key[0].endswith(COUNTED)}
+    """The summed counters, but the generators' own CPU: each process's, which keeps counting after a run."""
+    return {
+        key: value for key, value in totals.items() if key[0].endswith(COUNTED) and not key[0].startswith(GENERATOR_CPU)
+    }
+
+
+def generator_processes(metrics) -> set[str]:
+    """The ``process`` label of every generator CPU series a Locust process serves."""
+    return {labels["process"] for name, labels, _ in metrics.samples if name.startswith(GENERATOR_CPU)}
 
 
 def attempts_in_view(url: str) -> tuple[float, dict]:
@@ -66,6 +75,10 @@ def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wai
     workers = wait(master_equals_workers, 30, "the master's sums to catch up with the workers (reports every second)")
     totals = summed_series([master.metrics()])
     assert counted(totals)
+    # the generators' CPU is per process: the master serves each worker's series beside its own
+    own = [generator_processes(m) for m in workers]
+    assert all(len(processes) == 1 for processes in own) and own[0] != own[1]
+    assert set.union(*own) < generator_processes(master.metrics())
     attempts = master.metrics().get("retrystorm_client_attempts_total", strategy="fixed")
     assert all(m.get("retrystorm_client_attempts_total", strategy="fixed") > 0 for m in workers)
     assert master.metrics().get(active, strategy="fixed") == 0
