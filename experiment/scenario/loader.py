@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from experiment.scenario.catalog import find_scenario, missing_hint
 from experiment.scenario.errors import ScenarioError
 from experiment.scenario.model import Loc, Scenario
+from experiment.scenario.triggers import TRIGGER_TYPES
 from retrystorm.errors import shown
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
@@ -230,20 +231,27 @@ def _describe(error: ValidationError, source: str, lines: dict[Loc, int]) -> str
     errors = error.errors(include_url=False)
     # An unknown key is usually a typo of a required one: report it before the "missing".
     first = min(errors, key=lambda item: item["type"] != "extra_forbidden")
-    loc: Loc = tuple(part for part in first["loc"] if isinstance(part, str | int))
-    message = _message(first, loc)
+    loc, kind = _untag(tuple(part for part in first["loc"] if isinstance(part, str | int)))
+    message = _message(first, loc, kind)
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{_where(source, lines, loc)}: {_path(loc)}: {message}{more}"
 
 
-def _message(error: Any, loc: Loc) -> str:
+def _untag(loc: Loc) -> tuple[Loc, type[BaseModel] | None]:
+    """``loc`` without the trigger kind pydantic puts after ``faults[i]`` (its union's tag), and that kind's model."""
+    if len(loc) > 2 and loc[0] == "faults" and isinstance(loc[1], int) and loc[2] in TRIGGER_TYPES:
+        return (*loc[:2], *loc[3:]), TRIGGER_TYPES[str(loc[2])]
+    return loc, None
+
+
+def _message(error: Any, loc: Loc, trigger: type[BaseModel] | None = None) -> str:
     kind = error["type"]
     if kind == "value_error" and "error" in error.get("ctx", {}):
         return str(error["ctx"]["error"])
     if kind == "missing":
         return "missing; this field is required"
     if kind == "extra_forbidden":
-        accepted = _accepted_keys(loc[:-1])
+        accepted = _accepted_keys(loc[:-1]) if trigger is None else _keys(trigger)
         return f"unknown field; accepted: {', '.join(accepted)}" if accepted else "unknown field"
     expected = str(error["msg"]).replace("Input should be", "expected").replace("Input", "expected")
     return f"got {shown(error.get('input'))}; {expected}"
@@ -259,8 +267,10 @@ def _accepted_keys(loc: Loc) -> list[str]:
         if field is None:
             field = next((f for f in model.model_fields.values() if f.alias == part), None)
         model = _model_in(field.annotation) if field is not None else None
-    if model is None:
-        return []
+    return [] if model is None else _keys(model)
+
+
+def _keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 

@@ -24,7 +24,8 @@ from experiment.scenario.fields import (
     StrategyField,
     ThinkTimeField,
 )
-from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
+from experiment.scenario.timeline import OutageWindow, Timeline, expand_faults
+from experiment.scenario.triggers import MAX_WINDOWS, SpikeFault, Trigger
 from loadgen.strategies import RetryPolicy, parse_strategy
 from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
@@ -36,10 +37,8 @@ Loc = tuple[str | int, ...]
 MAX_USERS = 1_000_000
 MAX_RATE = 1_000_000.0
 MAX_RUN_S = 24 * 3600.0
-MAX_PAUSE_S = 3600.0
 MAX_STRATEGIES = 100
 MAX_FAULTS = 1000
-MAX_PAUSES = 10_000
 MAX_ATTEMPTS = 1_000_000
 MAX_NAME_CHARS = 200
 MIN_SAMPLE_EVERY_S = 0.01
@@ -58,30 +57,6 @@ def rng_for(seed: int, component: str) -> random.Random:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
-
-
-class Repeat(_Strict):
-    """Start the fault again every ``every``, ``times`` times in all (default: until the end)."""
-
-    every: PositiveDuration
-    times: int | None = Field(default=None, ge=1, le=MAX_PAUSES)
-
-
-class Fault(_Strict):
-    """Pause target ``pause`` for ``for`` seconds at ``at``; optionally repeated, optionally
-    at a random start within ``random_start`` after each nominal start."""
-
-    pause: str = Field(default="target", min_length=1, max_length=MAX_NAME_CHARS)
-    at: Duration
-    for_s: PositiveDuration = Field(alias="for", le=MAX_PAUSE_S)
-    repeat: Repeat | None = None
-    random_start: Duration = 0.0
-
-    def plan(self) -> FaultPlan:
-        """This fault in seconds, for :func:`~experiment.scenario.timeline.expand_faults`."""
-        every = self.repeat.every if self.repeat else None
-        times = self.repeat.times if self.repeat else None
-        return FaultPlan(self.pause, self.at, self.for_s, every, times, self.random_start)
 
 
 class Load(_Strict):
@@ -191,7 +166,7 @@ class Scenario(_Strict):
     model: ModelField
     load: Load
     strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
-    faults: list[Fault] = Field(default=[], max_length=MAX_FAULTS)
+    faults: list[Trigger] = Field(default=[], max_length=MAX_FAULTS)
     assertions: dict[str, Assertions] = {}
     sim: SimOptions = SimOptions()
 
@@ -199,10 +174,14 @@ class Scenario(_Strict):
         """The strategies' labels, in order."""
         return [entry.label for entry in self.strategies]
 
-    def outages(self) -> list[OutageWindow]:
-        """The merged outages of this scenario's timeline (random starts drawn from its seed)."""
+    def timeline(self) -> Timeline:
+        """This scenario's timeline: every trigger's windows, random starts drawn from its seed."""
         plans = [fault.plan() for fault in self.faults]
-        return merge_outages(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))
+        return Timeline.of(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))
+
+    def outages(self) -> list[OutageWindow]:
+        """The merged outages (pauses) of this scenario's timeline."""
+        return list(self.timeline().outages)
 
     def problems(self) -> Iterator[tuple[Loc, str]]:
         """Cross-field rules the field types cannot express, as ``(location, message)``."""
@@ -215,13 +194,22 @@ class Scenario(_Strict):
                     f"duplicate label {entry.label!r}; give each strategy its own label",
                 )
             seen[entry.label] = index
-        pauses = 0
+        yield from self._fault_problems()
+        for label, checks in self.assertions.items():
+            if label not in seen:
+                yield ("assertions", label), f"no strategy labelled {label!r}; labels: {', '.join(seen)}"
+            for key in ("server_recovers_within", "client_recovers_within"):
+                if getattr(checks, key) is not None and not self.faults:
+                    yield ("assertions", label, key), "needs a trigger to recover from; add one under faults"
+
+    def _fault_problems(self) -> Iterator[tuple[Loc, str]]:
+        windows = 0
         for index, fault in enumerate(self.faults):
-            pauses += fault.plan().most_starts(self.load.duration)
-            if pauses > MAX_PAUSES:
+            windows += fault.plan().most_starts(self.load.duration)
+            if windows > MAX_WINDOWS:
                 yield (
                     ("faults", index),
-                    f"the timeline would hold more than {MAX_PAUSES:,} pauses; repeat less often or fewer times",
+                    f"the timeline would hold more than {MAX_WINDOWS:,} windows; repeat less often or fewer times",
                 )
                 break
         for index, fault in enumerate(self.faults):
@@ -233,15 +221,18 @@ class Scenario(_Strict):
                     ("faults", index),
                     (
                         f"may end at {format_duration(end)}, after the run ends (load.duration "
-                        f"{format_duration(self.load.duration)}); expected every pause to end within the run"
+                        f"{format_duration(self.load.duration)}); expected every trigger to end within the run"
                     ),
                 )
-        for label, checks in self.assertions.items():
-            if label not in seen:
-                yield ("assertions", label), f"no strategy labelled {label!r}; labels: {', '.join(seen)}"
-            for key in ("server_recovers_within", "client_recovers_within"):
-                if getattr(checks, key) is not None and not self.faults:
-                    yield ("assertions", label, key), "needs an outage to recover from; add one under faults"
+            if isinstance(fault, SpikeFault):
+                yield from self._spike_problems(index, fault)
+
+    def _spike_problems(self, index: int, spike: SpikeFault) -> Iterator[tuple[Loc, str]]:
+        load = self.load
+        if load.arrival == "open" and load.rate is not None and load.rate * spike.factor > MAX_RATE:
+            yield (("faults", index, "factor"), f"load.rate x factor is above {MAX_RATE:,.0f} requests/s")
+        if load.users * spike.factor > MAX_USERS:
+            yield (("faults", index, "factor"), f"load.users x factor is above {MAX_USERS:,} users")
 
     def _load_problems(self) -> Iterator[tuple[Loc, str]]:
         load = self.load
