@@ -31,13 +31,20 @@ class RunOutput:
     series: Series
 
     def result(self, assertions: Assertions | None = None) -> RunResult:
-        """The analysed run: counts, latency percentiles, recoveries after each outage, verdicts."""
+        """The analysed run: counts, latency percentiles, recoveries after each outage (or episode of
+        triggers, :meth:`RunConfig.recovery_spans`), verdicts; with triggers other than pauses, every window
+        as it happened under ``triggers`` and the errors a burst injected."""
         counts = self.counts
-        found = recoveries(self.series.samples(), self.config.outages) if self.config.outages else []
-        extra = {
+        spans = self.config.recovery_spans()
+        found = recoveries(self.series.samples(), spans) if spans else []
+        extra: dict[str, object] = {
             key: counts[key]
             for key in ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
         }
+        if self.config.triggers:  # a run with pauses only keeps the shape it always had
+            windows = sorted([*self.config.outages, *self.config.triggers], key=lambda w: (w.start_s, w.end_s))
+            extra["injected_errors"] = counts["injected_errors"]
+            extra["triggers"] = [window.to_json() for window in windows]
         result = RunResult(
             strategy=self.config.spec.label,
             spec=self.config.spec.policy.strategy.spec(),

@@ -155,6 +155,8 @@ class SimOptions(_Strict):
     requests_per_user: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
     accept_backlog: int | None = Field(default=None, ge=0, le=100 * MAX_USERS)
     open_arrivals: Literal["poisson", "constant"] = "poisson"
+    #: Each way between a client and the server (a think-time distribution: exponential:100ms, constant:5ms).
+    network_delay: ThinkTimeField | None = None
 
 
 class Scenario(_Strict):
