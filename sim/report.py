@@ -154,20 +154,26 @@ def timeseries_rows(report: Report) -> list[dict[str, Any]]:
 def run_curves(run: RunOutput) -> StrategyCurves:
     """A simulated run's curves as the run report draws them: its series, its outages, its exact peak."""
     curves = StrategyCurves.from_samples(run.config.spec.label, run.series.samples(), run.config.outages)
-    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight))
+    triggers = tuple((window.kind, window.start_s, window.end_s) for window in run.config.triggers)
+    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight), triggers=triggers)
 
 
 def run_metadata(report: Report, folder: Path) -> dict[str, object]:
     """What the report's "Run" section says of a simulated run: scenario, seed, what ran, the folder."""
-    spec = report.runs[0].config.spec
-    return {
+    config = report.runs[0].config
+    spec = config.spec
+    found: dict[str, object] = {
         "scenario": report.experiment,
         "seed": spec.seed,
         "stack": "the simulator, in virtual time",
         "target": f"the {spec.model.spec()} model",
         "load": f"{spec.users:,} users ({spec.arrival} loop) for {format_duration(spec.duration_s)}",
-        "folder": str(folder),
     }
+    if config.triggers:
+        windows = sorted([*config.outages, *config.triggers], key=lambda window: (window.start_s, window.end_s))
+        found["triggers"] = [f"at {format_duration(w.start_s)}: {w.describe()}" for w in windows]
+    found["folder"] = str(folder)
+    return found
 
 
 def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots: Sequence[Path]) -> list[Path]:

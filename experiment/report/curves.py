@@ -20,6 +20,7 @@ class StrategyCurves:
     happened, in the same seconds. ``peak_in_flight`` is the exact peak when the source
     knows it (the simulator sees every event; once-a-second readings can miss a flood
     that drains within the second); without it the peak is the largest reading.
+    ``triggers`` are the other triggers' windows as ``(kind, start, end)``.
     """
 
     label: str
@@ -30,6 +31,7 @@ class StrategyCurves:
     delay_s: list[float | None]
     outages: list[tuple[float, float]]
     peak_in_flight: float | None = None
+    triggers: tuple[tuple[str, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         lengths = {len(self.times_s), len(self.goodput), len(self.attempts), len(self.in_flight), len(self.delay_s)}
