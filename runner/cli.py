@@ -38,7 +38,7 @@ from runner.compose.endpoints import (
 from runner.errors import RunFailedError
 from runner.orchestrate import RunInterruptedError, Stack, execute
 from runner.paths import default_folder
-from runner.plan import Plan, check_fault_targets, make_plan, select
+from runner.plan import Plan, check_fault_targets, check_live_triggers, make_plan, select
 from runner.progress import Display
 from runner.record import StrategyRecord, analyse
 from runner.runtime import Runtime
@@ -145,6 +145,7 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
         out.print("dry run: nothing was started", markup=False)
         return 0
+    check_live_triggers(scenario)
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
     return run_plan(plan, stack, folder, options)

@@ -95,16 +95,40 @@ def _checks(assertions: Assertions | None) -> list[str]:
     return found
 
 
+#: The trigger kinds a live run plays so far; the others run in the simulator (``retrystorm sim run``).
+LIVE_KINDS = frozenset({"pause"})
+
+
+def simulated_only(scenario: Scenario) -> list[str]:
+    """The kinds of trigger in ``scenario`` a live run cannot play yet, in the order they come."""
+    return list(dict.fromkeys(fault.kind for fault in scenario.faults if fault.kind not in LIVE_KINDS))
+
+
+def check_live_triggers(scenario: Scenario) -> None:
+    """Refuse a live run of triggers it cannot play yet (:class:`UserError`, naming them and what runs them)."""
+    kinds = simulated_only(scenario)
+    if kinds:
+        raise UserError(
+            f"faults: {', '.join(kinds)}: not available live yet (live runs play pause); "
+            "retrystorm sim run SCENARIO simulates every trigger"
+        )
+
+
 def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
-    """The plan of running ``entries`` of ``scenario``."""
-    outages = scenario.outages()
-    window = default_steady_window(outages)
+    """The plan of running ``entries`` of ``scenario``: every trigger listed, each at its start and end."""
+    timeline = scenario.timeline()
+    outages = list(timeline.outages)
+    window = default_steady_window(timeline.episodes())
     steps = [Step(0.0, "load starts: time 0")]
     if window is not None:
         steps.append(Step(window[0], f"steady window until {format_duration(window[1])} (levels for recovery)"))
     for outage in outages:
         steps.append(Step(outage.start_s, f"pause {outage.target} for {format_duration(outage.duration_s)}"))
         steps.append(Step(outage.end_s, f"resume {outage.target}"))
+    for trigger in timeline.triggers:
+        note = "" if trigger.kind in LIVE_KINDS else " (simulated only, for now)"
+        steps.append(Step(trigger.start_s, f"{trigger.describe()}{note}"))
+        steps.append(Step(trigger.end_s, f"end: {trigger.effect()}"))
     steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
     steps.sort(key=lambda step: step.at_s)
     plans = [

@@ -2,9 +2,9 @@
 
 import pytest
 
-from experiment.scenario import OutageWindow, RunSpec
+from experiment.scenario import ErrorsFault, OutageWindow, RunSpec, SlowFault, SpikeFault
 from retrystorm.errors import UserError
-from runner.plan import check_fault_targets, make_plan, phase_at, select
+from runner.plan import check_fault_targets, check_live_triggers, make_plan, phase_at, select
 
 OUTAGES = [OutageWindow(20.0, 35.0), OutageWindow(50.0, 55.0)]
 
@@ -49,3 +49,27 @@ def test_unknown_fault_target():
 def test_each_strategy_runs_its_resolved_spec(small):
     plan = make_plan(small, small.strategies)
     assert [strategy.spec for strategy in plan.strategies] == [RunSpec.of(small, entry) for entry in small.strategies]
+
+
+def test_the_plan_lists_every_trigger_and_says_which_are_simulated_only(small):
+    faults = [
+        *small.faults,
+        SlowFault.model_validate({"slow": "target", "capacity": 0.4, "at": 26, "for": 4}),
+        SpikeFault.model_validate({"spike": "load", "factor": 2, "at": 30, "for": 2}),
+        ErrorsFault.model_validate({"errors": "target", "status": 429, "probability": 0.5, "at": 33, "for": 1}),
+    ]
+    scenario = small.model_copy(update={"faults": faults})
+    steps = [(step.at_s, step.what) for step in make_plan(scenario, scenario.strategies).strategies[0].steps]
+    assert steps[2:10] == [
+        (20.0, "pause target for 5s"),
+        (25.0, "resume target"),
+        (26.0, "slow target to 0.4x its capacity for 4s (simulated only, for now)"),
+        (30.0, "end: slow target to 0.4x its capacity"),
+        (30.0, "spike the load 2x for 2s (simulated only, for now)"),
+        (32.0, "end: spike the load 2x"),
+        (33.0, "errors from target: 429 to 0.5 of the attempts for 1s (simulated only, for now)"),
+        (34.0, "end: errors from target: 429 to 0.5 of the attempts"),
+    ]
+    with pytest.raises(UserError, match=r"^faults: slow, spike, errors: not available live yet \(live runs play pause"):
+        check_live_triggers(scenario)
+    check_live_triggers(small)  # pauses only: a live run plays them
