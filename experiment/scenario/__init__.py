@@ -7,7 +7,7 @@ are package data (``shipped/*.yaml``), found by name (:mod:`experiment.scenario.
 
 from experiment.scenario.catalog import find_scenario, shipped_folder, shipped_names, shipped_scenario
 from experiment.scenario.errors import ScenarioError
-from experiment.scenario.loader import load_scenario, parse_scenario, scenario_from_data
+from experiment.scenario.loader import load_scenario, parse_scenario, scenario_data, scenario_from_data
 from experiment.scenario.model import (
     Assertions,
     Load,
@@ -66,6 +66,7 @@ __all__ = [
     "merge_outages",
     "parse_scenario",
     "rng_for",
+    "scenario_data",
     "scenario_from_data",
     "shipped_folder",
     "shipped_names",

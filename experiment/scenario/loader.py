@@ -28,7 +28,7 @@ from experiment.scenario.model import Loc, Scenario
 from experiment.scenario.triggers import TRIGGER_TYPES
 from retrystorm.errors import shown
 
-__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
+__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_data", "scenario_from_data"]
 
 #: The largest scenario file read.
 MAX_FILE_BYTES = 1024 * 1024
@@ -51,6 +51,20 @@ def load_scenario(given: str | os.PathLike[str] | Traversable, *, overrides: dic
     found = find_scenario(given)
     stem = found.name.removesuffix(".yaml").removesuffix(".yml")
     return parse_scenario(_read_text(found), source=str(found), default_name=stem, overrides=overrides)
+
+
+def scenario_data(given: str | os.PathLike[str] | Traversable) -> tuple[dict[str, Any], str]:
+    """A scenario's plain data as its file holds it (its name defaulted from the file's) and where it came
+    from, validated once: for callers that change fields and validate each variant
+    (:func:`scenario_from_data`), as ``retrystorm map`` does."""
+    found = find_scenario(given)
+    text = _read_text(found)
+    data, lines = _compose(text, str(found))
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{found}:1: expected a mapping with name, model, load, strategies; got {data!r}")
+    data.setdefault("name", found.name.removesuffix(".yaml").removesuffix(".yml"))
+    _validate(data, str(found), lines)
+    return data, str(found)
 
 
 def _read_text(path: Path | Traversable) -> str:
