@@ -26,6 +26,8 @@ from matplotlib.patches import Patch, Rectangle
 
 METASTABLE = "#3d0c11"
 CMAP = "viridis"
+#: Where each mark's label goes, in points from the mark, in turn.
+LABEL_OFFSETS = ((8, 8), (8, -8), (-8, 8), (-8, -8))
 
 
 def edges_of(values: Sequence[float], scale: str) -> list[float]:
@@ -75,11 +77,13 @@ def _draw_panel(axis: Axes, document: Mapping[str, Any], label: str, norm: Norma
                 axis.plot([x_edges[i + 1]] * 2, [y_edges[j], y_edges[j + 1]], color="black", lw=2.2)
             if j + 1 < len(column) and stuck != column[j + 1]:
                 axis.plot([x_edges[i], x_edges[i + 1]], [y_edges[j + 1]] * 2, color="black", lw=2.2)
-    for mark in document.get("marks") or []:
+    for index, mark in enumerate(document.get("marks") or []):
         x = mark["at"][axes[0]["path"]]
         y = mark["at"][axes[1]["path"]] if len(axes) > 1 else 0.5
         axis.plot([x], [y], marker="*", ms=15, color="white", markeredgecolor="black", zorder=5)
-        axis.annotate(mark["label"], (x, y), xytext=(7, 7), textcoords="offset points", fontsize=8, zorder=6,
+        dx, dy = LABEL_OFFSETS[index % len(LABEL_OFFSETS)]  # neighbouring marks' labels on different sides
+        axis.annotate(mark["label"], (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=8, zorder=6,
+                      ha="left" if dx > 0 else "right", va="bottom" if dy > 0 else "top",
                       bbox={"boxstyle": "round,pad=0.2", "fc": "white", "alpha": 0.85, "lw": 0})  # fmt: skip
     axis.set_xlim(x_edges[0], x_edges[-1])
     axis.set_ylim(y_edges[0], y_edges[-1])

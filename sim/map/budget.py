@@ -3,10 +3,11 @@
 A run's CPU time grows with the requests its load offers (users over their think time,
 or the open-loop rate, times the run's length, spikes included): :func:`offered_requests`.
 How much per request depends on the strategy and on whether the cell storms, so the
-estimate runs two cells per strategy first, the grid's first and last corners (the
-mildest and the harshest when the axes grow the trigger and the load), takes the dearer
-CPU per offered request of the two, and scales it by each run's offered requests. The
-calibration runs are real runs of the map: their figures are kept.
+estimate first runs the grid's corners for each strategy (2 on a line, 4 on a plane: the
+mildest and the harshest cells are among them when each axis makes the trigger or the
+load grow one way), takes the dearest CPU per offered request of them, and scales it by
+each run's offered requests. The calibration runs are real runs of the map: their
+figures are kept.
 
 When one cell alone would take longer than the budget at :data:`STATIC_US_PER_REQUEST`
 (a storm's cost per offered request: fixed 100 ms retries through the seed's outage cost
@@ -17,6 +18,7 @@ run: the estimate is that figure times every run's offered requests.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Sequence
 
 from experiment.scenario import Scenario, SpikeWindow
@@ -61,10 +63,28 @@ class Estimate:
             )
 
 
+def corners(shape: Sequence[int]) -> list[int]:
+    """The indexes of a grid's corner cells, for axes of ``shape`` values (the last axis varies fastest)."""
+    found = set()
+    for picks in itertools.product(*((0, size - 1) for size in shape)):
+        index = 0
+        for pick, size in zip(picks, shape, strict=True):
+            index = index * size + pick
+        found.add(index)
+    return sorted(found)
+
+
 def estimate(
-    tasks: Sequence[Task], cells: Sequence[Cell], budget_s: float, progress: Progress | None = None
+    tasks: Sequence[Task],
+    cells: Sequence[Cell],
+    budget_s: float,
+    progress: Progress | None = None,
+    shape: Sequence[int] | None = None,
 ) -> Estimate:
-    """The CPU ``tasks`` would take (see the module docstring); calibration runs happen here, in this process."""
+    """The CPU ``tasks`` would take (see the module docstring); calibration runs happen here, in this process.
+
+    ``shape``: the number of values of each axis (default: one axis through every cell).
+    """
     offered = [offered_requests(cell.scenario()) for cell in cells]
     static = sum(offered[task.cell] for task in tasks) * STATIC_US_PER_REQUEST * 1e-6
     if max(offered) * STATIC_US_PER_REQUEST * 1e-6 > budget_s:
@@ -73,11 +93,10 @@ def estimate(
             f"{max(offered):,.0f} requests, more than the budget could simulate"
         )
         return Estimate(static, how, {})
-    corners = sorted({0, len(cells) - 1})
     calibration: dict[int, RunFigures] = {}
     per_request: dict[str, float] = {}
     for label in dict.fromkeys(task.label for task in tasks):
-        for corner in corners:
+        for corner in corners(shape or [len(cells)]):
             index = next(i for i, task in enumerate(tasks) if task.label == label and task.cell == corner)
             if progress is not None:
                 progress(f"calibrating: {label}, cell {corner + 1} of {len(cells)}")
@@ -87,7 +106,7 @@ def estimate(
     total = sum(per_request[task.label] * offered[task.cell] for task in tasks)
     costs = ", ".join(f"{label} {1e6 * cost:.1f} us" for label, cost in per_request.items())
     how = (
-        f"calibration runs of the grid's first and last cells per strategy, the dearer CPU per offered request "
+        f"calibration runs of the grid's corners per strategy, the dearest CPU per offered request "
         f"({costs}) times each run's offered requests"
     )
     return Estimate(total, how, calibration)

@@ -92,7 +92,7 @@ def map_command(
         )
         return
     wall, cpu = time.perf_counter(), time.process_time()
-    found = estimate(tasks, cells, budget, _progress)
+    found = estimate(tasks, cells, budget, _progress, shape=[len(axis.values) for axis in plan.axes])
     found.check(budget)
     err.print(f"estimate: {format_duration(round(found.cpu_s))} of CPU ({found.how})", markup=False, soft_wrap=True)
     from sim.map.grid import run_all

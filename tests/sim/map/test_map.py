@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from sim.map.budget import estimate, offered_requests
+from sim.map.budget import corners, estimate, offered_requests
 from sim.map.build import prepare
 from sim.map.document import verdict
 from sim.map.grid import RunFigures, run_all
@@ -79,9 +79,10 @@ def test_the_estimate_scales_calibration_runs_by_the_offered_load(small):
     plan = plan_of(small, "load.users=50..200:4")
     found = estimate(plan.tasks, plan.cells, budget_s=3600)
     assert len(found.calibration) == 4  # first and last cell, per strategy; their figures are kept
+    assert corners([3, 4]) == [0, 3, 8, 11]  # a plane's four corners, the last axis varying fastest
     offered = [offered_requests(cell.scenario()) for cell in plan.cells]
     assert offered == pytest.approx([50 / 10 * 45, 100 / 10 * 45, 150 / 10 * 45, 200 / 10 * 45])
-    assert "calibration runs" in found.how
+    assert "calibration runs of the grid's corners" in found.how
 
 
 def map_cli(*args, cwd):
