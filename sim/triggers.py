@@ -44,7 +44,7 @@ from experiment.scenario import (
 from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW
-from sim.population import open_wait_s
+from sim.population import PHASE, open_wait_s
 from target.models import ScaledServer
 
 Action = tuple[float, Callable[[float], None]]
@@ -141,7 +141,7 @@ class TriggerPlay:
                 client = sim.add_client(1)
                 client.stop_s = window.end_s
                 if sim.config.open_arrivals == "constant":
-                    client.think_s = (index + 1) / extra * spec.users / (spec.rate or 1.0)
+                    client.think_s = (index + PHASE) / extra * spec.users / (spec.rate or 1.0)
                 else:
                     client.think_s = open_wait_s(sim)
                 sim.push(now + client.think_s, ARRIVAL, client)
