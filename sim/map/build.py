@@ -1,69 +1,19 @@
-"""A map before it runs: the scenario, its axes, the strategies, the seeds, the cells and the runs."""
+"""A map before it runs: the scenario read, the axes and marks parsed, every cell validated (:class:`MapPlan`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from experiment.scenario import Scenario, scenario_data, scenario_from_data
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
-from sim.map.document import MapResult, Mark, document, horizon_text
-from sim.map.grid import Cell, RunFigures, Task, build_cells, default_horizon_s, tasks_of
+from sim.map.document import MapPlan, Mark
+from sim.map.grid import build_cells, default_horizon_s, tasks_of
 from sim.map.vary import Axis, parse_path, parse_vary, path_text
 
 MAX_AXES = 2
 #: The most runs one map makes (cells x strategies x seeds), whatever the budget.
 MAX_RUNS = 100_000
-
-
-@dataclasses.dataclass(slots=True)
-class MapPlan:
-    """What a map will run."""
-
-    name: str
-    source: str
-    description: str
-    axes: list[Axis]
-    labels: list[str]
-    seeds: list[int]
-    horizon_s: float | None
-    cells: list[Cell]
-    tasks: list[Task]
-    marks: list[Mark]
-
-    def describe(self) -> str:
-        """The grid in words, for ``--dry-run``."""
-        lines = [f"map of {self.name} ({self.source})"]
-        lines += [
-            f"  {axis.path}: {', '.join(axis.show(value) for value in axis.values)}"
-            + (" (log scale)" if axis.scale == "log" else "")
-            for axis in self.axes
-        ]
-        lines.append(
-            f"{len(self.cells):,} cells x {len(self.labels)} strategies ({', '.join(self.labels)}) x "
-            f"{len(self.seeds)} seed{'s' if len(self.seeds) > 1 else ''} ({', '.join(map(str, self.seeds))}) = "
-            f"{len(self.tasks):,} runs; "
-            f"{horizon_text(self.horizon_s)}"
-        )
-        timeline = self.cells[0].scenario().timeline()
-        lines += [f"  trigger at {format_duration(w.start_s)}: {w.describe()} (first cell)" for w in timeline.windows()]
-        lines += [f"  mark {mark.label}: {', '.join(a.show(v) for a, v in zip(self.axes, mark.at, strict=True))}"
-                  for mark in self.marks]  # fmt: skip
-        return "\n".join(lines)
-
-    def document(self, figures: Sequence[RunFigures]) -> dict[str, object]:
-        """``map.json`` of the runs' ``figures``."""
-        choices = [
-            horizon_text(self.horizon_s) + (" (the scenario's own time after it)" if self.horizon_s else ""),
-            "Every cell runs the same seeds, so neighbouring cells differ by their values, not by their luck.",
-            "The simulator runs each trigger as retrystorm sim run does (README, Simulator).",
-        ]
-        result = MapResult(
-            self.name, self.source, self.description, self.axes, self.labels, self.seeds, self.horizon_s,
-            self.cells, list(figures), self.marks, choices,
-        )  # fmt: skip
-        return document(result)
 
 
 def _axes(varies: Sequence[str], scenario: Scenario) -> list[Axis]:

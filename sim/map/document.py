@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrystorm.durations import format_duration
-from sim.map.grid import Cell, RunFigures
+from sim.map.grid import Cell, RunFigures, Task
 from sim.map.vary import Axis
 
 RULE = (
@@ -39,8 +39,8 @@ class Mark:
 
 
 @dataclasses.dataclass(slots=True)
-class MapResult:
-    """Everything a map produced, before it is written."""
+class MapPlan:
+    """What a map runs: the scenario, its axes, the strategies, the seeds, the cells and the runs."""
 
     name: str
     source: str
@@ -50,9 +50,39 @@ class MapResult:
     seeds: list[int]
     horizon_s: float | None
     cells: list[Cell]
-    figures: list[RunFigures]
+    tasks: list[Task]
     marks: list[Mark] = dataclasses.field(default_factory=list)
-    choices: list[str] = dataclasses.field(default_factory=list)
+
+    def describe(self) -> str:
+        """The grid in words, for ``--dry-run``."""
+        lines = [f"map of {self.name} ({self.source})"]
+        lines += [
+            f"  {axis.path}: {', '.join(axis.show(value) for value in axis.values)}"
+            + (" (log scale)" if axis.scale == "log" else "")
+            for axis in self.axes
+        ]
+        lines.append(
+            f"{len(self.cells):,} cells x {len(self.labels)} strategies ({', '.join(self.labels)}) x "
+            f"{len(self.seeds)} seed{'s' if len(self.seeds) > 1 else ''} ({', '.join(map(str, self.seeds))}) = "
+            f"{len(self.tasks):,} runs; {horizon_text(self.horizon_s)}"
+        )
+        timeline = self.cells[0].scenario().timeline()
+        lines += [f"  trigger at {format_duration(w.start_s)}: {w.describe()} (first cell)" for w in timeline.windows()]
+        lines += [f"  mark {mark.label}: {', '.join(a.show(v) for a, v in zip(self.axes, mark.at, strict=True))}"
+                  for mark in self.marks]  # fmt: skip
+        return "\n".join(lines)
+
+    def choices(self) -> list[str]:
+        """How the map was made, in words, for ``map.json`` and the page."""
+        return [
+            horizon_text(self.horizon_s) + (" (the scenario's own time after it)" if self.horizon_s else ""),
+            "Every cell runs the same seeds, so neighbouring cells differ by their values, not by their luck.",
+            "The simulator runs each trigger as retrystorm sim run does (README, Simulator).",
+        ]
+
+    def document(self, figures: Sequence[RunFigures]) -> dict[str, Any]:
+        """``map.json`` of the runs' ``figures``."""
+        return document(self, figures)
 
 
 def _median(values: Sequence[float | None]) -> float | None:
@@ -66,11 +96,11 @@ def verdict(runs: Sequence[RunFigures]) -> str:
     return "recovers" if recovered == len(runs) else "metastable" if recovered == 0 else "mixed"
 
 
-def cell_json(result: MapResult, cell: Cell, label: str, runs: Sequence[RunFigures]) -> dict[str, object]:
+def cell_json(plan: MapPlan, cell: Cell, label: str, runs: Sequence[RunFigures]) -> dict[str, object]:
     """One strategy's cell: where, the verdict, the counts, the medians, each run, the agreement slot."""
     return {
         "strategy": label,
-        "at": {axis.path: round(v) if axis.integer else v for axis, v in zip(result.axes, cell.values, strict=True)},
+        "at": {axis.path: round(v) if axis.integer else v for axis, v in zip(plan.axes, cell.values, strict=True)},
         "verdict": verdict(runs),
         "runs": len(runs),
         "server_recovered": sum(run.server_recovery_s is not None for run in runs),
@@ -84,17 +114,17 @@ def cell_json(result: MapResult, cell: Cell, label: str, runs: Sequence[RunFigur
     }
 
 
-def by_strategy(result: MapResult) -> dict[str, list[list[RunFigures]]]:
+def by_strategy(plan: MapPlan, figures: Sequence[RunFigures]) -> dict[str, list[list[RunFigures]]]:
     """Each strategy's runs, grouped per cell in the grid's order."""
-    grouped: dict[str, list[list[RunFigures]]] = {label: [[] for _ in result.cells] for label in result.labels}
-    for run in result.figures:
+    grouped: dict[str, list[list[RunFigures]]] = {label: [[] for _ in plan.cells] for label in plan.labels}
+    for run in figures:
         grouped[run.label][run.cell].append(run)
     return grouped
 
 
-def edges(result: MapResult, verdicts: Sequence[str]) -> list[dict[str, object]]:
+def edges(plan: MapPlan, verdicts: Sequence[str]) -> list[dict[str, object]]:
     """A strategy's edge per row (see the module docstring), from its cells' verdicts in grid order."""
-    first = result.axes[0]
+    first = plan.axes[0]
     columns = len(first.values)
     rows = len(verdicts) // columns
     found = []
@@ -103,38 +133,36 @@ def edges(result: MapResult, verdicts: Sequence[str]) -> list[dict[str, object]]
         row_verdicts = [verdicts[column * rows + row] for column in range(columns)]
         edge = next((first.values[i] for i in range(columns) if all(v == "metastable" for v in row_verdicts[i:])), None)
         entry: dict[str, object] = {"edge": edge}
-        if len(result.axes) > 1:
-            second = result.axes[1]
+        if len(plan.axes) > 1:
+            second = plan.axes[1]
             entry = {second.path: round(second.values[row]) if second.integer else second.values[row], **entry}
         found.append(entry)
     return found
 
 
-def document(result: MapResult) -> dict[str, Any]:
-    """``map.json``."""
-    grouped = by_strategy(result)
-    cells = [
-        cell_json(result, cell, label, grouped[label][cell.index]) for label in result.labels for cell in result.cells
-    ]
+def document(plan: MapPlan, figures: Sequence[RunFigures]) -> dict[str, Any]:
+    """``map.json`` of ``plan`` and its runs' ``figures``."""
+    grouped = by_strategy(plan, figures)
+    cells = [cell_json(plan, cell, label, grouped[label][cell.index]) for label in plan.labels for cell in plan.cells]
     strategies = []
-    for label in result.labels:
-        verdicts = [verdict(grouped[label][cell.index]) for cell in result.cells]
+    for label in plan.labels:
+        verdicts = [verdict(grouped[label][cell.index]) for cell in plan.cells]
         counts = {name: verdicts.count(name) for name in ("recovers", "mixed", "metastable")}
-        strategies.append({"strategy": label, **counts, "edge": edges(result, verdicts)})
+        strategies.append({"strategy": label, **counts, "edge": edges(plan, verdicts)})
     return {
-        "map": result.name,
-        "scenario": result.source,
-        "description": result.description,
-        "axes": [axis.to_json() for axis in result.axes],
+        "map": plan.name,
+        "scenario": plan.source,
+        "description": plan.description,
+        "axes": [axis.to_json() for axis in plan.axes],
         "strategies": strategies,
-        "seeds": list(result.seeds),
-        "horizon_s": result.horizon_s,
+        "seeds": list(plan.seeds),
+        "horizon_s": plan.horizon_s,
         "rule": RULE,
         "marks": [
-            {"label": mark.label, "at": {axis.path: value for axis, value in zip(result.axes, mark.at, strict=True)}}
-            for mark in result.marks
+            {"label": mark.label, "at": {axis.path: value for axis, value in zip(plan.axes, mark.at, strict=True)}}
+            for mark in plan.marks
         ],
-        "choices": list(result.choices),
+        "choices": plan.choices(),
         "cells": cells,
     }
 

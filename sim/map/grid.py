@@ -15,6 +15,7 @@ import concurrent.futures
 import copy
 import dataclasses
 import itertools
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -67,6 +68,7 @@ class RunFigures:
     success_ratio: float | None
     events: int
     cpu_s: float
+    worker: int = 0  # the process that ran it (its pid): where the work went, not in map.json
 
     def to_json(self) -> dict[str, object]:
         """The run's figures for ``map.json`` (its CPU time left out: it differs from run to run)."""
@@ -107,6 +109,7 @@ def run_task(task: Task) -> RunFigures:
         success_ratio=result.success_ratio,
         events=output.counts["events"],
         cpu_s=time.process_time() - start,
+        worker=os.getpid(),
     )
 
 

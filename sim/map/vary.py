@@ -171,24 +171,22 @@ def parse_vary(text: str, scenario: Scenario) -> Axis:
 
 
 def _number(text: str, field: Field, flag: str) -> float:
+    """A value of the field: a number, or for a duration also a duration with its unit (a bare number is seconds)."""
     try:
-        if field.duration and not _is_number(text):
-            return parse_duration(text.strip(), what="value")
         value = float(text)
-    except (SpecError, ValueError):
+    except ValueError:
+        value = math.nan
+    try:
+        if field.duration and math.isnan(value):
+            value = parse_duration(text.strip(), what="value")
+    except SpecError:
+        pass
+    if math.isnan(value):
         kind = "a duration (5s, 100ms; a bare number is seconds)" if field.duration else "a number (no unit)"
-        raise UserError(f"{flag}: got {text.strip()!r}; this field takes {kind}") from None
+        raise UserError(f"{flag}: got {text.strip()!r}; this field takes {kind}")
     if not math.isfinite(value):
         raise UserError(f"{flag}: got {text.strip()!r}; expected a finite number")
     return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _values(spread: str, field: Field, flag: str) -> tuple[list[float], Scale]:
