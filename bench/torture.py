@@ -41,7 +41,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from chaos.backends.procfs import process_state_letter
+from chaos.backends.procfs import process_start_ticks, process_state_letter
 from chaos.journal import Journal
 
 PYTHON = sys.executable
@@ -120,14 +120,20 @@ class Victim:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(["sleep", "3600"])
-        self.pid = self.process.pid
+        self.follow(self.process.pid)
+
+    def follow(self, pid: int) -> None:
+        """Watch ``pid`` as it is now: its start time too, so a recycled pid is never taken for it."""
+        self.pid, self.ticks = pid, process_start_ticks(pid)
 
     def frozen(self) -> bool:
-        return process_state_letter(self.pid) in ("T", "t")
+        """Stopped, and still the process it was (a pid recycled for another process is not it)."""
+        return process_start_ticks(self.pid) == self.ticks and process_state_letter(self.pid) in ("T", "t")
 
     def release(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGCONT)
+        if process_start_ticks(self.pid) == self.ticks:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGCONT)
 
 
 class ContainerVictim:
@@ -182,6 +188,15 @@ def last_deadline(journal: Path) -> float:
     return datetime.datetime.fromisoformat(pause["utc"]).timestamp() + float(pause["duration_s"])
 
 
+def new_pauses(journal: Path, since: float) -> list[dict]:
+    """Pause records of the journal written after ``since`` (wall clock)."""
+    return [
+        record
+        for record in Journal(journal).records()
+        if record.get("op") == "pause" and datetime.datetime.fromisoformat(record["utc"]).timestamp() >= since
+    ]
+
+
 def resumed_at(journal: Path) -> float:
     """The wall-clock time of the latest resume in the journal (the watchdog journals the one it makes)."""
     resume = [record for record in Journal(journal).records() if record.get("op") == "resume"][-1]
@@ -218,9 +233,10 @@ def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], f
     else:  # run: the runner's own target is the victim
         (folder / "torture.yaml").write_text(SCENARIO.format(duration=int(pause_s) + 8, pause=pause_s))
         argv = [PYTHON, "-m", "retrystorm", "run", str(folder / "torture.yaml"), "--out", str(folder / "run")]
+        since = time.time()  # the journal may be compacted at the runner's start: find its pause by time
         pauser = start(argv, env, cwd=folder)
-        pending = wait(lambda: Journal(journal).pending(), 90, "the runner's pause")
-        victim.pid = int(pending[0].ref.ident.split("@")[0])
+        pause = wait(lambda: new_pauses(journal, since), 90, "the runner's pause")
+        victim.follow(int(pause[0]["ident"].split("@")[0]))
         wait(victim.frozen, 10, "the pause")
         paused_at = time.monotonic()
     time.sleep(max(0.0, paused_at + kill_at - time.monotonic()))
@@ -229,9 +245,10 @@ def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], f
     time.sleep(max(0.0, deadline + 1.0 - time.time()))
     frozen = victim.frozen()
     late = resumed_at(journal) - deadline if not frozen else float("nan")
-    victim.release()  # whatever happened, the next cycle starts with a running target
-    if mode == "run" and process_state_letter(victim.pid) not in (None, "Z"):
-        os.kill(victim.pid, signal.SIGKILL)  # the runner's orphaned target, by the pid the journal named
+    if victim.frozen():
+        victim.release()  # whatever happened, the next cycle starts with a running target
+    if mode == "run" and process_start_ticks(victim.pid) == victim.ticks:
+        os.kill(victim.pid, signal.SIGKILL)  # the runner's orphaned target, by the pid and start the journal named
     return frozen, late
 
 
@@ -258,9 +275,8 @@ def main() -> None:
                     continue  # the baseline is one way of pausing, the same cycles' "pause" ones
                 victim = container if mode == "serve-docker" else Victim()
                 try:
-                    stuck, late = cycle(
-                        mode if arm == "watchdog" else "baseline", victim, pause_s, kill_at, env, folder
-                    )
+                    way = mode if arm == "watchdog" else "baseline"
+                    stuck, late = cycle(way, victim, (pause_s, kill_at), env, folder)
                 finally:
                     if isinstance(victim, Victim):
                         victim.release()

@@ -30,7 +30,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import ValidationError
 
 from chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
-from chaos.bodies import PauseRequest, first_problem
+from chaos.bodies import PauseRequest, problem
 from chaos.controller import OutageController
 from chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
@@ -124,7 +124,7 @@ async def _pause_request(request: web.Request) -> PauseRequest:
     try:
         return PauseRequest.model_validate_json(raw)
     except ValidationError as error:
-        raise UserError(first_problem(error)) from None
+        raise UserError(problem(error)) from None
 
 
 async def create_outage(request: web.Request) -> web.Response:

@@ -2,57 +2,41 @@
 
 :class:`PauseRequest` is ``POST /outages``; :mod:`chaos.openapi` builds the API's
 document from its JSON schema, so the document and the validation cannot disagree.
-A refused body becomes one line naming the field (:func:`first_problem`).
+A refused body becomes one line naming the field (:func:`problem`); the pieces are the
+shared ones of :mod:`retrystorm.bodies`, which the target's admin API uses too.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic import ConfigDict, Field, ValidationError
 
-from retrystorm.durations import ACCEPTED, parse_duration
-from retrystorm.errors import SpecError
+from retrystorm.bodies import Body, duration, first_problem
+from retrystorm.durations import ACCEPTED
 
 #: The longest target name accepted (names come from the command line and compose labels).
 MAX_NAME_CHARS = 200
+#: The longest duration text accepted: ``1h2m3.456789s`` is 13 characters.
+_DURATION_CHARS = 64
+_EXAMPLE = 'a JSON object like {"target": "target", "duration": "30s"}'
 
 
-def _duration_s(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(f'got {value!r}, expected a duration such as "30s" ({ACCEPTED})')  # noqa: TRY004
-    if isinstance(value, str) and len(value) > 64:
-        raise ValueError(f'got a text of {len(value)} characters, expected a duration such as "30s"')
-    try:
-        seconds = parse_duration(value, what="duration")
-    except SpecError as error:
-        raise ValueError(str(error).removeprefix("duration: ")) from None
-    if not 0 < seconds < math.inf:
-        raise ValueError(f'got {value!r}, expected a finite duration > 0 such as "30s"')
-    return seconds
-
-
-Duration = Annotated[
-    float,
-    BeforeValidator(_duration_s),
-    WithJsonSchema(
-        {"anyOf": [{"type": "string", "minLength": 1, "maxLength": 64}, {"type": "number", "exclusiveMinimum": 0}]}
-    ),
-]
-
-
-class PauseRequest(BaseModel):
+class PauseRequest(Body):
     """``POST /outages``: pause ``target`` for ``duration`` (clamped to the controller's maximum outage)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
     target: str = Field(
         min_length=1,
         max_length=MAX_NAME_CHARS,
         description="a target of GET /targets: a registered process's name or a labelled compose service",
     )
-    duration_s: Duration = Field(
+    duration_s: duration(  # type: ignore[valid-type]
+        accepted=f'a finite duration > 0 such as "30s" ({ACCEPTED}) or a number of seconds',
+        above=0,
+        max_chars=_DURATION_CHARS,
+    ) = Field(
         alias="duration", description='how long, e.g. "30s" or a number of seconds; clamped to the maximum outage'
     )
     backend: Literal["process", "docker"] | None = Field(
@@ -60,23 +44,6 @@ class PauseRequest(BaseModel):
     )
 
 
-def first_problem(error: ValidationError) -> str:
-    """The first problem of a refused body as one line: ``duration: got 'soon', expected ...``."""
-    problems = error.errors(include_url=False)
-    if not problems:
-        return "body: not accepted"
-    problem = problems[0]
-    field = ".".join(str(part) for part in problem["loc"]) or "body"
-    kind = problem["type"]
-    if kind == "json_invalid":
-        return 'body: not valid JSON; expected {"target": "target", "duration": "30s"}'
-    if kind == "model_type":
-        return 'body: expected a JSON object like {"target": "target", "duration": "30s"}'
-    if kind == "missing":
-        return f"{field}: required"
-    if kind == "extra_forbidden":
-        return f"body: unknown field {field!r}; accepted: target, duration, backend"
-    if kind == "value_error":
-        return f"{field}: {problem['ctx']['error']}"
-    message = str(problem["msg"]).replace("Input should be", "expected")
-    return f"{field}: got {problem.get('input')!r:.60}; {message}"
+def problem(error: ValidationError) -> str:
+    """The first problem of a refused pause body as one line: ``duration: got 'soon', expected ...``."""
+    return first_problem(error, example=_EXAMPLE)

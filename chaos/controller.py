@@ -200,7 +200,9 @@ class OutageController:
     async def pause(self, target: FaultTarget, duration_s: float) -> Outage:
         """Pause ``target`` for ``duration_s`` (at most ``max_outage_s``) and schedule its resume.
 
-        For each concrete ref: journal the pause, arm its dead-man switch, then freeze it.
+        For each concrete ref: journal the pause and arm its dead-man switch; then freeze them
+        all (:meth:`~chaos.backends.base.FaultBackend.pause_all`), and journal and guard any
+        ref the freeze found besides them (a process group's newly forked members).
         """
         if not duration_s > 0:
             raise UserError(f"duration: got {duration_s}, expected a duration > 0")
@@ -223,21 +225,27 @@ class OutageController:
                 )
             self._backends[outage.id] = backend
             self._switches[outage.id] = []
-            for ref in refs:
-                self.journal.append("pause", ref, outage.id, duration_s=outage.duration_s)
-                self._holders.setdefault(ref, set()).add(outage.id)
-                try:
-                    switch = await self.run_blocking(self.dead_man.arm, ref, outage.id, outage.duration_s)
-                    self._switches[outage.id].append(switch)
-                    await self.run_blocking(backend.pause, ref)
-                except BackendError as error:
-                    outage.status, outage.error = OutageStatus.FAILED, str(error)
-                    await self._release(outage, "pause failed")
-                    raise
+            try:
+                await self._guard(outage, refs)
+                found = await self.run_blocking(backend.pause_all, target.name, list(refs))
+                outage.refs = [*refs, *found]
+                await self._guard(outage, found)  # frozen already: members forked since resolve
+            except BackendError as error:
+                outage.status, outage.error = OutageStatus.FAILED, str(error)
+                await self._release(outage, "pause failed")
+                raise
             self._outages[outage.id] = outage
             self._timers[outage.id] = asyncio.create_task(self._expire(outage), name=f"expire-{outage.id}")
         self.listener.outage_started(outage)
         return outage
+
+    async def _guard(self, outage: Outage, refs: Sequence[TargetRef]) -> None:
+        """Journal the pause of each ref and arm its dead-man switch (``BackendError`` if one cannot be armed)."""
+        for ref in refs:
+            self.journal.append("pause", ref, outage.id, duration_s=outage.duration_s)
+            self._holders.setdefault(ref, set()).add(outage.id)
+            switch = await self.run_blocking(self.dead_man.arm, ref, outage.id, outage.duration_s)
+            self._switches[outage.id].append(switch)
 
     async def _expire(self, outage: Outage) -> None:
         await self.sleep(max(0.0, outage.started_monotonic + outage.duration_s - self.clock()))

@@ -3,9 +3,13 @@
 Built by :func:`build_metrics` on a registry passed in (never at import), so two
 processes, apps or tests never collide. Every series carries the ``strategy`` label:
 the strategy's family name (``fixed``, ``exponential``, ...), never its full spec, so
-the cardinality stays small. Latencies are true histograms in seconds with buckets
-from 10 ms to 10 min, because the tail of a retry storm is minutes long; Grafana and
-the scenario runner take quantiles with ``histogram_quantile`` over summed buckets.
+the cardinality stays small. Attempts and logical requests also carry ``request``: the
+name of the request of the mix they belong to (:mod:`loadgen.request_mix`, at most
+:data:`~loadgen.request_mix.MAX_REQUESTS` names; ``/api`` for the default ``GET /api``).
+
+Latencies are true histograms in seconds with buckets from 10 ms to 10 min, because
+the tail of a retry storm is minutes long; Grafana and the scenario runner take
+quantiles with ``histogram_quantile`` over summed buckets.
 
 Attempts are counted twice: ``attempts_started`` when an attempt is sent (the rate
 of attempts on the wire, as the simulator counts them; it does not lag by the attempt
@@ -21,6 +25,7 @@ down); a new run is delimited by taking differences, not by resetting. See
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -31,6 +36,8 @@ from loadgen.outcomes import AttemptOutcome, RequestOutcome
 LATENCY_BUCKETS_S = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 PREFIX = "retrystorm_client_"
+#: The ``request`` label of the default request, ``GET /api``: its path, as Locust's statistics name it.
+DEFAULT_REQUEST_LABEL = "/api"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -50,15 +57,16 @@ class ClientMetrics:
     backoff_delay: Histogram
     active_users: Gauge
 
-    def for_strategy(self, strategy: str) -> StrategyMetrics:
-        """The children of every metric for one strategy label, bound once."""
-        return StrategyMetrics(self, strategy)
+    def for_strategy(self, strategy: str, requests: Sequence[str] = (DEFAULT_REQUEST_LABEL,)) -> StrategyMetrics:
+        """The children of every metric for one strategy label and the mix's request names, bound once."""
+        return StrategyMetrics(self, strategy, requests)
 
 
 def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
     """Create the client metrics on ``registry``."""
     label = ["strategy"]
-    by_outcome = ["strategy", "outcome"]
+    by_request = ["strategy", "request"]
+    by_outcome = ["strategy", "request", "outcome"]
     return ClientMetrics(
         registry=registry,
         attempts=Counter(
@@ -72,7 +80,7 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             PREFIX + "attempts_started",
             "Attempts (HTTP requests on the wire) counted when they are sent; started minus ended "
             "(attempts_total) is the number awaiting an answer.",
-            label,
+            by_request,
             registry=registry,
         ),
         requests=Counter(
@@ -84,7 +92,7 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
         requests_started=Counter(
             PREFIX + "requests_started",
             "Logical requests started; started minus finished (ok, gave_up) is the number still retrying.",
-            label,
+            by_request,
             registry=registry,
         ),
         attempt_latency=Histogram(
@@ -127,11 +135,36 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
     )
 
 
+class RequestMetrics:
+    """Pre-bound children of the per-request metrics for one strategy and one request name."""
+
+    __slots__ = ("attempt_latency", "attempts", "attempts_started", "request_latency", "requests", "requests_started")
+
+    def __init__(self, metrics: ClientMetrics, strategy: str, request: str) -> None:
+        self.attempts = {o: metrics.attempts.labels(strategy, request, o.value) for o in AttemptOutcome}
+        self.attempts_started = metrics.attempts_started.labels(strategy, request)
+        self.attempt_latency = {o: metrics.attempt_latency.labels(strategy, request, o.value) for o in AttemptOutcome}
+        self.requests = {o: metrics.requests.labels(strategy, request, o.value) for o in RequestOutcome}
+        self.requests_started = metrics.requests_started.labels(strategy, request)
+        self.request_latency = {o: metrics.request_latency.labels(strategy, request, o.value) for o in RequestOutcome}
+
+    def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
+        """Count one attempt that ended and observe its latency (its start: ``attempts_started``)."""
+        self.attempts[outcome].inc()
+        self.attempt_latency[outcome].observe(latency_s)
+
+    def request(self, outcome: RequestOutcome, latency_s: float) -> None:
+        """Count one logical request and observe its latency, backoff included."""
+        self.requests[outcome].inc()
+        self.request_latency[outcome].observe(latency_s)
+
+
 class StrategyMetrics:
-    """Pre-bound children of :class:`ClientMetrics` for one strategy label.
+    """Pre-bound children of :class:`ClientMetrics` for one strategy label and the requests of its mix.
 
     Looking a child up by labels costs more than updating it; a user binds the
-    children once per run and updates them per attempt.
+    children once per run and updates them per attempt. The per-request children are
+    in :attr:`by_request`; ``attempts``, ``attempt()`` and the like are the first request's.
     """
 
     __slots__ = (
@@ -141,6 +174,7 @@ class StrategyMetrics:
         "attempts_started",
         "backoff_delay",
         "budget_refusals",
+        "by_request",
         "request_latency",
         "requests",
         "requests_started",
@@ -149,14 +183,16 @@ class StrategyMetrics:
         "users_in_backoff",
     )
 
-    def __init__(self, metrics: ClientMetrics, strategy: str) -> None:
+    def __init__(self, metrics: ClientMetrics, strategy: str, requests: Sequence[str]) -> None:
         self.strategy = strategy
-        self.attempts = {o: metrics.attempts.labels(strategy, o.value) for o in AttemptOutcome}
-        self.attempts_started = metrics.attempts_started.labels(strategy)
-        self.attempt_latency = {o: metrics.attempt_latency.labels(strategy, o.value) for o in AttemptOutcome}
-        self.requests = {o: metrics.requests.labels(strategy, o.value) for o in RequestOutcome}
-        self.requests_started = metrics.requests_started.labels(strategy)
-        self.request_latency = {o: metrics.request_latency.labels(strategy, o.value) for o in RequestOutcome}
+        self.by_request = {name: RequestMetrics(metrics, strategy, name) for name in requests}
+        first = self.by_request[requests[0]]
+        self.attempts = first.attempts
+        self.attempts_started = first.attempts_started
+        self.attempt_latency = first.attempt_latency
+        self.requests = first.requests
+        self.requests_started = first.requests_started
+        self.request_latency = first.request_latency
         self.retries = metrics.retries.labels(strategy)
         self.budget_refusals = metrics.budget_refusals.labels(strategy)
         self.users_in_backoff = metrics.users_in_backoff.labels(strategy)
@@ -164,12 +200,12 @@ class StrategyMetrics:
         self.active_users = metrics.active_users.labels(strategy)
 
     def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
-        """Count one attempt that ended and observe its latency (its start: ``attempts_started``)."""
+        """Count one attempt of the first request that ended and observe its latency."""
         self.attempts[outcome].inc()
         self.attempt_latency[outcome].observe(latency_s)
 
     def request(self, outcome: RequestOutcome, latency_s: float) -> None:
-        """Count one logical request and observe its latency, backoff included."""
+        """Count one logical request of the first request and observe its latency, backoff included."""
         self.requests[outcome].inc()
         self.request_latency[outcome].observe(latency_s)
 

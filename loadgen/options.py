@@ -23,8 +23,25 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from chaos.client import check_chaos_url
-from loadgen.strategies import GrpcBackoff, RetryBudget, RetryPolicy, parse_budget, parse_strategy
+from loadgen.request_mix import (
+    MAX_REQUESTS,
+    RequestSpec,
+    parse_request_lines,
+    split_requests,
+)
+from loadgen.service_config import read_strategy
+from loadgen.strategies import (
+    NONE,
+    STRATEGIES,
+    GrpcBackoff,
+    RetryBudget,
+    RetryPolicy,
+    parse_budget,
+    parse_strategy,
+    resolve,
+)
 from loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
+from loadgen.strategies.retry_on import RetryOn
 from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import SpecError, UserError, shown
@@ -34,6 +51,12 @@ DEFAULT_STRATEGY = "exponential:base=100ms,factor=2.718,max=5m,jitter=full"
 MAX_FLAG_DURATION_S = MAX_DEADLINE_S
 _DAY = format_duration(MAX_FLAG_DURATION_S)
 _WHOLE = re.compile(r"[+-]?[0-9]{1,20}", re.ASCII)
+#: ``--max-attempts`` and ``--retry-budget`` not given: a preset's own, else none.
+AUTO = "auto"
+#: ``--retry-preset`` not used: the strategy comes from ``--retry-strategy``.
+CUSTOM = "custom"
+#: The presets, the choices of the web UI's preset field.
+PRESETS = tuple(name for name, cls in STRATEGIES.items() if cls.is_preset)
 
 
 class Arrival(enum.StrEnum):
@@ -54,6 +77,14 @@ class LoadOptions:
     arrival: Arrival
     request_path: str
     seed: int | None
+    #: What one logical request is: the weighted mix of ``--request`` (default: ``GET --request-path``).
+    requests: tuple[RequestSpec, ...] = ()
+    #: Attempt outcomes that are retried (``--retry-on``); any other failure gives up at once.
+
+    @property
+    def request_mix(self) -> tuple[RequestSpec, ...]:
+        """The requests to draw from: ``requests``, or ``GET request_path`` named after its path."""
+        return self.requests or (RequestSpec(path=self.request_path, name=self.request_path),)
 
     @property
     def strategy_name(self) -> str:
@@ -80,12 +111,23 @@ def _none_or(text: str) -> str | None:
 
 
 def _strategy(text: str) -> Any:
-    return parse_strategy(text)
+    return read_strategy(text)
 
 
-def _budget(text: str) -> RetryBudget | None:
+def _preset(text: str) -> str | None:
+    name = text.strip()
+    if name in ("", CUSTOM):
+        return None
+    if name not in PRESETS:
+        raise SpecError(f"got {text!r}, expected {CUSTOM} or one of {', '.join(PRESETS)}")
+    return name
+
+
+def _budget(text: str) -> RetryBudget | str | None:
+    if text.strip().lower() == AUTO:
+        return None
     value = _none_or(text)
-    return None if value is None else parse_budget(value)
+    return NONE if value is None else parse_budget(value)
 
 
 def _positive_duration(text: str, what: str) -> float:
@@ -97,12 +139,14 @@ def _positive_duration(text: str, what: str) -> float:
     return seconds
 
 
-def _max_attempts(text: str) -> int | None:
+def _max_attempts(text: str) -> int | str | None:
+    if text.strip().lower() == AUTO:
+        return None
     value = _none_or(text)
     if value is None:
-        return None
+        return NONE
     if not (_WHOLE.fullmatch(value) and 1 <= int(value) <= MAX_ATTEMPTS):
-        expected = f"a whole number >= 1 and <= {MAX_ATTEMPTS}, or none (retry forever)"
+        expected = f"a whole number >= 1 and <= {MAX_ATTEMPTS}, none (retry forever) or {AUTO}"
         raise SpecError(f"got {shown(text)}, expected {expected}")
     return int(value)
 
@@ -125,6 +169,35 @@ def _path(text: str) -> str:
     return text
 
 
+def _requests(text: str) -> tuple[RequestSpec, ...]:
+    lines = split_requests(text)
+    return parse_request_lines(lines) if any(line.strip() for line in lines) else ()
+
+
+def _requests_file(text: str) -> str:
+    """The text of a requests file (one request per line), checked; ``""`` for none."""
+    value = _none_or(text)
+    if value is None:
+        return ""
+    try:
+        with open(value, encoding="utf-8") as handle:  # noqa: PTH123 - a path as typed on the command line
+            content = handle.read(MAX_REQUESTS * 80 * 1024)
+    except OSError as error:
+        raise SpecError(f"cannot read {shown(value)}: {error.strerror or error}") from None
+    _requests(content)
+    return content
+
+
+def _retry_on(text: str) -> RetryOn | None:
+    """``auto`` (the strategy's own conditions, else the default), or conditions like ``timeout,5xx,429``."""
+    if text.strip().lower() == AUTO:
+        return None
+    try:
+        return RetryOn.parse(text)
+    except SpecError as error:  # the flag's name is put in front of the message: drop the parser's own
+        raise SpecError(str(error).removeprefix("retry_on: ") + f", or {AUTO}") from None
+
+
 def _seed(text: str) -> int | None:
     value = _none_or(text)
     if value is None:
@@ -141,6 +214,7 @@ class _Option:
     default: str
     help: str
     check: Callable[[str], Any]
+    choices: tuple[str, ...] | None = None
 
     @property
     def dest(self) -> str:
@@ -159,13 +233,22 @@ OPTIONS = (
         "--retry-strategy",
         DEFAULT_STRATEGY,
         "Retry strategy spec: none, fixed:100ms, uniform, exponential:base=..,factor=..,max=..,jitter=.., "
-        "decorrelated, grpc, table, smira (see `retrystorm strategies`).",
+        "decorrelated, grpc, table, smira; or a client library's preset with its parameters, "
+        "like envoy:num_retries=2, or grpc-service-config:FILE.json (see `retrystorm strategies`).",
         _strategy,
     ),
     _Option(
+        "--retry-preset",
+        CUSTOM,
+        f"A client library's retry behaviour with its defaults ({CUSTOM}: use --retry-strategy).",
+        _preset,
+        (CUSTOM, *PRESETS),
+    ),
+    _Option(
         "--retry-budget",
-        "none",
-        "Retry budget shared by this process's users: none, tokens, quota, ratio, adaptive.",
+        AUTO,
+        f"Retry budget shared by this process's users: none, tokens, quota, ratio, adaptive, concurrency, "
+        f"aws-rate-limiter; {AUTO}: a preset's own, else none.",
         _budget,
     ),
     _Option(
@@ -182,8 +265,11 @@ OPTIONS = (
     ),
     _Option(
         "--max-attempts",
-        "none",
-        f"Attempts per logical request, the first included, at most {MAX_ATTEMPTS}; none (or inf, forever): forever.",
+        AUTO,
+        (
+            f"Attempts per logical request, the first included, at most {MAX_ATTEMPTS}; none (or inf, forever): "
+            f"forever; {AUTO}: a preset's own, else none."
+        ),
         _max_attempts,
     ),
     _Option(
@@ -192,8 +278,29 @@ OPTIONS = (
         f"Give up a logical request after this long, at most {_DAY}; none (or inf, forever): never.",
         _deadline,
     ),
-    _Option("--arrival", "closed", "closed: wait for each request; open: start requests on schedule.", _arrival),
-    _Option("--request-path", "/api", "Path of each request (GET).", _path),
+    _Option(
+        "--arrival",
+        "closed",
+        "closed: wait for each request; open: start requests on schedule.",
+        _arrival,
+        tuple(Arrival),
+    ),
+    _Option("--request-path", "/api", "Path of each request (GET) when no --request is given.", _path),
+    _Option(
+        "--request",
+        "",
+        f"What a logical request sends, repeatable (at most {MAX_REQUESTS}, drawn by weight): "
+        "'METHOD PATH [weight=N] [name=NAME] [header=NAME:VALUE]... [body=TEXT]'; in this form, "
+        "separate several with ' ;; '. Default: GET --request-path.",
+        _requests,
+    ),
+    _Option(
+        "--retry-on",
+        AUTO,
+        "Failures retried, comma-separated: timeout, connection, 4xx, 5xx, a status NNN, NNN/retry-after; any "
+        f"other gives up at once. {AUTO}: the strategy's own, else timeout,connection,5xx,429.",
+        _retry_on,
+    ),
     _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
 )
 _BY_DEST = {option.dest: option for option in OPTIONS}
@@ -210,10 +317,17 @@ def add_arguments(parser: Any) -> None:
     """Register the flags on Locust's parser (its own ``add_argument``: groups lose the web-UI fields)."""
     group = parser
     for option in OPTIONS:
-        choices = list(Arrival) if option.flag == "--arrival" else None
+        choices = list(option.choices) if option.choices else None
+        extra = {"action": _AppendLine} if option.flag == "--request" else {}
         group.add_argument(
-            option.flag, default=option.default, help=option.help, type=_argparse_type(option.check), choices=choices
+            option.flag,
+            default=option.default,
+            help=option.help,
+            type=_argparse_type(option.check),
+            choices=choices,
+            **extra,
         )
+    _add_requests_file(group)
     for flag, help_text in FLAGS:
         group.add_argument(flag, action="store_true", default=False, help=help_text)
     group.add_argument(
@@ -248,6 +362,33 @@ def add_arguments(parser: Any) -> None:
     )
 
 
+def _add_requests_file(parser: Any) -> None:
+    """``--requests-file``: read and checked when parsed, so its text travels to the workers with the options."""
+    parser.add_argument(
+        "--requests-file",
+        type=_requests_file_content,
+        default="",
+        include_in_web_ui=False,
+        help="A file of requests, one --request line each (# comments); added to --request's.",
+    )
+
+
+def _requests_file_content(path: str) -> str:
+    """The argparse ``type`` of ``--requests-file``: the file's text, checked; the options carry the text."""
+    try:
+        return _requests_file(path)
+    except SpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+class _AppendLine(argparse.Action):
+    """``--request`` is repeatable; its value stays one text (lines), as the web form and the master carry it."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        before = getattr(namespace, self.dest, "") or ""
+        setattr(namespace, self.dest, f"{before}\n{values}" if before else values)
+
+
 def _argparse_type(check: Callable[[str], Any]) -> Callable[[str], str]:
     """An argparse ``type`` that validates with ``check`` and keeps the text as written."""
 
@@ -266,28 +407,52 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
 
     ``values`` is ``vars(environment.parsed_options)`` or the same overlaid with a web
     form; missing keys take their defaults. Raises :class:`UserError` naming the flag.
+    A preset (``--retry-strategy envoy`` or ``--retry-preset envoy``) brings its own
+    attempt cap and budget unless ``--max-attempts`` or ``--retry-budget`` is given.
     """
     read = {dest: option.read(str(values.get(dest, option.default))) for dest, option in _BY_DEST.items()}
     flags = {dest: bool(values.get(dest, False)) for dest in FLAG_DESTS}
+    strategy = read["retry_strategy"]
+    if read["retry_preset"] is not None:
+        written = str(values.get("retry_strategy", DEFAULT_STRATEGY)).strip()
+        if written != DEFAULT_STRATEGY:
+            raise UserError(
+                f"--retry-preset {read['retry_preset']} and --retry-strategy {written}: give one of them "
+                f"(--retry-preset {CUSTOM} to use --retry-strategy)"
+            )
+        strategy = parse_strategy(read["retry_preset"])
     try:
-        policy = RetryPolicy(
-            strategy=read["retry_strategy"],
+        policy, budget = resolve(
+            strategy,
             max_attempts=read["max_attempts"],
+            budget=read["retry_budget"],
             deadline_s=read["request_deadline"],
             reset_after_success=not flags["keep_backoff"],
             honour_retry_after=not flags["ignore_retry_after"],
+            retry_on=read["retry_on"],
         )
     except SpecError as error:
         raise UserError(str(error)) from None
     return LoadOptions(
         policy=policy,
-        budget=read["retry_budget"],
+        budget=budget,
         think=read["think_time"],
         attempt_timeout_s=read["attempt_timeout"],
         arrival=read["arrival"],
         request_path=read["request_path"],
         seed=read["random_seed"],
+        requests=_all_requests(read["request"], str(values.get("requests_file") or "")),
     )
+
+
+def _all_requests(from_flags: tuple[RequestSpec, ...], file_text: str) -> tuple[RequestSpec, ...]:
+    """``--request``'s requests, then ``--requests-file``'s; together at most :data:`MAX_REQUESTS`."""
+    if not file_text:
+        return from_flags
+    try:
+        return parse_request_lines([*(spec.to_json() for spec in from_flags), *file_text.splitlines()])
+    except SpecError as error:
+        raise UserError(f"--request and --requests-file: {error}") from None
 
 
 def overlay_form(values: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:

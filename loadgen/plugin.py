@@ -89,7 +89,8 @@ class Runtime:
         """
         options = load_options(vars(self.environment.parsed_options or {}))
         budget = options.budget.start() if options.budget is not None else None
-        self.run = RunState(options, self.metrics.for_strategy(options.strategy_name), budget)
+        names = [request.name for request in options.request_mix]
+        self.run = RunState(options, self.metrics.for_strategy(options.strategy_name, names), budget)
         self._user_numbers = itertools.count()
         return self.run
 

@@ -7,10 +7,14 @@ timeout, connection error, 5xx or 429 wait the strategy's delay and retry, as
 process's shared budget, ``Retry-After``). A timed-out attempt's connection is closed
 and forgotten; the server keeps working on the request, as in the seed.
 
-Every attempt fires a Locust request event named after the path (context: the user's
-``context()`` plus attempt number, outcome, strategy); every logical request fires one
-named ``PATH (logical)`` (context: attempts, outcome, strategy, and why it gave up)
-whose response time includes the backoff, with an exception when it gave up. The
+Each logical request is one request of the mix (``--request``, :mod:`loadgen.request_mix`),
+drawn by weight with the user's seeded random source: its method, path, headers and
+body. Every attempt fires a Locust request event named after the request (its ``name``;
+the path for the default ``GET /api``; context: the user's ``context()`` plus attempt
+number, outcome, strategy); every logical request fires one named ``NAME (logical)``
+(context: attempts, outcome, strategy, and why it gave up) whose response time includes
+the backoff, with an exception when it gave up. Only the outcomes of ``--retry-on`` are
+retried; any other failure gives up at once (reason ``not_retryable``). The
 Prometheus metrics of :mod:`loadgen.metrics` are updated alongside (an attempt is
 counted in ``attempts_started`` as it is sent, by outcome when it ends).
 
@@ -37,9 +41,11 @@ from geventhttpclient.client import HTTPClient
 from geventhttpclient.response import HTTPConnectionClosed
 from locust import FastHttpUser, task
 
+from loadgen.metrics import RequestMetrics
 from loadgen.options import Arrival
-from loadgen.outcomes import NOT_RETRYABLE, AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
+from loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
 from loadgen.plugin import runtime_of
+from loadgen.request_mix import RequestMix, RequestSpec
 from loadgen.strategies import GiveUp, RetrySession
 
 logger = logging.getLogger(__name__)
@@ -55,11 +61,31 @@ class GaveUpError(Exception):
     """Why a logical request gave up, as Locust's failure table shows it."""
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Kind:
+    """One request of the mix, ready to send: the spec, its URL parts, names and metrics."""
+
+    spec: RequestSpec
+    path: str
+    url: str
+    logical_name: str
+    body: bytes
+    metrics: RequestMetrics
+
+    def headers(self, attempt: int) -> dict[str, str] | None:
+        """The request's headers, and ``Retrystorm-Attempt: N`` on a retry (``None``: none at all)."""
+        headers = dict(self.spec.headers)
+        if attempt > 1:
+            headers[ATTEMPT_HEADER] = str(attempt)
+        return headers or None
+
+
 @dataclasses.dataclass(slots=True)
 class _Request:
     """The bookkeeping of one logical request."""
 
     slept_s: float
+    kind: _Kind
     started_epoch: float = dataclasses.field(default_factory=time.time)
     started: float = dataclasses.field(default_factory=time.monotonic)
     attempts: int = 0
@@ -94,11 +120,21 @@ class RetryingUser(FastHttpUser):
         self.idle_sessions: list[RetrySession] = []
         self.attempt_limit_s = max(options.attempt_timeout_s, options.connect_timeout_s)
         url = URL(self.host or "")
-        self.path = url.path.rstrip("/") + options.request_path
-        self.url = str(url.scheme) + "://" + str(url.netloc) + self.path
-        self.logical_name = options.request_path + " (logical)"
+        self.mix = RequestMix(options.request_mix)
+        self.kinds = {spec.name: self._kind(url, spec) for spec in self.mix.requests}
         self.http: HTTPClient = self.client.client.clientpool.get_client(url)
         self.fire = environment.events.request.fire
+
+    def _kind(self, url: URL, spec: RequestSpec) -> _Kind:
+        path = url.path.rstrip("/") + spec.path
+        return _Kind(
+            spec=spec,
+            path=path,
+            url=str(url.scheme) + "://" + str(url.netloc) + path,
+            logical_name=spec.name + " (logical)",
+            body=spec.body.encode() if spec.body is not None else b"",
+            metrics=self.metrics.by_request[spec.name],
+        )
 
     def wait_time(self) -> float:
         """The next think time; remembered, because ``smira`` grows its first backoff from it."""
@@ -127,7 +163,7 @@ class RetryingUser(FastHttpUser):
         """Attempts and backoffs until success or give-up; fires the logical event."""
         session = self.idle_sessions.pop() if self.idle_sessions else self.new_session()
         try:
-            self.retry_loop(session, _Request(slept_s))
+            self.retry_loop(session, _Request(slept_s, self.kinds[self.mix.choose(self.rng).name]))
         finally:
             self.idle_sessions.append(session)
 
@@ -137,22 +173,29 @@ class RetryingUser(FastHttpUser):
 
     def retry_loop(self, session: RetrySession, request: _Request) -> None:
         session.start_request(request.started, slept_s=request.slept_s)
-        self.metrics.requests_started.inc()
+        request.kind.metrics.requests_started.inc()
         while True:
             now = time.monotonic()
             if not session.allow_attempt(now):
                 self.metrics.budget_refusals.inc()
                 decision = session.on_failure(now, sent=False)
             else:
+                wait_s = session.before_send(now)
+                if wait_s > 0:  # the budget's rate limiter: wait for a token
+                    gevent.sleep(wait_s)
+                    now = time.monotonic()
                 request.attempts += 1
-                outcome, retry_after_s = self.attempt(request, session.remaining_s(now))
+                outcome, status, retry_after_s = self.attempt(request, session.remaining_s(now))
                 now = time.monotonic()
-                if not outcome.retryable:
-                    session.on_success(now)  # the server answered: budgets count it as accepted
-                    self.finish(request, None if outcome is AttemptOutcome.OK else NOT_RETRYABLE)
+                if outcome is AttemptOutcome.OK:
+                    session.on_success(now)
+                    self.finish(request, None)
                     return
                 decision = session.on_failure(
-                    now, timed_out=outcome is AttemptOutcome.TIMEOUT, retry_after_s=retry_after_s
+                    now,
+                    timed_out=outcome is AttemptOutcome.TIMEOUT,
+                    retry_after_s=retry_after_s,
+                    status=status or None,
                 )
             if not decision.retry:
                 if decision.give_up is GiveUp.BUDGET:
@@ -175,7 +218,7 @@ class RetryingUser(FastHttpUser):
         """Record the logical request: metrics, then one Locust event."""
         latency_s = time.monotonic() - request.started
         outcome = RequestOutcome.OK if reason is None else RequestOutcome.GAVE_UP
-        self.metrics.request(outcome, latency_s)
+        request.kind.metrics.request(outcome, latency_s)
         context = {
             **self.context(),
             "attempts": request.attempts,
@@ -184,22 +227,24 @@ class RetryingUser(FastHttpUser):
         }
         if reason is not None:
             context["reason"] = reason
+        kind = request.kind
         self.fire(
-            request_type="GET",
-            name=self.logical_name,
+            request_type=kind.spec.method,
+            name=kind.logical_name,
             response_time=latency_s * 1000,
             response_length=request.length,
             response=None,
             context=context,
             exception=None if reason is None else GaveUpError(f"gave up: {reason}"),
             start_time=request.started_epoch,
-            url=self.url,
+            url=kind.url,
         )
 
-    def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, float | None]:
-        """Send attempt number ``request.attempts``; its outcome and the ``Retry-After`` it asked for."""
+    def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, int, float | None]:
+        """Send attempt number ``request.attempts``; its outcome, HTTP status (0: none) and ``Retry-After``."""
         number = request.attempts
-        headers = {ATTEMPT_HEADER: str(number)} if number > 1 else None
+        kind = request.kind
+        headers = kind.headers(number)
         limit_s = min(self.attempt_limit_s, max(remaining_s, 0.0))
         started_epoch = time.time()
         started = time.perf_counter()
@@ -208,10 +253,10 @@ class RetryingUser(FastHttpUser):
         body = b""
         response = None
         error: BaseException | None = None
-        self.metrics.attempts_started.inc()  # counted when sent; its outcome when it ends, below
+        kind.metrics.attempts_started.inc()  # counted when sent; its outcome when it ends, below
         timer = gevent.Timeout.start_new(limit_s)
         try:
-            response = self.http.request("GET", self.path, headers=headers)
+            response = self.http.request(kind.spec.method, kind.path, body=kind.body, headers=headers)
             body = response.read()
             status = response.status_code
         except gevent.Timeout as expired:
@@ -225,26 +270,26 @@ class RetryingUser(FastHttpUser):
         latency_s = time.perf_counter() - started
         if response is not None and error is None:
             outcome = outcome_of_status(status)
-            if outcome.retryable:
+            if outcome is not AttemptOutcome.OK:
                 header = response.get("retry-after")
                 retry_after_s = parse_retry_after(header, now_epoch_s=time.time()) if isinstance(header, str) else None
         else:
             timed_out = isinstance(error, gevent.Timeout | socket.timeout)
             outcome = AttemptOutcome.TIMEOUT if timed_out else AttemptOutcome.CONNECTION_ERROR
-        self.metrics.attempt(outcome, latency_s)
+        kind.metrics.attempt(outcome, latency_s)
         self.fire(
-            request_type="GET",
-            name=self.options.request_path,
+            request_type=kind.spec.method,
+            name=kind.spec.name,
             response_time=latency_s * 1000,
             response_length=len(body),
             response=response,
             context={**self.context(), "attempt": number, "outcome": outcome.value, "strategy": self.metrics.strategy},
             exception=None if outcome is AttemptOutcome.OK else _attempt_error(outcome, status, error),
             start_time=started_epoch,
-            url=self.url,
+            url=kind.url,
         )
         request.length = len(body)
-        return outcome, retry_after_s
+        return outcome, status, retry_after_s
 
 
 def _attempt_error(outcome: AttemptOutcome, status: int, error: BaseException | None) -> AttemptError:

@@ -19,7 +19,7 @@ from retrystorm.errors import EnvironmentFailureError, UserError
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "strategies": ("loadgen.cli:strategies", "List retry strategies and budgets; plot their delays."),
+    "strategies": ("loadgen.cli:strategies", "List retry strategies, presets and budgets; show and plot delays."),
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
     "sim": ("sim.cli:sim", "Simulate strategies against a model in virtual time: the seed experiments and more."),
     "chaos": ("chaos.cli:chaos", "Pause targets like SIGSTOP / docker pause; recover paused ones."),
@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sim.map.cli:map_command",
         "Sweep trigger size, duration and load in the simulator: where each strategy tips over.",
     ),
+    "init": ("experiment.cli:init", "Write a starter scenario for your own service: a URL, what a pause freezes."),
     "run": ("runner.cli:run", "Run a scenario live: each strategy against a fresh target, outages, verdicts."),
     "demo": ("runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),
     "dashboards": ("dashboards.cli:dashboards", "Grafana dashboards from code: write them; push them to a Grafana."),

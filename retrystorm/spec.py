@@ -67,7 +67,8 @@ class ParamType:
 
     ``ceiling`` is the largest value any parameter of the type takes (one declaring
     ``at_most`` takes at most that); ``item`` is the type of a list's entries, and
-    ``max_items`` how many a list takes; ``bound_text`` writes a bound (``24h``).
+    ``max_items`` how many a list takes; ``bound_text`` writes a bound (``24h``);
+    ``optional_of`` is the type an :func:`optional` type takes besides ``None``.
     """
 
     short: str
@@ -79,6 +80,7 @@ class ParamType:
     item: ParamType | None = None
     max_items: int | None = None
     bound_text: Callable[[float], str] = _format_number
+    optional_of: ParamType | None = None
 
 
 def _number_from_text(text: str, what: str) -> float:
@@ -194,6 +196,7 @@ def optional(inner: ParamType, none_text: str = "none") -> ParamType:
         to_text,
         ceiling=inner.ceiling,
         bound_text=inner.bound_text,
+        optional_of=inner,
     )
 
 

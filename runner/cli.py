@@ -62,6 +62,8 @@ class RunOptions:
     compose: ComposeEndpoints | None = None
     #: Time, sleep, blocking calls and the dead-man switch (tests pass fakes).
     runtime: Runtime | None = None
+    #: Where a scenario's ``target.command`` runs: the scenario file's folder (default: the current one).
+    scenario_dir: Path | None = None
 
 
 def prepare(
@@ -133,12 +135,12 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     if options.compose is None:
         from runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
 
-        stack = local_stack(folder / "logs")
+        stack = local_stack(folder / "logs", scenario.target, options.scenario_dir)
     else:
         from runner.compose import compose_stack
 
         longest_s = max((outage.duration_s for outage in scenario.outages()), default=0.0)
-        stack = compose_stack(options.compose, longest_outage_s=longest_s)
+        stack = compose_stack(options.compose, longest_outage_s=longest_s, service=scenario.target)
     plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
     lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
     if dry_run:
@@ -246,7 +248,8 @@ def run(
     """
     scenario = load_scenario(scenario_file, overrides={"seed": seed} if seed is not None else None)
     compose = compose_endpoints(backend, addresses)
-    options = RunOptions(folder=folder, simulate=simulate, journal=journal, compose=compose)
+    scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
+    options = RunOptions(folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir)
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)
 

@@ -40,8 +40,11 @@ def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Non
     Builds each strategy's run configuration, which is where the simulator validates a
     run (e.g. users that would loop at one instant of virtual time), without simulating.
     """
-    from sim.config import RunConfig  # noqa: PLC0415 - only with --simulate
+    from sim.config import RunConfig, no_model_message  # noqa: PLC0415 - only with --simulate
 
+    if scenario.model is None:
+        url = scenario.target.url if scenario.target is not None else "target:"
+        raise UserError(f"--simulate: {no_model_message(scenario.name, url)}")
     outages = tuple(scenario.outages())
     for entry in entries:
         try:

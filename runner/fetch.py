@@ -35,6 +35,10 @@ class PairFetcher:
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True))
         return self._session
 
+    async def get(self, url: str, parse: Callable[[str], T], timeout_s: float) -> T | None:
+        """One GET, parsed; ``None`` when late, not 200 or unreadable."""
+        return await self._get(url, parse, timeout_s)
+
     async def _get(self, url: str, parse: Callable[[str], T], timeout_s: float) -> T | None:
         try:
             async with self._client().get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:

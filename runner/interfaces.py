@@ -30,8 +30,12 @@ class TargetHandle(Protocol):
 
     #: Where the load is sent, e.g. ``http://127.0.0.1:8070``.
     base_url: str
-    #: The target's Prometheus endpoint.
-    metrics_url: str
+
+    @property
+    def metrics_url(self) -> str | None:
+        """The target's Prometheus endpoint; ``None``: a service without server readings (judged from the clients)."""
+        ...
+
     #: Fault target name (as scenarios write ``pause: NAME``) -> the target with the backend that pauses it.
     faults: Mapping[str, FaultTarget]
 
@@ -59,12 +63,12 @@ class TargetProvider(Protocol):
         """Names a scenario may pause, known before anything starts (for validation)."""
         ...
 
-    def describe(self, model: OverloadModel) -> str:
+    def describe(self, model: OverloadModel | None) -> str:
         """What :meth:`start` will run, for ``--dry-run``."""
         ...
 
-    async def start(self, label: str, model: OverloadModel, seed: int) -> TargetHandle:
-        """A fresh target serving ``model``, ready for traffic."""
+    async def start(self, label: str, model: OverloadModel | None, seed: int) -> TargetHandle:
+        """A fresh target serving ``model`` (``None``: a service of one's own), ready for traffic."""
         ...
 
 

@@ -11,6 +11,10 @@ scenario's terms and the load generator's differ:
 * **no attempt timeout** (``attempt_timeout: null``): the load generator needs a
   finite one, so it gets ``2 * duration + 60 s``, longer than the run: it never fires;
 * **no spawn rate**: every user starts in the first second (``spawn_rate = users``);
+* **requests**: the scenario's ``requests:`` as ``request``, one JSON object per line
+  (the lossless form of ``--request``; the local backend passes one ``--request`` per
+  line), empty for the default ``GET /api``; ``retry_on`` as the policy's conditions
+  (``[timeout,connection,5xx,429]``), or ``auto`` when it has none;
 * **run time**: the run's duration plus :data:`LOCUST_RUN_MARGIN_S`, rounded up to a
   whole second, so the load stops by itself even if the runner is gone.
 """
@@ -69,6 +73,8 @@ def locust_options(spec: RunSpec, *, run_margin_s: float = LOCUST_RUN_MARGIN_S) 
         request_deadline=format_duration(deadline_s) if deadline_s else "none",
         arrival=spec.arrival,
         random_seed=str(spec.seed),
+        request="\n".join(request.to_json() for request in spec.requests),
+        retry_on=policy.retry_on.text() if policy.retry_on is not None else "auto",
     )
     options.update(dict.fromkeys(FLAG_DESTS, "false"))
     options["keep_backoff"] = "false" if policy.reset_after_success else "true"
@@ -94,6 +100,10 @@ def describe_load(spec: RunSpec) -> str:
         extra.append(f"deadline {format_duration(policy.deadline_s)}")
     if not policy.reset_after_success:
         extra.append("backoff kept after success")
+    if policy.retry_on is not None:
+        extra.append(f"retry on {policy.retry_on.text()}")
+    if spec.requests:
+        extra.append("requests " + ", ".join(f"{request.name} x{request.weight}" for request in spec.requests))
     return ", ".join(
         [
             f"{spec.users} users (spawn {spawn_rate(spec):g}/s)",

@@ -103,7 +103,7 @@ class StrategyRun:
             taken = self.clock() - t0
             target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
             self.readings.append(Reading(tick, taken, target_part, client_part))
-            self.display.update(self.status(tick))
+            self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
 
     def check_outages(self) -> None:
         """Fail the run if a pause or a resume failed: the target may still be frozen (its watchdog resumes it)."""

@@ -40,6 +40,13 @@ CHOICES = [
     "peak_in_flight is the largest once-a-second reading of the target's in-flight gauge.",
     f"Latency: {LATENCY_SOURCE}.",
     "Recoveries are measured from the outages as they happened (pause and resume times taken by the controller).",
+    (
+        "Server recovery without server readings (a service of one's own without metrics:) is judged from the "
+        "clients: the first time after the resume from which, for 5 s, every second has attempts that ended, their "
+        "mean latency at most max(1.5 x the largest steady second, 2 x the steady mean), and timeouts per second at "
+        "most max(1.5 x the largest steady second, mean + 4 sqrt(mean)) + 1; steady = the second half of the time "
+        "before the first outage. Each result's server_recovery_signals says which readings judged it."
+    ),
 ]
 
 

@@ -35,6 +35,14 @@ class Status:
     attempts: float | None
     in_flight: float | None
     in_backoff: float | None
+    #: False for a service without server readings: its in-flight count is never read.
+    server_read: bool = True
+
+
+def _in_flight(status: Status, missing: str) -> str:
+    if not status.server_read:
+        return "not read (the server is judged from the clients)"
+    return _number(status.in_flight) if status.in_flight is not None else missing
 
 
 def _number(value: float | None, unit: str = "") -> str:
@@ -49,7 +57,7 @@ def _clock(seconds: float) -> str:
 
 def status_line(status: Status) -> str:
     """The status as one plain line."""
-    in_flight = _number(status.in_flight) if status.in_flight is not None else "no answer"
+    in_flight = _in_flight(status, "no answer")
     return (
         f"[{status.index}/{status.total} {status.label}] {_clock(status.elapsed_s)}/{_clock(status.duration_s)} "
         f"{status.phase}; {status.outage}; goodput {_number(status.goodput, '/s')}, "
@@ -63,7 +71,7 @@ def status_table(status: Status) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    in_flight = _number(status.in_flight) if status.in_flight is not None else "no answer (paused?)"
+    in_flight = _in_flight(status, "no answer (paused?)")
     remaining = f"about {_clock(status.remaining_total_s)} left in all"
     rows = [
         ("strategy", f"{status.label}  ({status.index} of {status.total})"),

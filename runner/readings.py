@@ -53,6 +53,9 @@ class ClientReading:
     retries: float
     budget_refusals: float
     latency_buckets: tuple[tuple[float, float], ...]
+    #: Sum (seconds) and count of every ended attempt's latency, all outcomes: the mean per interval.
+    attempt_latency_sum: float = 0.0
+    attempt_latency_count: float = 0.0
 
     @property
     def attempts_total(self) -> float:
@@ -131,6 +134,8 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         retries=_total(samples, CLIENT + "retries_total"),
         budget_refusals=_total(samples, CLIENT + "budget_refusals_total"),
         latency_buckets=tuple(sorted((float(bound), count) for bound, count in buckets.items())),
+        attempt_latency_sum=_total(samples, CLIENT + "attempt_latency_seconds_sum"),
+        attempt_latency_count=_total(samples, CLIENT + "attempt_latency_seconds_count"),
     )
 
 

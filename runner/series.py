@@ -7,6 +7,9 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
 * **counters** (successes, attempts, ...) are interpolated linearly between the
   readings that have them, evaluated at the grid times, and differenced: a gap spreads
   its count evenly over the seconds it covers instead of losing it;
+* **attempt latency** of interval ``i`` is the mean latency of the attempts that ended
+  in it: the difference of the latency histogram's sum over that of its count, both
+  interpolated as counters (``None`` when no attempt ended);
 * **gauges** (in flight, delay, ...) of interval ``i`` are the reading taken for grid
   time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
   such part.
@@ -24,7 +27,16 @@ import math
 from collections.abc import Callable, Sequence
 
 from experiment.analysis import Samples
-from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, STARTED, TIMEOUTS
+from experiment.analysis.series_names import (
+    ATTEMPT_LATENCY_S,
+    ATTEMPTS,
+    DELAY_S,
+    GAVE_UP,
+    GOODPUT,
+    IN_FLIGHT,
+    STARTED,
+    TIMEOUTS,
+)
 from runner.readings import ClientReading, Reading, TargetReading
 
 #: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
@@ -68,6 +80,8 @@ class LiveSeries:
             in_flight=list(self.gauges[IN_FLIGHT]),
             delay_s=list(self.gauges[DELAY_S]),
             attempts=[value or 0.0 for value in self.rates[ATTEMPTS]],
+            attempt_latency_s=list(self.rates[ATTEMPT_LATENCY_S]),
+            timeouts=[value or 0.0 for value in self.rates[TIMEOUTS]],
         )
 
     def rows(self) -> list[dict[str, float | None]]:
@@ -117,6 +131,7 @@ def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
         rates[name] = [
             None if start is None or end is None else max(0.0, end - start) for start, end in itertools.pairwise(grid)
         ]
+    rates[ATTEMPT_LATENCY_S] = _mean_latency(clients, length)
     gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
     for reading in readings:
         slot = reading.tick - 1
@@ -127,3 +142,17 @@ def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
         for name, read_client in CLIENT_GAUGES.items():
             gauges[name][slot] = read_client(reading.client) if reading.client is not None else None
     return LiveSeries(length, rates, gauges)
+
+
+def _mean_latency(clients: Sequence[tuple[float, ClientReading]], length: int) -> list[float | None]:
+    """Per interval, the mean latency of the attempts that ended in it (``None``: none did, or no reading)."""
+    sums = [(time, client.attempt_latency_sum) for time, client in clients]
+    counts = [(time, client.attempt_latency_count) for time, client in clients]
+    grid = [(interpolate(sums, float(k)), interpolate(counts, float(k))) for k in range(length + 1)]
+    means: list[float | None] = []
+    for (sum0, count0), (sum1, count1) in itertools.pairwise(grid):
+        if sum0 is None or sum1 is None or count0 is None or count1 is None or count1 - count0 < 0.5:
+            means.append(None)
+        else:
+            means.append(max(0.0, sum1 - sum0) / (count1 - count0))
+    return means

@@ -21,11 +21,13 @@ def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> lis
     ``target`` describes the target each strategy gets; ``loads`` the load of each strategy.
     """
     scenario = plan.scenario
+    own = scenario.target
+    fresh = "the same service (not restarted)" if own is not None and not own.command else "a fresh target"
     lines = [
         f"scenario {scenario.name} (seed {scenario.seed}), {stack}",
         f"target: {target}",
         (
-            f"{len(plan.strategies)} strategies in turn, each against a fresh target; "
+            f"{len(plan.strategies)} strategies in turn, each against {fresh}; "
             f"about {format_duration(round(plan.estimated_s))} in all"
         ),
     ]

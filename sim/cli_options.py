@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import click
 
 from experiment.scenario import Scenario, load_scenario, scenario_from_data
-from loadgen.strategies import RetryStrategy, parse_strategy
+from loadgen.service_config import read_strategy
+from loadgen.strategies import RetryStrategy
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError
 from target.models import OverloadModel
@@ -38,7 +39,7 @@ class StrategyType(click.ParamType):  # type: ignore[type-arg]
         head, eq, tail = str(value).partition("=")
         label, spec = (head.strip(), tail) if eq and ":" not in head and head.strip() else (str(value).strip(), value)
         try:
-            return LabelledStrategy(label, parse_strategy(spec))
+            return LabelledStrategy(label, read_strategy(spec))
         except SpecError as error:
             self.fail(str(error), param, ctx)
 

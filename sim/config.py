@@ -9,7 +9,16 @@ from experiment.scenario import OutageWindow, RunSpec, Scenario, Span, SpikeUnif
 from experiment.scenario.timeline import episodes
 from loadgen.think import ThinkTime
 from retrystorm.errors import UserError
-from target.models import FixedModel
+from target.models import FixedModel, OverloadModel
+
+
+def no_model_message(scenario_name: str, url: str) -> str:
+    """Why the simulator cannot run a scenario whose own service has no ``model:``, and what to do."""
+    return (
+        f"{scenario_name}: target: is your own service ({url}), which the simulator has no model of; "
+        "add model: (an overload model that approximates it, e.g. queue:workers=2 or fixed:base_delay=50ms) to "
+        "simulate it, and `retrystorm run SCENARIO --simulate` to compare the model with the service"
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,6 +42,8 @@ class RunConfig:
     network_delay: ThinkTime | None = None
 
     def __post_init__(self) -> None:
+        if self.spec.model is None:
+            raise UserError(no_model_message(self.spec.label, "target:"))
         if self.network_delay is not None and self.network_delay.mean_s <= 0:
             raise UserError(
                 f"sim.network_delay {self.network_delay.spec()}: expected a mean above 0; leave it out for none"
@@ -40,10 +51,17 @@ class RunConfig:
         if self.never_advances:
             spec = self.spec
             raise UserError(
-                f"load.think_time {spec.think.spec()} with model {spec.model.spec()}: each user would send request "
+                f"load.think_time {spec.think.spec()} with model {self.model.spec()}: each user would send request "
                 "after request at one instant of virtual time, forever; give a think time or a model delay above 0, "
                 "or sim.requests_per_user"
             )
+
+    @property
+    def model(self) -> OverloadModel:
+        """The model simulated (a scenario without one is refused when the config is made)."""
+        if self.spec.model is None:
+            raise UserError(no_model_message(self.spec.label, "target:"))
+        return self.spec.model
 
     @property
     def never_advances(self) -> bool:

@@ -23,6 +23,10 @@ Semantics, as in the seed experiment:
   the server; the retry comes after the strategy's delay, but no sooner than
   :data:`LOCAL_RETRY_FLOOR_S` (10 ms). A live user with ``none`` would spin; in virtual
   time a zero delay would loop forever at one instant.
+* **Waits before sending** (the ``aws-rate-limiter`` budget's token bucket): the send
+  is scheduled after the wait, already let through by the budget.
+* **Rejections** by the model are HTTP 503 answers, timeouts are timeouts: a policy's
+  retry conditions (a preset's) decide whether they are retried.
 * **Wake-ups**: the engine asks the model for its next wake-up after each
   ``advance``, and after an admit only when none is scheduled (an idle server). The
   models' wake-ups are ticks or the oldest request's deadline, which an admit to a
@@ -87,7 +91,7 @@ class Simulation(ServerSide):
         self.config = config
         self.spec = spec
         self.think = spec.think
-        self.server: Any = TriggerPlay.scaled(config, spec.model.start(0.0))
+        self.server: Any = TriggerPlay.scaled(config, config.model.start(0.0))
         self.admit = self.server.admit
         self.series = Series.empty(spec.duration_s, config.sample_every_s)
         self.budget = spec.budget.start() if spec.budget is not None else None
@@ -194,16 +198,23 @@ class Simulation(ServerSide):
         self.attempt(now, client)
 
     def attempt(self, now: float, client: Client, token: int = 0) -> None:
-        """Send one attempt (also: a backoff has passed), unless the budget rejects it locally.
+        """Send one attempt (also: a backoff has passed), unless the budget rejects or delays it.
 
-        The hot path, kept flat: the counters, the model's admit and the queue's push
-        are bound at start.
+        ``token`` 1: the budget let this send through already, after a wait. The hot
+        path, kept flat: the counters, the model's admit and the queue's push are bound
+        at start.
         """
         session = client.session
-        if session.budget is not None and not session.allow_attempt(now):
-            self.counts["rejected_locally"] += 1
-            self.failed(now, client, False, False)
-            return
+        if session.budget is not None and token == 0:
+            if not session.allow_attempt(now):
+                self.counts["rejected_locally"] += 1
+                self.failed(now, client, False, False)
+                return
+            wait = session.before_send(now)
+            if wait > 0:
+                client.state = BACKOFF
+                self.push_event((now + wait, next(self.sequence), RETRY, client, 1))
+                return
         client.aid = aid = client.aid + 1
         client.state = WAITING
         self.attempt_bins[self.bin] += 1
@@ -232,9 +243,19 @@ class Simulation(ServerSide):
             self.series.timeouts[self.bin] += 1
             self.failed(now, client, True)
 
-    def failed(self, now: float, client: Client, timed_out: bool, sent: bool = True, at_once: bool = False) -> None:
-        """An attempt failed: back off and retry, or give up (``at_once``: answered at the instant it was sent)."""
-        delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent)
+    def failed(
+        self,
+        now: float,
+        client: Client,
+        timed_out: bool,
+        sent: bool = True,
+        status: int | None = None,
+        *,
+        at_once: bool = False,
+    ) -> None:
+        """An attempt failed (``status``: the HTTP status of a rejection or an injected error; ``at_once``:
+        answered at the instant it was sent): back off and retry, or give up."""
+        delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent, status=status)
         if isinstance(delay, GiveUp):
             self.series.gave_up[self.bin] += 1
             self.finish(now, client)

@@ -166,7 +166,7 @@ def run_metadata(report: Report, folder: Path) -> dict[str, object]:
         "scenario": report.experiment,
         "seed": spec.seed,
         "stack": "the simulator, in virtual time",
-        "target": f"the {spec.model.spec()} model",
+        "target": f"the {config.model.spec()} model",
         "load": f"{spec.users:,} users ({spec.arrival} loop) for {format_duration(spec.duration_s)}",
     }
     if config.triggers:

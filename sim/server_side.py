@@ -20,6 +20,16 @@ from target.models import Outcome
 
 Event = tuple[float, int, int, Any, int]
 
+#: The HTTP status of a model's rejection, as the target service answers it.
+REJECTED_STATUS = 503
+#: A refused answer's token on its way back: ``-(attempt * STATUS_SPAN + status)``.
+STATUS_SPAN = 1000
+
+
+def refused_token(aid: int, status: int) -> int:
+    """The token of an answer refusing attempt ``aid`` with ``status`` (negative; see :meth:`ServerSide.on_answer`)."""
+    return -(aid * STATUS_SPAN + status)
+
 
 class ServerSide:
     """The server's half of a simulation: the methods here read and write the run's state."""
@@ -50,7 +60,16 @@ class ServerSide:
         """The current attempt succeeded."""
         raise NotImplementedError
 
-    def failed(self, now: float, client: Client, timed_out: bool, sent: bool = True, at_once: bool = False) -> None:
+    def failed(
+        self,
+        now: float,
+        client: Client,
+        timed_out: bool,
+        sent: bool = True,
+        status: int | None = None,
+        *,
+        at_once: bool = False,
+    ) -> None:
         """An attempt failed."""
         raise NotImplementedError
 
@@ -66,14 +85,16 @@ class ServerSide:
             self.schedule_wake(now)
 
     def on_answer(self, now: float, client: Client, token: int) -> None:
-        """An answer reaches its client after its network delay (``token``: the attempt, negative when refused)."""
-        if client.state != WAITING or client.aid != abs(token):
+        """An answer reaches its client after its network delay (``token``: the attempt, or when refused
+        :func:`refused_token` of the attempt and the status)."""
+        aid, status = (token, 0) if token > 0 else divmod(-token, STATUS_SPAN)
+        if client.state != WAITING or client.aid != aid:
             self.counts["late_answers"] += 1
         elif token > 0:
             self.succeeded(now, client)
         else:
             self.series.rejections[self.bin] += 1
-            self.failed(now, client, False)
+            self.failed(now, client, False, True, status)
 
     # -- the server -----------------------------------------------------------------
 
@@ -119,7 +140,7 @@ class ServerSide:
         if self.network is not None:
             ok, sample, rng = Outcome.OK, self.network.sample, self.network_rng
             for (client, aid), outcome, _admitted in completions:
-                token = aid if outcome is ok else -aid
+                token = aid if outcome is ok else refused_token(aid, REJECTED_STATUS)
                 self.push_event((now + sample(rng), next(self.sequence), ANSWER, client, token))
             return
         ok, succeeded, failed, rejections = Outcome.OK, self.succeeded, self.failed, self.series.rejections
@@ -130,7 +151,7 @@ class ServerSide:
                 succeeded(now, client)
             else:
                 rejections[self.bin] += 1
-                failed(now, client, False)
+                failed(now, client, False, True, REJECTED_STATUS)
 
     def on_pause(self, now: float) -> None:
         """The server freezes: pending wake-ups are void."""
@@ -158,13 +179,14 @@ class ServerSide:
         self.wake_token += 1
         self.schedule_wake(now)
 
-    def error_answer(self, now: float, payload: tuple[Client, int]) -> None:
-        """An attempt is answered at once with an error of a burst (:mod:`sim.triggers`)."""
+    def error_answer(self, now: float, payload: tuple[Client, int], status: int) -> None:
+        """An attempt is answered at once with ``status``, an error of a burst (:mod:`sim.triggers`)."""
         client, aid = payload
         if self.network is not None:
-            self.push_event((now + self.network.sample(self.network_rng), next(self.sequence), ANSWER, client, -aid))
+            token = refused_token(aid, status)
+            self.push_event((now + self.network.sample(self.network_rng), next(self.sequence), ANSWER, client, token))
         elif client.state != WAITING or client.aid != aid:
             self.counts["late_answers"] += 1  # it timed out in the accept queue of a frozen server
         else:
             self.series.rejections[self.bin] += 1
-            self.failed(now, client, False, at_once=True)
+            self.failed(now, client, False, True, status, at_once=True)

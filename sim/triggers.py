@@ -73,8 +73,8 @@ class Simulation(Protocol):
         """Forget the pending wake-up and ask the model for its next one."""
         ...
 
-    def error_answer(self, now: float, payload: Any) -> None:
-        """An attempt answered at once with an error."""
+    def error_answer(self, now: float, payload: Any, status: int) -> None:
+        """An attempt answered at once with the error ``status``."""
         ...
 
 
@@ -128,7 +128,7 @@ class TriggerPlay:
         errors = self.errors
         if errors is not None and self.errors_rng.random() < errors.probability:
             self.sim.counts["injected_errors"] += 1
-            self.sim.error_answer(now, payload)
+            self.sim.error_answer(now, payload, errors.status)
             return
         self.server_admit(now, payload)
 

@@ -1,7 +1,8 @@
 """Failures on purpose: a rule that answers chosen attempts of ``/api`` with an error at once.
 
-Off by default; ``PUT /admin/faults`` arms a rule, ``DELETE /admin/faults`` disarms it.
-A :class:`FaultRule` says which attempts fail and how:
+Off by default; ``PUT /admin/faults`` arms a rule (its body is read by
+:mod:`target.service.bodies`), ``DELETE /admin/faults`` disarms it. A :class:`FaultRule`
+says which attempts fail and how:
 
 * ``status``: the status sent, 429 or 500-599 (default 503), with ``Retry-After:
   retry_after`` when ``retry_after`` (whole seconds, RFC 9110 section 10.2.3, at most
@@ -43,13 +44,16 @@ MAX_ATTEMPT = 999_999_999
 MAX_COUNT = 1_000_000_000
 #: The header that carries the attempt number of a retry.
 ATTEMPT_HEADER = "Retrystorm-Attempt"
-_FIELDS = ("status", "retry_after", "first_attempts", "probability", "count")
 #: The ceiling of each whole-number field.
 _CEILINGS = {"retry_after": MAX_RETRY_AFTER_S, "first_attempts": MAX_ATTEMPT, "count": MAX_COUNT}
 
 
-def _accepted(name: str) -> str:
-    """What a whole-number field of a rule accepts, in words."""
+def accepted(name: str) -> str:
+    """What field ``name`` of a rule (as ``PUT /admin/faults`` spells it) accepts, in words."""
+    if name == "status":
+        return "429 or 500 to 599"
+    if name == "probability":
+        return "a number > 0 and <= 1"
     if name == "retry_after":
         return f"a whole number of seconds from 0 to {MAX_RETRY_AFTER_S}, or null (no header)"
     return f"a whole number from 1 to {_CEILINGS[name]:,}, or null (no limit)"
@@ -72,14 +76,14 @@ class FaultRule:
 
     def __post_init__(self) -> None:
         if not is_injectable_status(self.status):
-            raise UserError(f"status: got {shown(self.status)}, expected 429 or 500 to 599")
+            raise UserError(f"status: got {shown(self.status)}, expected {accepted('status')}")
         if self.retry_after_s is not None and not 0 <= self.retry_after_s <= MAX_RETRY_AFTER_S:
-            raise UserError(f"retry_after: got {shown(self.retry_after_s)}, expected {_accepted('retry_after')}")
+            raise UserError(f"retry_after: got {shown(self.retry_after_s)}, expected {accepted('retry_after')}")
         for name, value in (("first_attempts", self.first_attempts), ("count", self.count)):
             if value is not None and not 1 <= value <= _CEILINGS[name]:
-                raise UserError(f"{name}: got {shown(value)}, expected {_accepted(name)}")
+                raise UserError(f"{name}: got {shown(value)}, expected {accepted(name)}")
         if not 0 < self.probability <= 1:
-            raise UserError(f"probability: got {self.probability}, expected a number > 0 and <= 1")
+            raise UserError(f"probability: got {self.probability}, expected {accepted('probability')}")
 
     def qualifies(self, attempt: int, rng: random.Random) -> bool:
         """Whether ``attempt`` fails, ``count`` aside; draws from ``rng`` only when ``probability < 1``."""
@@ -96,36 +100,6 @@ class FaultRule:
             "probability": self.probability,
             "count": self.count,
         }
-
-
-def _whole_number(mapping: dict[str, Any], name: str) -> int | None:
-    value = mapping.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{name}: got {shown(value)}, expected {_accepted(name)}")
-    return value
-
-
-def parse_rule(mapping: dict[str, Any]) -> FaultRule:
-    """A rule from a JSON object such as ``{"status": 503, "first_attempts": 2}``; missing fields take defaults."""
-    unknown = sorted(set(mapping) - set(_FIELDS))
-    if unknown:
-        raise UserError(f"body: unknown field {unknown[0]!r}; accepted: {', '.join(_FIELDS)}")
-    status = mapping.get("status", 503)
-    if isinstance(status, bool) or not isinstance(status, int):
-        raise UserError(f"status: got {shown(status)}, expected 429 or 500 to 599")
-    probability = mapping.get("probability", 1.0)
-    # a whole number far out of range is refused here: a huge one does not convert to a float
-    if isinstance(probability, bool) or not isinstance(probability, int | float) or abs(probability) > 1e9:
-        raise UserError(f"probability: got {shown(probability)}, expected a number > 0 and <= 1")
-    return FaultRule(
-        status=status,
-        retry_after_s=_whole_number(mapping, "retry_after"),
-        first_attempts=_whole_number(mapping, "first_attempts"),
-        probability=float(probability),
-        count=_whole_number(mapping, "count"),
-    )
 
 
 def parse_attempt(value: bytes | None) -> int:

@@ -67,6 +67,18 @@ class FaultBackend(ABC):
     def pause(self, ref: TargetRef) -> None:
         """Freeze ``ref``; idempotent."""
 
+    def pause_all(self, target: str, refs: list[TargetRef]) -> list[TargetRef]:
+        """Freeze every ref of ``target`` (each already journaled and guarded); return refs frozen besides them.
+
+        The controller calls this once per pause, after arming a dead-man switch for every
+        ref, and journals and guards what it returns. The default pauses each ref in turn
+        and freezes nothing more; a process group is frozen at once and read again, so the
+        members forked since :meth:`resolve` come back here (:class:`~chaos.backends.process.ProcessBackend`).
+        """
+        for ref in refs:
+            self.pause(ref)
+        return []
+
     @abstractmethod
     def resume(self, ref: TargetRef) -> None:
         """Unfreeze ``ref``; idempotent; a ref that is gone is not an error."""

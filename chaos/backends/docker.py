@@ -1,7 +1,10 @@
 """Freeze containers with ``docker pause`` / ``unpause`` through the Docker SDK for Python.
 
 Only containers that opted in with the label ``retrystorm.chaos=allow`` are touched.
-Targets are compose service names, optionally restricted to one compose project.
+Targets are compose service names, optionally restricted to one compose project, and
+names given for single containers (``containers={"target": "myapp"}``: a scenario's
+``target: {container: myapp}``), which resolve to that container by its name or id, or
+for a compose service (``services={"target": "web"}``: ``target: {service: web}``).
 
 The SDK is the optional extra ``docker``: importing this module without it raises
 :class:`~chaos.backends.docker_sdk.DockerSdkMissingError` (one line, exit 2), which
@@ -43,11 +46,20 @@ class DockerBackend(FaultBackend):
 
     name = "docker"
 
-    def __init__(self, client: Any | None = None, *, project: str | None = None) -> None:
+    def __init__(
+        self,
+        client: Any | None = None,
+        *,
+        project: str | None = None,
+        containers: dict[str, str] | None = None,
+        services: dict[str, str] | None = None,
+    ) -> None:
         if client is None:
             client = connect()
         self._client = client
         self.project = project
+        self.containers = dict(containers or {})
+        self.services = dict(services or {})
 
     def _containers(self, labels: list[str]) -> list[Any]:
         if self.project:
@@ -59,22 +71,41 @@ class DockerBackend(FaultBackend):
 
     def targets(self) -> list[str]:
         services = {c.labels.get(SERVICE_LABEL) for c in self._containers([f"{OPT_IN_LABEL}={OPT_IN_VALUE}"])}
-        return sorted(s for s in services if s)
+        return sorted({*(s for s in services if s), *self.containers, *self.services})
+
+    def _named(self, target: str) -> list[Any]:
+        name = self.containers[target]
+        try:
+            return [self._client.containers.get(name)]
+        except docker.errors.NotFound:
+            raise UnknownTargetError(f"no container named {name!r}; start it, or fix target: container:") from None
+        except Exception as error:
+            raise BackendError(f"cannot inspect container {name!r}: {error}") from error
 
     def resolve(self, target: str) -> list[TargetRef]:
-        found = self._containers([f"{SERVICE_LABEL}={target}"])
+        if target in self.containers:
+            found = self._named(target)
+            self._refuse_unlabelled(target, found)
+            return [TargetRef(self.name, target, found[0].id)]
+        service = self.services.get(target, target)
+        found = self._containers([f"{SERVICE_LABEL}={service}"])
         if not found:
             scope = f" in compose project {self.project!r}" if self.project else ""
             known = ", ".join(self.targets()) or "none"
-            raise UnknownTargetError(f"no container of service {target!r}{scope}; services open to chaos: {known}")
+            raise UnknownTargetError(f"no container of service {service!r}{scope}; services open to chaos: {known}")
+        self._refuse_unlabelled(target, found)
+        return [TargetRef(self.name, target, c.id) for c in sorted(found, key=lambda c: c.name)]
+
+    @staticmethod
+    def _refuse_unlabelled(target: str, found: list[Any]) -> None:
         refused = [c for c in found if c.labels.get(OPT_IN_LABEL) != OPT_IN_VALUE]
         if refused:
             names = ", ".join(c.name for c in refused)
             raise TargetRefusedError(
-                f"refusing to pause {names}: service {target!r} lacks the label {OPT_IN_LABEL}={OPT_IN_VALUE}; "
-                f"add it under the service's labels: in docker-compose.yml to allow chaos on it"
+                f"refusing to pause {names}: {target!r} lacks the label {OPT_IN_LABEL}={OPT_IN_VALUE}; "
+                "add it (docker run --label retrystorm.chaos=allow, or under the service's labels: in "
+                "docker-compose.yml) to allow chaos on it"
             )
-        return [TargetRef(self.name, target, c.id) for c in sorted(found, key=lambda c: c.name)]
 
     def pause(self, ref: TargetRef) -> None:
         container = self._get(ref)

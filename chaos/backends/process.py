@@ -9,6 +9,16 @@ never signalled.
 
 Identity is the start time in clock ticks (:mod:`chaos.backends.procfs`, which says why
 not psutil's ``create_time()``); state, owner and ancestors come from psutil.
+
+A *group target* (:meth:`ProcessBackend.register_group`) is a whole process group, named
+by its leader (``PGID@STARTTICKS``): a pre-fork server's master and workers freeze
+together. It resolves to every member as it is then, each ``PID@STARTTICKS`` and each
+checked as a single process is; the controller arms a watchdog per member, then
+:meth:`ProcessBackend.pause_all` checks the leader, sends ``killpg(SIGSTOP)``, waits
+for every member to stop and reads the group again, returning the members forked in
+between for the controller to journal and guard. A resume of any member sends
+``killpg(SIGCONT)`` (after checking the leader's identity) and then SIGCONT to that member
+by its identity, as its watchdog would.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from chaos.backends.base import (
     TargetState,
     UnknownTargetError,
 )
-from chaos.backends.procfs import process_start_ticks
+from chaos.backends.procfs import group_members, process_start_ticks
 from retrystorm.polling import poll_until_sync
 
 #: Where a refused registration points the user.
@@ -107,24 +117,74 @@ class ProcessBackend(FaultBackend):
 
     def __init__(self, targets: Mapping[str, int] | None = None) -> None:
         self._idents: dict[str, str] = {}
+        self._groups: dict[str, str] = {}  # target -> its leader's PGID@STARTTICKS
         for target, pid in (targets or {}).items():
             self.register(target, pid)
+
+    def register_group(self, target: str, leader: int) -> TargetRef:
+        """Make ``target`` name the process group led by ``leader`` (its pid is the group id), if it may be paused.
+
+        Refused as :meth:`register` refuses, and when ``leader`` does not lead its group
+        or the group holds this controller (its members are checked again at each pause).
+        """
+        check_pausable(leader)
+        if os.getpgid(leader) != leader:
+            raise TargetRefusedError(f"refusing pid {leader}: it does not lead a process group of its own")
+        if leader == os.getpgrp():
+            raise TargetRefusedError(f"refusing group {leader}: this controller belongs to it")
+        ident = process_ident(leader)
+        self._groups[target] = ident
+        self._idents.pop(target, None)
+        return TargetRef(self.name, target, ident)
+
+    def group_of(self, target: str) -> int | None:
+        """The process group id of group target ``target`` while its leader lives; ``None`` otherwise."""
+        ident = self._groups.get(target)
+        return live_pid(ident) if ident is not None else None
 
     def register(self, target: str, pid: int) -> TargetRef:
         """Make ``target`` name the process ``pid`` as it is now (pid and start time), if it may be paused."""
         check_pausable(pid)
         ident = process_ident(pid)
         self._idents[target] = ident
+        self._groups.pop(target, None)
         return TargetRef(self.name, target, ident)
 
     def targets(self) -> list[str]:
-        return sorted(self._idents)
+        return sorted([*self._idents, *self._groups])
 
     def resolve(self, target: str) -> list[TargetRef]:
+        if target in self._groups:
+            return self._members(target)
         if target not in self._idents:
             known = ", ".join(self.targets()) or "none"
             raise UnknownTargetError(f"no process target {target!r} (registered: {known}); {REGISTER_HINT}")
         return [TargetRef(self.name, target, self._idents[target])]
+
+    def _members(self, target: str) -> list[TargetRef]:
+        """Every member of group target ``target`` now, each checked as a single process is."""
+        pgid = self.group_of(target)
+        if pgid is None:
+            raise BackendError(f"the process group of {target!r} ({self._groups[target]}) lost its leader")
+        refs = []
+        for pid, ticks in group_members(pgid):
+            check_pausable(pid)
+            refs.append(TargetRef(self.name, target, f"{pid}@{ticks}"))
+        return refs
+
+    def pause_all(self, target: str, refs: list[TargetRef]) -> list[TargetRef]:
+        """A group: ``killpg(SIGSTOP)``, every member stopped, the members not in ``refs`` returned; else each ref."""
+        if target not in self._groups:
+            return super().pause_all(target, refs)
+        pgid = self.group_of(target)
+        if pgid is None:
+            raise BackendError(f"the process group of {target!r} lost its leader; nothing was paused")
+        self._killpg(target, pgid, signal.SIGSTOP)
+        members = self._members(target)
+        for ref in members:
+            self._settle(ref, TargetState.PAUSED)
+        known = set(refs)
+        return [ref for ref in members if ref not in known]
 
     def pause(self, ref: TargetRef) -> None:
         """SIGSTOP, then wait until the kernel reports the process stopped (signals are asynchronous)."""
@@ -132,7 +192,10 @@ class ProcessBackend(FaultBackend):
         self._settle(ref, TargetState.PAUSED)
 
     def resume(self, ref: TargetRef) -> None:
-        """SIGCONT, then wait until the process runs again."""
+        """SIGCONT (to its whole group first, for a group target's member), then wait until it runs again."""
+        pgid = self.group_of(ref.target) if ref.target in self._groups else None
+        if pgid is not None:
+            self._killpg(ref.target, pgid, signal.SIGCONT)
         self._signal(ref, signal.SIGCONT)
         self._settle(ref, TargetState.RUNNING)
 
@@ -149,6 +212,15 @@ class ProcessBackend(FaultBackend):
     def state(self, ref: TargetRef) -> TargetState:
         pid = live_pid(ref.ident)
         return TargetState.GONE if pid is None else process_state(pid)
+
+    @staticmethod
+    def _killpg(target: str, pgid: int, signum: signal.Signals) -> None:
+        try:
+            os.killpg(pgid, signum)
+        except ProcessLookupError:
+            return
+        except OSError as error:
+            raise BackendError(f"cannot signal the process group {pgid} of {target!r}: {error}") from error
 
     def _signal(self, ref: TargetRef, signum: signal.Signals) -> None:
         pid = live_pid(ref.ident)

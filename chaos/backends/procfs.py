@@ -34,3 +34,24 @@ def process_state_letter(pid: int) -> str | None:
     """The state letter of ``/proc/PID/stat`` (``T`` stopped, ``Z`` zombie...), ``None`` if gone."""
     fields = _stat_fields(pid)
     return fields[0] if fields is not None else None
+
+
+def process_group(pid: int) -> int | None:
+    """The process group id of ``pid`` (``/proc/PID/stat`` field 5), ``None`` if gone."""
+    fields = _stat_fields(pid)
+    return int(fields[2]) if fields is not None else None
+
+
+def group_members(pgid: int) -> list[tuple[int, int]]:
+    """Every live process of group ``pgid`` as ``(pid, start ticks)``, ascending by pid; zombies left out.
+
+    Read from ``/proc/*/stat`` (one pass; a process that exits meanwhile is skipped).
+    """
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields is not None and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            members.append((int(entry.name), int(fields[19])))
+    return sorted(members)

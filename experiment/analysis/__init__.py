@@ -4,10 +4,13 @@ Pure functions over recorded series, shared by the simulator and the live runner
 """
 
 from experiment.analysis.recovery import (
+    CLIENT_SIGNALS,
+    SERVER_GAUGES,
     Recovery,
     RecoveryRule,
     SteadyLevels,
     client_recovery_s,
+    client_side_server_recovery_s,
     default_steady_window,
     goodput_fraction,
     recoveries,
@@ -20,6 +23,8 @@ from experiment.analysis.stats import LatencySummary, percentile
 from experiment.analysis.verdicts import evaluate
 
 __all__ = [
+    "CLIENT_SIGNALS",
+    "SERVER_GAUGES",
     "LatencySummary",
     "Recovery",
     "RecoveryRule",
@@ -28,6 +33,7 @@ __all__ = [
     "SteadyLevels",
     "Verdict",
     "client_recovery_s",
+    "client_side_server_recovery_s",
     "default_steady_window",
     "evaluate",
     "goodput_fraction",

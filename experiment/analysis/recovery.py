@@ -23,6 +23,18 @@ by default the second half of the time before the first span):
   readings, ``1.5 I + 1`` alone can be 4 (all three read 2), which ordinary
   readings after a full recovery then cross. For the seed's levels (mean 10, largest
   about 20) the ``1.5 I`` term is the larger and decides.
+* **Server recovery seen from the clients**, when there are no server readings (a
+  service of one's own without ``metrics:``): ``t - R`` for the first interval end
+  ``t > R`` from which, for 5 s, every interval has attempts that ended, their mean
+  latency ``<= max(level_factor * L, 2 * L̄)`` (1.5 times the largest steady reading,
+  and at least twice the steady mean), and timeouts per second
+  ``<= max(level_factor * T, T̄ + noise_sd * sqrt(T̄)) + timeout_slack`` (max(1.5 T,
+  T̄ + 4 √T̄) + 1, the room for Poisson noise as for in-flight), where ``L``/``L̄`` are
+  the largest and mean per-second attempt latency and ``T``/``T̄`` the largest and mean
+  timeout rate over ``S``. An attempt's latency and a timeout are counted when the
+  attempt ends, so both lag the server by up to the attempt timeout. A server that
+  answers again at its steady pace shows both; one that still drowns in a backlog of
+  abandoned requests times attempts out.
 * **Client recovery**: ``a - R`` for the first interval start ``a >= R`` such that
   the mean goodput over ``[a, a + sustain_s)`` is ``>= goodput_fraction * G``
   (90 %). The mean over the window, rather than every one-second reading, keeps a
@@ -52,6 +64,13 @@ class RecoveryRule:
     level_factor: float = 1.5
     noise_sd: float = 4.0
     in_flight_slack: float = 1.0
+    latency_mean_factor: float = 2.0
+    timeout_slack: float = 1.0
+
+
+#: Which readings a server recovery was judged from (``Recovery.server_signals``).
+SERVER_GAUGES = "server gauges (in flight, modelled delay)"
+CLIENT_SIGNALS = "client side (attempt latency, timeout rate)"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,6 +81,10 @@ class SteadyLevels:
     in_flight: float
     in_flight_mean: float
     delay_s: float
+    attempt_latency_s: float = 0.0
+    attempt_latency_mean_s: float = 0.0
+    timeouts: float = 0.0
+    timeouts_mean: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,6 +94,7 @@ class Recovery:
     outage: Span
     server_s: float | None
     client_s: float | None
+    server_signals: str = SERVER_GAUGES
 
 
 def default_steady_window(outages: Sequence[Span]) -> tuple[float, float] | None:
@@ -91,12 +115,24 @@ def steady_levels(samples: Samples, window: tuple[float, float]) -> SteadyLevels
         return None
     in_flight = [value for i in inside if (value := samples.in_flight[i]) is not None]
     delay = [value for i in inside if (value := samples.delay_s[i]) is not None]
+    latency = [
+        value for i in inside if samples.attempt_latency_s and (value := samples.attempt_latency_s[i]) is not None
+    ]
+    timeouts = [samples.timeouts[i] for i in inside] if samples.timeouts else []
     return SteadyLevels(
         goodput=math.fsum(samples.goodput[i] for i in inside) / len(inside),
         in_flight=max(in_flight, default=0.0),
-        in_flight_mean=math.fsum(in_flight) / len(in_flight) if in_flight else 0.0,
+        in_flight_mean=_mean(in_flight),
         delay_s=max(delay, default=0.0),
+        attempt_latency_s=max(latency, default=0.0),
+        attempt_latency_mean_s=_mean(latency),
+        timeouts=max(timeouts, default=0.0),
+        timeouts_mean=_mean(timeouts),
     )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else 0.0
 
 
 def server_recovery_s(
@@ -114,6 +150,32 @@ def server_recovery_s(
     needed = max(1, round(rule.sustain_s / samples.step_s))
     candidates = [i for i in range(len(samples)) if samples.gauge_time(i) > resume_s + 1e-9]
     for index in candidates:
+        window = range(index, index + needed)
+        if window.stop > len(samples) or samples.gauge_time(window.stop - 1) > until_s + 1e-9:
+            return None
+        if all(ok(i) for i in window):
+            return samples.gauge_time(index) - resume_s
+    return None
+
+
+def client_side_server_recovery_s(
+    samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
+) -> float | None:
+    """Seconds from ``resume_s`` until attempt latency and timeouts are back to steady levels, from the clients."""
+    if not samples.attempt_latency_s or not samples.timeouts:
+        return None
+    max_latency = max(
+        rule.level_factor * levels.attempt_latency_s, rule.latency_mean_factor * levels.attempt_latency_mean_s
+    )
+    noise = levels.timeouts_mean + rule.noise_sd * math.sqrt(levels.timeouts_mean)
+    max_timeouts = max(rule.level_factor * levels.timeouts, noise) + rule.timeout_slack
+
+    def ok(index: int) -> bool:
+        latency = samples.attempt_latency_s[index]
+        return latency is not None and latency <= max_latency + 1e-12 and samples.timeouts[index] <= max_timeouts
+
+    needed = max(1, round(rule.sustain_s / samples.step_s))
+    for index in (i for i in range(len(samples)) if samples.gauge_time(i) > resume_s + 1e-9):
         window = range(index, index + needed)
         if window.stop > len(samples) or samples.gauge_time(window.stop - 1) > until_s + 1e-9:
             return None
@@ -153,20 +215,25 @@ def recoveries(
 
     The search after an outage stops where the next one starts, or at the end of the
     data. Without a steady window (an outage at time 0) both recoveries are ``None``.
+    Without any in-flight reading the server is judged from the clients' signals
+    (:func:`client_side_server_recovery_s`); each :class:`Recovery` says which.
     """
     ordered = sorted(outages, key=span_key)
     window = steady_window or default_steady_window(ordered)
     levels = steady_levels(samples, window) if window else None
     data_end = samples.gauge_time(len(samples) - 1) if len(samples) else 0.0
+    gauges = samples.has_server_gauges or not samples.attempt_latency_s
+    judge = server_recovery_s if gauges else client_side_server_recovery_s
+    signals = SERVER_GAUGES if gauges else CLIENT_SIGNALS
     found = []
     for index, outage in enumerate(ordered):
         until = ordered[index + 1].start_s if index + 1 < len(ordered) else data_end
         if levels is None:
-            found.append(Recovery(outage, None, None))
+            found.append(Recovery(outage, None, None, signals))
             continue
-        server = server_recovery_s(samples, levels, outage.end_s, until, rule)
+        server = judge(samples, levels, outage.end_s, until, rule)
         client = client_recovery_s(samples, levels, outage.end_s, until, rule)
-        found.append(Recovery(outage, server, client))
+        found.append(Recovery(outage, server, client, signals))
     return found
 
 

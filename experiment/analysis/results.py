@@ -127,6 +127,8 @@ class RunResult:
             "server_recovery_s": _per_outage([r.server_s for r in self.recoveries]),
             "client_recovery_s": _per_outage([r.client_s for r in self.recoveries]),
         }
+        if self.recoveries:
+            document["server_recovery_signals"] = self.recoveries[0].server_signals
         if self.verdicts:
             document["assertions"] = [verdict.to_json() for verdict in self.verdicts]
             document["passed"] = self.passed

@@ -23,12 +23,27 @@ class Samples:
     delay_s: Sequence[float | None]
     attempts: Sequence[float] = ()
     start_s: float = 0.0
+    #: Client-side signals of the server's state, for a service without server readings:
+    #: the mean latency of the attempts that ended in each interval (``None``: none ended),
+    #: and attempts timed out per second. Empty when not recorded.
+    attempt_latency_s: Sequence[float | None] = ()
+    timeouts: Sequence[float] = ()
 
     def __post_init__(self) -> None:
         if self.step_s <= 0:
             raise ValueError("step_s must be > 0")
         if not len(self.goodput) == len(self.in_flight) == len(self.delay_s):
             raise ValueError("goodput, in_flight and delay_s must have one value per interval")
+        if len(self.attempt_latency_s) not in (0, len(self.goodput)) or len(self.timeouts) not in (
+            0,
+            len(self.goodput),
+        ):
+            raise ValueError("attempt_latency_s and timeouts must be empty or have one value per interval")
+
+    @property
+    def has_server_gauges(self) -> bool:
+        """Whether any in-flight reading exists (else the server is judged from the clients' signals)."""
+        return any(value is not None for value in self.in_flight)
 
     def __len__(self) -> int:
         return len(self.goodput)

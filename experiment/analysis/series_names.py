@@ -15,6 +15,10 @@ Rates, per second:
 * ``gave_up``: logical requests given up (attempts, deadline or budget exhausted);
 * ``started``: logical requests started.
 
+The live runner also records ``attempt_latency_s``: the mean latency of the attempts
+that ended in each interval (not a rate), one of the client-side signals of a server's
+recovery when the server has no readings of its own.
+
 Gauges: ``in_flight`` (requests the target holds) and ``delay_s`` (its modelled delay).
 Each side adds its own beside these: the simulator ``rejections`` (a rate: answers
 that refused an attempt), ``peak_in_flight``, ``accept_queue`` and ``frozen``; the live
@@ -30,6 +34,7 @@ GAVE_UP = "gave_up"
 STARTED = "started"
 IN_FLIGHT = "in_flight"
 DELAY_S = "delay_s"
+ATTEMPT_LATENCY_S = "attempt_latency_s"
 
 #: The rates both record, per second over each interval.
 RATES = (GOODPUT, ATTEMPTS, TIMEOUTS, GAVE_UP, STARTED)

@@ -100,12 +100,13 @@ def _verdicts(document: Mapping[str, Any]) -> list[Titled]:
 
 FIGURE_COLUMNS = (
     "strategy", "attempts", "requests", "succeeded", "gave up", "success", "amplification",
-    "p50", "p99", "peak in flight", "server recovery", "client recovery",
+    "p50", "p99", "peak in flight", "server recovery", "client recovery", "server judged from",
 )  # fmt: skip
 #: The keys of a results row that the figures and verdicts tables show; the rest go under "every figure".
 FIGURE_KEYS = (
     "strategy", "attempts", "requests", "succeeded", "gave_up", "success_ratio", "amplification",
     "latency_p50", "latency_p99", "peak_in_flight", "server_recovery_s", "client_recovery_s", "assertions",
+    "server_recovery_signals",
 )  # fmt: skip
 
 
@@ -124,6 +125,7 @@ def _figure_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
         count(row.get("peak_in_flight")),
         recovery_text(per_outage(row, "server_recovery_s"), has_outage, none="no outage"),
         recovery_text(per_outage(row, "client_recovery_s"), has_outage, none="no outage"),
+        str(row.get("server_recovery_signals") or DASH),
     )
 
 

@@ -13,7 +13,8 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BeforeValidator
 
-from loadgen.strategies import RetryBudget, RetryStrategy, parse_budget, parse_strategy
+from loadgen.service_config import read_strategy
+from loadgen.strategies import RetryBudget, RetryStrategy, parse_budget
 from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import ACCEPTED as DURATION_FORMS
 from retrystorm.durations import parse_duration
@@ -75,7 +76,8 @@ Duration = Annotated[float, BeforeValidator(_duration)]
 """A duration >= 0: ``100ms``, ``2s``, ``5m``, or a bare number of seconds."""
 PositiveDuration = Annotated[float, BeforeValidator(_positive_duration)]
 """A duration > 0."""
-StrategyField = Annotated[RetryStrategy, BeforeValidator(_parsed_by(parse_strategy))]
+StrategyField = Annotated[RetryStrategy, BeforeValidator(_parsed_by(read_strategy))]
+"""A strategy or preset spec, or ``grpc-service-config:PATH`` (read from the current directory)."""
 BudgetField = Annotated[RetryBudget, BeforeValidator(_parsed_by(parse_budget))]
 ModelField = Annotated[OverloadModel, BeforeValidator(_parsed_by(parse_model))]
 ThinkTimeField = Annotated[ThinkTime, BeforeValidator(_think_time)]

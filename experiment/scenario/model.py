@@ -1,6 +1,8 @@
 """The validated scenario: what ``retrystorm sim`` and ``retrystorm run`` both read.
 
-A scenario names the target model, the load, the strategies to compare (each run in
+A scenario names the target model (or its own service, ``target:``, with what one
+request is, ``requests:``, and which failures are retried, ``retry_on:``; see
+:mod:`.service`), the load, the strategies to compare (each run in
 turn against a fresh target), a fault timeline, assertions per strategy, and
 simulator-only knobs under ``sim:`` that the live runner ignores. Field types are in
 :mod:`.fields`; cross-field rules are in :meth:`Scenario.problems`, which returns
@@ -24,9 +26,15 @@ from experiment.scenario.fields import (
     StrategyField,
     ThinkTimeField,
 )
+from experiment.scenario.service import (
+    Requests,
+    RetryOnField,
+    ServiceTarget,
+    request_problems,
+)
 from experiment.scenario.timeline import OutageWindow, Timeline, expand_faults
 from experiment.scenario.triggers import MAX_WINDOWS, SpikeFault, Trigger
-from loadgen.strategies import RetryPolicy, parse_strategy
+from loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
 from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
@@ -80,7 +88,9 @@ class StrategyEntry(_Strict):
 
     Written as a spec string (the label is the string as written), as a spec mapping
     with ``name`` and an optional ``label``, or as ``{label, strategy, budget,
-    max_attempts, request_deadline}``, the last three overriding ``load``'s.
+    max_attempts, request_deadline}``, the last three overriding ``load``'s. A preset
+    brings its own attempt cap and budget, which the entry's or ``load``'s override
+    (``loadgen.strategies.presets.base``).
     """
 
     label: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
@@ -104,10 +114,18 @@ class StrategyEntry(_Strict):
         return raw
 
     def policy(self, load: Load) -> RetryPolicy:
-        """The retry policy of this entry, ``load``'s controls where the entry has none."""
-        return RetryPolicy(
-            strategy=self.strategy,
+        """The retry policy of this entry: its controls, else ``load``'s, else a preset's own."""
+        return self._resolved(load)[0]
+
+    def budget_for(self, load: Load) -> RetryBudget | None:
+        """The budget of this entry: its own, else ``load``'s, else a preset's own."""
+        return self._resolved(load)[1]
+
+    def _resolved(self, load: Load) -> tuple[RetryPolicy, RetryBudget | None]:
+        return resolve(
+            self.strategy,
             max_attempts=self.max_attempts if self.max_attempts is not None else load.max_attempts,
+            budget=self.budget if self.budget is not None else load.budget,
             deadline_s=self.request_deadline if self.request_deadline is not None else load.request_deadline,
             reset_after_success=load.reset_after_success,
         )
@@ -165,7 +183,10 @@ class Scenario(_Strict):
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     description: str = Field(default="", max_length=10_000)
     seed: int = Field(default=1, ge=0, lt=2**63)
-    model: ModelField
+    model: ModelField | None = None
+    target: ServiceTarget | None = None
+    requests: Requests | None = None
+    retry_on: RetryOnField | None = None
     load: Load
     strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
     faults: list[Trigger] = Field(default=[], max_length=MAX_FAULTS)
@@ -187,6 +208,7 @@ class Scenario(_Strict):
 
     def problems(self) -> Iterator[tuple[Loc, str]]:
         """Cross-field rules the field types cannot express, as ``(location, message)``."""
+        yield from self._target_problems()
         yield from self._load_problems()
         seen: dict[str, int] = {}
         for index, entry in enumerate(self.strategies):
@@ -235,6 +257,20 @@ class Scenario(_Strict):
             yield (("faults", index, "factor"), f"load.rate x factor is above {MAX_RATE:,.0f} requests/s")
         if load.users * spike.factor > MAX_USERS:
             yield (("faults", index, "factor"), f"load.users x factor is above {MAX_USERS:,} users")
+
+    def _target_problems(self) -> Iterator[tuple[Loc, str]]:
+        if self.model is None and self.target is None:
+            yield ("model",), "missing; give model: (the built-in model server) or target: (your own service)"
+        yield from request_problems(self.requests)
+        if self.target is None:
+            return
+        yield from self.target.problems()
+        pauses = [index for index, fault in enumerate(self.faults) if fault.kind == "pause"]
+        if pauses and self.target.pause_kind is None:
+            yield (
+                ("faults", pauses[0]),
+                "target: names nothing to pause; add command (its process group is paused), pid, container or service",
+            )
 
     def _load_problems(self) -> Iterator[tuple[Loc, str]]:
         load = self.load

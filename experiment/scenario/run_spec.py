@@ -14,6 +14,7 @@ import dataclasses
 from typing import Literal
 
 from experiment.scenario.model import Scenario, StrategyEntry
+from loadgen.request_mix import RequestSpec
 from loadgen.strategies import RetryBudget, RetryPolicy
 from loadgen.think import SEED_THINK_TIME, ThinkTime
 from target.models import OverloadModel
@@ -31,11 +32,14 @@ class RunSpec:
     logical request and the start of the next; ``open``, logical requests start at
     ``rate`` per second in all, whether or not earlier ones have finished (``think`` is
     then unused). ``attempt_timeout_s``: a client gives up an attempt after this long
-    (``None``: never).
+    (``None``: never). ``model`` is ``None`` for a scenario's own service without one;
+    ``requests`` is what one logical request sends (empty: the default ``GET /api``). The
+    failures retried are ``policy.retry_on``: the scenario's ``retry_on:`` when it has
+    one, else the strategy's own (a preset's), else every failure but a client error.
     """
 
     label: str
-    model: OverloadModel
+    model: OverloadModel | None
     policy: RetryPolicy
     budget: RetryBudget | None = None
     users: int
@@ -46,16 +50,20 @@ class RunSpec:
     attempt_timeout_s: float | None = 2.0
     duration_s: float
     seed: int = 1
+    requests: tuple[RequestSpec, ...] = ()
 
     @classmethod
     def of(cls, scenario: Scenario, entry: StrategyEntry) -> RunSpec:
         """The run of ``entry`` in ``scenario``: ``load``'s settings, the entry's where it has its own."""
         load = scenario.load
+        policy = entry.policy(load)
+        if scenario.retry_on is not None:
+            policy = dataclasses.replace(policy, retry_on=scenario.retry_on)
         return cls(
             label=entry.label,
             model=scenario.model,
-            policy=entry.policy(load),
-            budget=entry.budget if entry.budget is not None else load.budget,
+            policy=policy,
+            budget=entry.budget_for(load),  # the entry's, else load's, else a preset's own
             users=load.users,
             spawn_rate=load.spawn_rate,
             think=load.think_time,
@@ -64,4 +72,5 @@ class RunSpec:
             attempt_timeout_s=load.attempt_timeout,
             duration_s=load.duration,
             seed=scenario.seed,
+            requests=tuple(entry.spec() for entry in scenario.requests or ()),
         )

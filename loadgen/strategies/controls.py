@@ -1,10 +1,11 @@
 """Retry controls: what surrounds a delay strategy in a client.
 
 :class:`RetryPolicy` is immutable data: the delay strategy, a cap on attempts per
-logical request, a per-request deadline, whether the backoff resets after a success,
-and whether ``Retry-After`` is honoured. :class:`RetrySession` is one client's mutable
-retry state; it owns the retry counter (as grpc-go's caller does) and consults the
-process's shared budget. Time is passed in as ``now_s``; nothing here reads a clock.
+logical request, a per-request deadline, which failures are retried, whether the
+backoff resets after a success or with every request, and how ``Retry-After`` is
+honoured. :class:`RetrySession` is one client's mutable retry state; it owns the retry
+counter (as grpc-go's caller does) and consults the process's shared budget. Time is
+passed in as ``now_s``; nothing here reads a clock.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import random
 
 from loadgen.strategies.base import RetryStrategy
 from loadgen.strategies.budgets.base import BudgetState
+from loadgen.strategies.retry_on import RetryOn
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
 
@@ -25,6 +27,9 @@ MAX_ATTEMPTS = 10_000
 #: The ceiling of a request's deadline: one day (no deadline is ``None``, never ``inf``).
 MAX_DEADLINE_S = 86_400.0
 
+#: The status read as a throttling answer (the AWS SDKs' throttling error codes, gRPC's pushback).
+THROTTLED_STATUS = 429
+
 
 class GiveUp(enum.StrEnum):
     """Why a logical request stopped retrying."""
@@ -32,6 +37,23 @@ class GiveUp(enum.StrEnum):
     MAX_ATTEMPTS = "max_attempts"
     DEADLINE = "deadline"
     BUDGET = "budget"
+    NOT_RETRYABLE = "not_retryable"
+
+
+class RetryAfter(enum.StrEnum):
+    """How a server's ``Retry-After`` (whole seconds or an HTTP date) sets the delay.
+
+    ``at_least``: the delay is at least what it asks (the load generator's default).
+    ``exact``: it replaces the delay when above 0 (urllib3's ``Retry.sleep_for_retry``).
+    ``pushback``: it replaces the delay and the backoff starts over after this retry,
+    as gRPC's ``grpc-retry-pushback-ms`` does (gRFC A6, "Pushback"; grpc-go ``stream.go``
+    resets ``numRetriesSincePushback``). ``ignore``: it is not read.
+    """
+
+    AT_LEAST = "at_least"
+    EXACT = "exact"
+    PUSHBACK = "pushback"
+    IGNORE = "ignore"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -60,8 +82,13 @@ class RetryPolicy:
     is the retry counter *and* the previous delay: a kept backoff continues where it
     was, so strategies that grow from the previous delay (``decorrelated``, ``smira``)
     carry on from the last backoff delay too, not from the think time.
-    ``honour_retry_after``: a server's ``Retry-After`` lengthens the delay to at least
-    what it asks.
+    ``honour_retry_after``: a server's ``Retry-After`` sets the delay as ``retry_after``
+    says (by default, to at least what it asks); ``False`` ignores it whatever
+    ``retry_after`` says. ``retry_on``: the failures retried (``None``: every failure but
+    a client error, 4xx other than 429); a failure not retried ends the request
+    (:attr:`GiveUp.NOT_RETRYABLE`). ``per_request``: the backoff starts afresh with every
+    logical request, as a client library's retry loop does (the presets set it); it
+    then resets whatever ``reset_after_success`` says.
     """
 
     strategy: RetryStrategy
@@ -69,6 +96,9 @@ class RetryPolicy:
     deadline_s: float | None = None
     reset_after_success: bool = True
     honour_retry_after: bool = True
+    retry_on: RetryOn | None = None
+    retry_after: RetryAfter = RetryAfter.AT_LEAST
+    per_request: bool = False
 
     def __post_init__(self) -> None:
         if self.max_attempts is not None and not 1 <= self.max_attempts <= MAX_ATTEMPTS:
@@ -90,15 +120,22 @@ class RetrySession:
     slept before it), :meth:`allow_attempt` before each attempt, then
     :meth:`on_success` or :meth:`on_failure`, which says whether and when to retry.
 
-    The backoff state is ``retry_number`` and ``last_sleep_s`` (the delay the strategy
-    grows from). Only a success resets it (with ``reset_after_success``); a request that
-    gave up leaves it as it was, like a kept backoff. A fresh backoff (``retry_number``
-    0) grows from the think time before the request, as the seed's Go client does (its
-    ``lastDelay`` holds every sleep); a backoff carried over grows from its last delay.
+    The backoff state is ``retry_number``, ``last_sleep_s`` (the delay the strategy
+    grows from) and ``state`` (what a stateful strategy carries from one delay to the
+    next, see :attr:`RetryStrategy.stateful`). Only a success resets it (with
+    ``reset_after_success``); a request that gave up leaves it as it was, like a kept
+    backoff; with ``per_request`` every request starts afresh. A fresh backoff
+    (``retry_number`` 0) grows from the think time before the request, as the seed's Go
+    client does (its ``lastDelay`` holds every sleep); a backoff carried over grows from
+    its last delay.
+
+    When the budget delays sends (``aws-rate-limiter``), call :meth:`before_send` just
+    before each attempt goes on the wire and wait what it returns.
     """
 
     __slots__ = (
         "_retry_cost",
+        "_stateful",
         "budget",
         "last_sleep_s",
         "policy",
@@ -106,6 +143,7 @@ class RetrySession:
         "request_start_s",
         "retry_number",
         "rng",
+        "state",
     )
 
     def __init__(self, policy: RetryPolicy, *, budget: BudgetState | None = None, rng: random.Random) -> None:
@@ -116,6 +154,8 @@ class RetrySession:
         self.request_attempts = 0
         self.request_start_s = 0.0
         self.last_sleep_s = 0.0
+        self.state = 0.0
+        self._stateful = policy.strategy.stateful
         self._retry_cost: float | None = None
 
     def start_request(self, now_s: float, *, slept_s: float = 0.0) -> None:
@@ -127,6 +167,9 @@ class RetrySession:
         """
         self.request_attempts = 0
         self.request_start_s = now_s
+        if self.policy.per_request:
+            self.retry_number = 0
+            self.state = 0.0
         if self.retry_number == 0:
             self.last_sleep_s = slept_s
         self._retry_cost = None
@@ -141,6 +184,16 @@ class RetrySession:
         """
         return self.budget is None or self.budget.allow_attempt(now_s, self.rng)
 
+    def before_send(self, now_s: float) -> float:
+        """Seconds to wait before the attempt allowed at ``now_s`` goes on the wire (0: at once).
+
+        The budget counts the attempt as sent from here (its result follows); only
+        ``aws-rate-limiter`` returns a wait (its token bucket).
+        """
+        if self.budget is None:
+            return 0.0
+        return self.budget.before_send(now_s, retry=self.request_attempts > 0)
+
     def remaining_s(self, now_s: float) -> float:
         """Seconds left before the request's deadline (infinite without one)."""
         if self.policy.deadline_s is None:
@@ -152,8 +205,9 @@ class RetrySession:
         self.request_attempts += 1
         if self.budget is not None:
             self.budget.on_result(now_s, success=True, retry_cost=self._retry_cost)
-        if self.policy.reset_after_success:
+        if self.policy.reset_after_success or self.policy.per_request:
             self.retry_number = 0
+            self.state = 0.0
         self._retry_cost = None
 
     def on_failure(
@@ -163,9 +217,15 @@ class RetrySession:
         timed_out: bool = False,
         retry_after_s: float | None = None,
         sent: bool = True,
+        status: int | None = None,
     ) -> RetryDecision:
-        """The current attempt failed: retry after a delay, or give up, and why."""
-        delay = self.retry_delay(now_s, timed_out=timed_out, retry_after_s=retry_after_s, sent=sent)
+        """The current attempt failed: retry after a delay, or give up, and why.
+
+        ``status`` is the HTTP status of an answer; without it and without
+        ``timed_out`` the attempt failed to connect or got no answer. ``sent=False``: the
+        budget rejected it locally (always eligible for a retry).
+        """
+        delay = self.retry_delay(now_s, timed_out=timed_out, retry_after_s=retry_after_s, sent=sent, status=status)
         if isinstance(delay, GiveUp):
             return RetryDecision(None, delay)
         return RetryDecision(delay)
@@ -177,6 +237,7 @@ class RetrySession:
         timed_out: bool = False,
         retry_after_s: float | None = None,
         sent: bool = True,
+        status: int | None = None,
     ) -> float | GiveUp:
         """:meth:`on_failure` without the decision object: seconds before the retry, or why to give up.
 
@@ -186,13 +247,24 @@ class RetrySession:
         """
         self.request_attempts += 1
         budget, policy = self.budget, self.policy
-        if sent and budget is not None:
-            budget.on_result(now_s, success=False, retry_cost=self._retry_cost)
+        if sent:
+            retry_on = policy.retry_on
+            if retry_on is None:  # the default: every failure but a client error
+                if status is not None and 400 <= status < 500 and status != THROTTLED_STATUS:
+                    return self._not_retryable(now_s, status)
+            elif not retry_on.retries(timed_out=timed_out, status=status, retry_after=retry_after_s is not None):
+                return self._not_retryable(now_s, status)
+            if budget is not None:
+                budget.on_result(
+                    now_s, success=False, retry_cost=self._retry_cost, throttled=status == THROTTLED_STATUS
+                )
         if policy.max_attempts is not None and self.request_attempts >= policy.max_attempts:
             return GiveUp.MAX_ATTEMPTS
-        delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
-        if retry_after_s is not None and policy.honour_retry_after:
-            delay = max(delay, retry_after_s)
+        if retry_after_s is None and not self._stateful:  # the hot path: the strategy's delay alone
+            delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
+            pushback = False
+        else:
+            delay, pushback = self._next_delay(retry_after_s)
         if policy.deadline_s is not None and delay > self.remaining_s(now_s):
             return GiveUp.DEADLINE
         if budget is not None:
@@ -200,6 +272,48 @@ class RetrySession:
             if cost is None:
                 return GiveUp.BUDGET
             self._retry_cost = cost
-        self.retry_number += 1
+        self.retry_number = 0 if pushback else self.retry_number + 1
         self.last_sleep_s = delay
         return delay
+
+    def _next_delay(self, retry_after_s: float | None) -> tuple[float, bool]:
+        """The next delay, and whether it is a pushback (the backoff starts over after it)."""
+        policy = self.policy
+        mode = policy.retry_after
+        if retry_after_s is not None and policy.honour_retry_after:
+            if mode is RetryAfter.PUSHBACK:
+                return retry_after_s, True
+            if mode is RetryAfter.EXACT and retry_after_s > 0:
+                return retry_after_s, False
+        if self._stateful:
+            attempt = self.retry_number + 1
+            delay, self.state = policy.strategy.next_delay(attempt, self.last_sleep_s, self.state, self.rng)
+        else:
+            delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
+        if retry_after_s is not None and policy.honour_retry_after and mode is RetryAfter.AT_LEAST:
+            delay = max(delay, retry_after_s)
+        return delay, False
+
+    def _not_retryable(self, now_s: float, status: int | None) -> GiveUp:
+        """A failure the policy does not retry ends the request.
+
+        Under the default conditions only a client error (a 4xx other than 429) gets
+        here, an answer the client caused: budgets count it as accepted and a backoff
+        resets, as after a success (the load generator's behaviour before retry
+        conditions). Under a preset's conditions the failure is final and budgets see a
+        failure that asked for no retry: gRFC A6 leaves the tokens alone, botocore gives
+        no quota back for an answer that is not a 2xx.
+        """
+        if self.policy.retry_on is None:
+            self.request_attempts -= 1  # on_success counts it again
+            self.on_success(now_s)
+            return GiveUp.NOT_RETRYABLE
+        if self.budget is not None:
+            self.budget.on_result(
+                now_s,
+                success=False,
+                retry_cost=self._retry_cost,
+                throttled=status == THROTTLED_STATUS,
+                retryable=False,
+            )
+        return GiveUp.NOT_RETRYABLE

@@ -25,7 +25,7 @@ from chaos.backends.api import ChaosApiBackend
 from chaos.client import ChaosClient
 from retrystorm.addresses import http_address
 from retrystorm.errors import UserError
-from runner.compose.lazy import LazyBackend, docker_backend
+from runner.lazy import LazyBackend, docker_backend
 
 DEFAULT_TARGET_URL = "http://target:8070"
 DEFAULT_LOCUST_URL = "http://locust-master:8089"
@@ -76,10 +76,17 @@ class ComposeEndpoints:
         if self.chaos_url is not None:
             set_(self, "chaos_url", check_url(self.chaos_url, "--chaos-url", "http://chaos:8071"))
 
-    def fault_backend(self, longest_outage_s: float) -> LazyBackend:
-        """What pauses the target: the chaos API if one is given, else the docker backend; made on first use."""
+    def fault_backend(
+        self, longest_outage_s: float, *, container: str | None = None, service: str | None = None
+    ) -> LazyBackend:
+        """What pauses the target: the chaos API if one is given, else the docker backend; made on first use.
+
+        ``container`` / ``service``: a scenario's ``target: {container: NAME}`` or ``{service: NAME}``,
+        paused as fault target ``target`` by the docker backend (default: the stack's service ``target``).
+        """
         if self.chaos_url is None:
-            return docker_backend(self.project)
+            containers = {"target": container} if container else None
+            return docker_backend(self.project, containers, {"target": service} if service else None)
         client = ChaosClient(self.chaos_url, self.chaos_token)
         hold_s = longest_outage_s + HOLD_MARGIN_S
         return LazyBackend(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from runner.fetch import PairFetcher
@@ -87,6 +87,12 @@ class PrometheusMetricsSource:
         self.url = url.rstrip("/")
         self.target_query = series_query(TARGET, target_job)
         self.client_query = series_query(CLIENT, client_job)
+        #: Where the target part is read and how: the built-in target's series; ``None``: no target part
+        #: (a service of one's own without metrics). A scenario's own service sets its gauge's query.
+        self.target: tuple[str, Callable[[str], TargetReading | None]] | None = (
+            self.query_url(self.target_query),
+            target_part,
+        )
 
     def query_url(self, query: str) -> str:
         """The ``GET /api/v1/query`` address of an instant query."""
@@ -96,11 +102,10 @@ class PrometheusMetricsSource:
         self, target: TargetHandle, load: LoadHandle, *, timeout_s: float
     ) -> tuple[TargetReading | None, ClientReading | None]:
         """Both parts, queried concurrently (the handles' own ``metrics_url`` are not used)."""
-        return await self.fetcher.fetch(
-            (self.query_url(self.target_query), target_part),
-            (self.query_url(self.client_query), client_part),
-            timeout_s,
-        )
+        client = (self.query_url(self.client_query), client_part)
+        if self.target is None:
+            return None, await self.fetcher.get(*client, timeout_s)
+        return await self.fetcher.fetch(self.target, client, timeout_s)
 
     async def close(self) -> None:
         """Close the HTTP session."""

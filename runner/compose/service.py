@@ -15,6 +15,11 @@ During a run the target is watched every second: it fails the run when it is gon
 when it has not answered ``/healthz`` for ``unhealthy_after_s`` while not paused (a
 paused target cannot answer; the backend says whether it is paused). ``stop()`` leaves
 it resumed and reset.
+
+A *foreign* target (a scenario's own service, ``target:``) has no admin API: nothing is
+set or reset, it is only resumed; it must answer its ``ready`` path before each strategy,
+and during a run it need only exist (a service drowning in a retry storm does not answer,
+and that is what is measured).
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from collections.abc import Mapping
 
 from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
 from chaos.targets import FaultTarget
+from experiment.scenario.service import ServiceTarget as OwnService
 from retrystorm.polling import poll_until
-from runner.compose.lazy import LazyBackend, docker_backend
 from runner.compose.watch import Watch
 from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
+from runner.lazy import LazyBackend, docker_backend
+from runner.readiness import probe as readiness_probe
 from target.models import OverloadModel
 
 log = logging.getLogger(__name__)
@@ -62,7 +69,9 @@ class ServiceTarget:
         refs: list[TargetRef],
         *,
         unhealthy_after_s: float = UNHEALTHY_AFTER_S,
+        foreign: OwnService | None = None,
     ) -> None:
+        self.foreign = foreign
         self.api = api
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"
@@ -76,15 +85,27 @@ class ServiceTarget:
         return f"target service {self.api.base_url} (load sent to {self.base_url}; paused as {paused})"
 
     async def probe(self) -> str | None:
-        """``None`` when ``/healthz`` answers or the target is paused; why not otherwise."""
+        """``None`` when ``/healthz`` answers or the target is paused; why not otherwise.
+
+        A foreign service is only required to exist: one that does not answer during a
+        run may be drowning in a retry storm, which is what is measured, not a failure.
+        """
+        if self.foreign is not None:
+            await self._exists()
+            return None
         try:
             await self.api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
         except RunFailedError as error:
-            states = await backend_states(self.backend, self.refs)
-            if TargetState.GONE in states:
-                raise RunFailedError(f"the target ({self.refs[0].describe()}) is gone") from None
+            states = await self._exists()
             return None if TargetState.PAUSED in states else str(error)
         return None
+
+    async def _exists(self) -> list[TargetState]:
+        """The refs' states; :class:`RunFailedError` when one is gone."""
+        states = await backend_states(self.backend, self.refs)
+        if TargetState.GONE in states:
+            raise RunFailedError(f"the target ({self.refs[0].describe()}) is gone")
+        return states
 
     def check(self) -> None:
         self.watch.check()
@@ -95,7 +116,8 @@ class ServiceTarget:
         try:
             for ref in self.refs:
                 await asyncio.to_thread(self.backend.resume, ref)
-            await self.api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+            if self.foreign is None:  # a foreign service has no admin API: nothing to reset
+                await self.api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
         except (BackendError, RunFailedError) as error:
             log.warning("could not leave the target resumed and reset: %s", error)
         finally:
@@ -122,7 +144,9 @@ class ServiceTargets:
         ready_timeout_s: float = READY_TIMEOUT_S,
         unhealthy_after_s: float = UNHEALTHY_AFTER_S,
         admin_token: str = "",
+        foreign: OwnService | None = None,
     ) -> None:
+        self.foreign = foreign
         self.target_url = target_url.rstrip("/")
         self.admin_token = admin_token
         self.load_target_url = (load_target_url or target_url).rstrip("/")
@@ -139,11 +163,34 @@ class ServiceTargets:
     def fault_target_names(self) -> list[str]:
         return [self.fault_target]
 
-    def describe(self, model: OverloadModel) -> str:
+    def describe(self, model: OverloadModel | None) -> str:
+        if self.foreign is not None or model is None:
+            ready = self.foreign.ready if self.foreign is not None and self.foreign.ready else None
+            return (
+                f"your service at {self.target_url} (load sent to {self.load_target_url}); no admin API: nothing is "
+                f"reset between strategies (no model set, no counters zeroed, nothing released), only resumed; "
+                f"ready: {f'GET {ready} answering 2xx' if ready else 'the URL answering'}; outages pause "
+                f"{self.fault_target!r}{self._alias()} through {self.lazy.what} (each of its containers paused)"
+            )
         return (
             f"the target service at {self.target_url} (load sent to {self.load_target_url}), reset per strategy "
             f"and set to --model {model.spec()}; outages pause {self.fault_target!r} through {self.lazy.what}"
         )
+
+    def _alias(self) -> str:
+        """`` (compose service web)`` when a foreign target names what ``target`` stands for."""
+        if self.foreign is not None and self.foreign.service:
+            return f" (compose service {self.foreign.service})"
+        if self.foreign is not None and self.foreign.container:
+            return f" (container {self.foreign.container})"
+        return ""
+
+    async def _health(self, api: WebApi) -> None:
+        """``/healthz`` of the built-in target, or a foreign service's readiness; ``RunFailedError`` when not."""
+        if self.foreign is None:
+            await api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+        elif (problem := await readiness_probe(api.base_url, self.foreign.ready)) is not None:
+            raise RunFailedError(problem)
 
     async def _wait_healthy(self, api: WebApi, backend: FaultBackend, refs: list[TargetRef]) -> None:
         last_error: list[str] = []
@@ -156,7 +203,7 @@ class ServiceTargets:
                     "(retrystorm chaos recover, or the Chaos tab) and run again"
                 )
             try:
-                await api.call("GET", "/healthz", timeout_s=HEALTH_TIMEOUT_S)
+                await self._health(api)
             except RunFailedError as error:
                 last_error[:] = [str(error)]
                 return None
@@ -168,7 +215,7 @@ class ServiceTargets:
 
         await poll_until(healthy, timeout_s=self.ready_timeout_s, every_s=0.2, on_timeout=late)
 
-    async def start(self, label: str, model: OverloadModel, seed: int) -> ServiceTarget:
+    async def start(self, label: str, model: OverloadModel | None, seed: int) -> ServiceTarget:
         """The target, healthy, serving ``model``, its faults disarmed and its state reset.
 
         ``seed`` is not applied: a long-lived target keeps the seed it was started with.
@@ -181,13 +228,16 @@ class ServiceTargets:
         api = WebApi(self.target_url, "the target", token=self.admin_token)
         try:
             await self._wait_healthy(api, backend, refs)
-            await api.call_json("PUT", "/admin/model", json_body={"spec": model.spec()})
-            await api.call_json("DELETE", "/admin/faults")
-            await api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+            if self.foreign is None and model is not None:  # the built-in target: its admin API resets it
+                await api.call_json("PUT", "/admin/model", json_body={"spec": model.spec()})
+                await api.call_json("DELETE", "/admin/faults")
+                await api.call_json("POST", "/admin/reset", json_body=RESET_BODY)
+                log.info("target %s reset for %s (model %s)", self.target_url, label, model.spec())
         except BaseException:
             await api.close()
             raise
-        log.info("target %s reset for %s (model %s)", self.target_url, label, model.spec())
-        handle = ServiceTarget(api, self.load_target_url, backend, refs, unhealthy_after_s=self.unhealthy_after_s)
+        handle = ServiceTarget(
+            api, self.load_target_url, backend, refs, unhealthy_after_s=self.unhealthy_after_s, foreign=self.foreign
+        )
         handle.watch.start()
         return handle

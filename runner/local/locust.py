@@ -95,7 +95,9 @@ class LocustDriver:
         ]  # fmt: skip
         for name, value in locust_options(spec).items():
             flag = "--" + name.replace("_", "-")
-            if name not in FLAG_DESTS:
+            if name == "request":  # repeatable: one flag per request, none for the default
+                argv += [f"{flag}={line}" for line in value.splitlines()]
+            elif name not in FLAG_DESTS:
                 argv.append(f"{flag}={value}")
             elif value == "true":
                 argv.append(flag)

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from chaos.backends.procfs import group_members, process_start_ticks
 from retrystorm.polling import poll_until
 from runner.errors import RunFailedError
 
@@ -52,10 +53,18 @@ def _death_signal() -> Callable[[], None] | None:
     return set_death_signal
 
 
+def _with_interpreter_on_path() -> dict[str, str]:
+    """This environment with this interpreter's folder first on PATH: tools installed beside it are found."""
+    folder = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": os.pathsep.join([folder, os.environ.get("PATH", "")])}
+
+
 class ManagedProcess:
     """One child process writing stdout and stderr to ``log_path``."""
 
-    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], log_path: Path, *, cwd: Path | None = None, tools_on_path: bool = False
+    ) -> None:
         self.name = name
         self.argv = list(argv)
         self.log_path = log_path
@@ -68,6 +77,8 @@ class ManagedProcess:
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                cwd=cwd,
+                env=_with_interpreter_on_path() if tools_on_path else None,
                 preexec_fn=_death_signal(),  # noqa: PLW1509 - see _death_signal: no Python runs in the child
             )
         self.pid = self.popen.pid
@@ -134,3 +145,42 @@ class ManagedProcess:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGKILL)
         return await asyncio.to_thread(self.popen.wait)
+
+    async def stop_group(self, grace_s: float = STOP_GRACE_S) -> int | None:
+        """Stop this process and every process of the group it leads (it was started in a session of its own).
+
+        SIGCONT and SIGTERM to the group, the leader stopped as :meth:`stop` does; then each
+        member still there gets SIGKILL through a pidfd opened on it and checked by its start
+        ticks, so a pid recycled meanwhile is never signalled.
+        """
+        members = group_members(self.pid)
+        if self.running:
+            for signum in (signal.SIGCONT, signal.SIGTERM):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.pid, signum)
+
+        async def members_gone() -> bool | None:
+            return None if any(process_start_ticks(pid) == ticks for pid, ticks in members) else True
+
+        with contextlib.suppress(TimeoutError):
+            await poll_until(members_gone, timeout_s=grace_s, every_s=0.05, on_timeout=TimeoutError)
+        status = await self.stop(grace_s=0.5)
+        for pid, ticks in members:
+            _kill_exactly(pid, ticks)
+        return status
+
+
+def _kill_exactly(pid: int, ticks: int) -> None:
+    """SIGCONT and SIGKILL to ``pid`` if it is still the process started at ``ticks`` (through a pidfd)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return  # gone
+    try:
+        if process_start_ticks(pid) == ticks:
+            log.warning("process %d of a stopped group outlived SIGTERM: killing it", pid)
+            for signum in (signal.SIGCONT, signal.SIGKILL):
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(pidfd, signum)
+    finally:
+        os.close(pidfd)

@@ -7,22 +7,33 @@ Prometheus' HTTP API instead: :mod:`runner.compose.prometheus`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from runner.fetch import PairFetcher
 from runner.interfaces import LoadHandle, TargetHandle
 from runner.readings import ClientReading, TargetReading, parse_client, parse_target
 
 
 class HttpMetricsSource:
-    """Scrapes ``TargetHandle.metrics_url`` and ``LoadHandle.metrics_url``."""
+    """Scrapes ``TargetHandle.metrics_url`` (read by ``parse_target_text``) and ``LoadHandle.metrics_url``.
 
-    def __init__(self) -> None:
+    A target without a metrics URL (a service of one's own without ``metrics:``) has no
+    target part: the client's part is read alone.
+    """
+
+    def __init__(self, parse_target_text: Callable[[str], TargetReading | None] = parse_target) -> None:
         self.fetcher = PairFetcher()
+        self.parse_target_text = parse_target_text
 
     async def read(
         self, target: TargetHandle, load: LoadHandle, *, timeout_s: float
     ) -> tuple[TargetReading | None, ClientReading | None]:
         """Both parts, scraped concurrently."""
-        return await self.fetcher.fetch((target.metrics_url, parse_target), (load.metrics_url, parse_client), timeout_s)
+        if target.metrics_url is None:
+            return None, await self.fetcher.get(load.metrics_url, parse_client, timeout_s)
+        return await self.fetcher.fetch(
+            (target.metrics_url, self.parse_target_text), (load.metrics_url, parse_client), timeout_s
+        )
 
     async def close(self) -> None:
         """Close the HTTP session."""

@@ -55,10 +55,12 @@ class LocalTargets:
     def fault_target_names(self) -> list[str]:
         return [FAULT_TARGET]
 
-    def describe(self, model: OverloadModel) -> str:
+    def describe(self, model: OverloadModel | None) -> str:
+        model = _required(model)
         return f"retrystorm target --model {model.spec()}, a fresh process on 127.0.0.1 (SIGSTOP/SIGCONT)"
 
-    async def start(self, label: str, model: OverloadModel, seed: int) -> LocalTarget:
+    async def start(self, label: str, model: OverloadModel | None, seed: int) -> LocalTarget:
+        model = _required(model)
         argv = [
             sys.executable, "-m", "retrystorm", "target", "--model", model.spec(),
             "--host", "127.0.0.1", "--port", "0", "--report-interval", "0", "--seed", str(seed),
@@ -71,3 +73,10 @@ class LocalTargets:
             raise
         self.process_backend.register(FAULT_TARGET, process.pid)
         return LocalTarget(process, found.group(1), self.process_backend)
+
+
+def _required(model: OverloadModel | None) -> OverloadModel:
+    """The model to serve; a scenario without one has its own service (:mod:`runner.local.service`)."""
+    if model is None:
+        raise ValueError("the built-in target needs the scenario's model: (a scenario with target: runs its own)")
+    return model

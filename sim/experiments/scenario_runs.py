@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from experiment.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.durations import format_duration
-from sim.config import RunConfig
+from retrystorm.errors import UserError
+from sim.config import RunConfig, no_model_message
 from sim.engine import simulate
 from sim.experiments.base import Finding, Report
 
@@ -96,9 +97,18 @@ def _pause_notes(scenario: Scenario) -> list[str]:
 
 
 def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report:
-    """Each strategy in turn against a fresh server, with the same seed and outages."""
+    """Each strategy in turn against a fresh server, with the same seed and triggers.
+
+    A scenario of its own service (``target:``) runs only with a ``model:`` that approximates it.
+    """
+    if scenario.model is None:
+        url = scenario.target.url if scenario.target is not None else "target:"
+        raise UserError(no_model_message(scenario.name, url))
+    notes = outage_notes(scenario)
+    if scenario.target is not None:
+        notes.insert(0, f"The model {scenario.model.spec()} stands for the service at {scenario.target.url}.")
     timeline = scenario.timeline()
-    report = Report(experiment=scenario.name, kind="runs", rows=[], notes=outage_notes(scenario))
+    report = Report(experiment=scenario.name, kind="runs", rows=[], notes=notes)
     for entry in scenario.strategies:
         if progress is not None:
             progress(f"simulating {entry.label} ({format_duration(scenario.load.duration)} of virtual time)")

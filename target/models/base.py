@@ -95,6 +95,9 @@ class OverloadModel(Spec):
 #: server clamps at 10 minutes). A count of requests (a limit, workers, a threshold) is at most a
 #: million, far beyond the connections one server holds (``--max-connections``, default 20,000).
 MAX_DURATION_S = 3600.0
+#: The shortest tick of a model: a millisecond, the grain of an event loop's timers; a shorter one only
+#: multiplies the simulator's work (a tick of 1 ns made it hang).
+MIN_TICK_S = 0.001
 MAX_REQUESTS = 1_000_000
 #: Growth of the exponential model's delay per ``k`` requests: 1,000x reaches any delay in a few steps.
 MAX_FACTOR = 1000.0

@@ -12,6 +12,7 @@ from target.models.base import (
     MAX_DURATION_S,
     MAX_FACTOR,
     MAX_REQUESTS,
+    MIN_TICK_S,
     OverloadModel,
     next_tick_s,
     register_model,
@@ -49,7 +50,7 @@ class ExponentialModel(OverloadModel):
         "factor", NUMBER, 1.05, "growth per k requests above the limit", at_least=1, at_most=MAX_FACTOR
     )
     k: float = param("k", NUMBER, 15.0, "requests above the limit per factor of growth", above=0, at_most=MAX_REQUESTS)
-    tick_s: float = param("tick", DURATION, 0.05, "re-evaluation period", above=0, at_most=MAX_DURATION_S)
+    tick_s: float = param("tick", DURATION, 0.05, "re-evaluation period", at_least=MIN_TICK_S, at_most=MAX_DURATION_S)
     max_delay_s: float = param("max_delay", DURATION, 600.0, "clamp on the delay", at_least=0, at_most=MAX_DURATION_S)
 
     def _validate(self) -> None:

@@ -11,6 +11,7 @@ from retrystorm.spec import DURATION, INTEGER, optional, param
 from target.models.base import (
     MAX_DURATION_S,
     MAX_REQUESTS,
+    MIN_TICK_S,
     Completion,
     ModelServer,
     Outcome,
@@ -63,7 +64,7 @@ class QueueModel(OverloadModel):
         at_least=1,
         at_most=MAX_REQUESTS,
     )
-    tick_s: float = param("tick", DURATION, 0.05, "length of a tick", above=0, at_most=MAX_DURATION_S)
+    tick_s: float = param("tick", DURATION, 0.05, "length of a tick", at_least=MIN_TICK_S, at_most=MAX_DURATION_S)
 
     @property
     def progress_limit(self) -> int:

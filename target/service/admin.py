@@ -1,17 +1,23 @@
-"""The admin API's bodies: reading them strictly, and the model document it returns.
+"""The admin API's bodies: reading them strictly into what they ask for, and the model document it returns.
 
 ``PUT /admin/model`` takes the new model as a JSON object, either a spec string
 ``{"spec": "exponential:limit=40"}`` or a mapping ``{"name": "exponential",
 "limit": 40, "base_delay": "100ms"}`` (parameters left out take their defaults;
 durations are strings with a unit or numbers of seconds). ``POST /admin/reset`` takes
 no body, or ``{"release_in_flight": true}`` to also answer everything in flight with
-503. Any problem raises :class:`~retrystorm.errors.UserError` with one line that names
-the field and what is accepted.
+503. ``PUT /admin/faults`` takes a fault rule. Each body is read as JSON here, checked
+by its model (:mod:`target.service.bodies`), then built into the domain object, which
+checks it again: the model with its own rules and :func:`check_servable`, the
+:class:`~target.faults.FaultRule`. Any problem raises
+:class:`~retrystorm.errors.UserError` with one line that names the field and what is
+accepted.
 
-Every field has a ceiling (the models' ``at_most``, the fault rule's maxima). A JSON
-number written with more than :data:`MAX_INTEGER_DIGITS` digits is beyond all of them:
-it is read as a :class:`LongNumber` (Python refuses to read a whole number of more
-than 4,300 digits at all), which every field refuses, naming itself and its range.
+The JSON is read with the standard library rather than pydantic-core, whose parser
+refuses a whole number of more than about 4,300 digits as invalid JSON, naming no
+field. Every field has a ceiling (the models' ``at_most``, the fault rule's maxima); a
+JSON number written with more than :data:`MAX_INTEGER_DIGITS` digits is beyond all of
+them: it is read as a :class:`LongNumber` (Python refuses to read a whole number of
+more than 4,300 digits at all), which every field refuses, naming itself and its range.
 """
 
 from __future__ import annotations
@@ -20,9 +26,14 @@ import json
 import math
 from typing import Any
 
+from pydantic import ValidationError
+
+from retrystorm.bodies import first_problem
 from retrystorm.errors import UserError
-from retrystorm.spec import params_of, spec_to_mapping
-from target.models import MODELS, OverloadModel, parse_model
+from retrystorm.spec import spec_to_mapping
+from target.faults import FaultRule
+from target.models import OverloadModel, parse_model
+from target.service.bodies import MODEL_REQUEST, FaultRuleRequest, ResetRequest, SpecString, model_problem
 from target.service.config import check_servable
 
 #: Digits of the longest whole number read as a number; every ceiling has far fewer (int64 has 19).
@@ -80,47 +91,31 @@ def read_json_object(body: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
 
 def parse_model_body(body: bytes) -> OverloadModel:
     """The model a ``PUT /admin/model`` body asks for, checked for live serving."""
-    mapping = read_json_object(body)
-    if "spec" in mapping:
-        if len(mapping) != 1:
-            extra = ", ".join(sorted(key for key in mapping if key != "spec"))
-            raise UserError(f"body: 'spec' comes alone; also got {extra}")
-        spec = mapping["spec"]
-        if not isinstance(spec, str):
-            raise UserError(f"spec: got {spec!r}, expected a spec string like 'exponential:limit=40'")
-        model = parse_model(spec)
-    else:
-        if "name" not in mapping:
-            raise UserError(f"body: needs 'name' (one of {', '.join(MODELS.names())}) or 'spec'")
-        _refuse_long_numbers(mapping)
-        model = parse_model(mapping)
+    try:
+        request = MODEL_REQUEST.validate_python(read_json_object(body))
+    except ValidationError as error:
+        raise UserError(model_problem(error)) from None
+    model = parse_model(request.spec if isinstance(request, SpecString) else request.mapping())
     check_servable(model)
     return model
 
 
-def _refuse_long_numbers(mapping: dict[str, Any]) -> None:
-    """Name the parameter given a :class:`LongNumber`, with its range (the model's check would
-    only say it is not a number)."""
-    name = mapping["name"]
-    if not isinstance(name, str) or name not in MODELS.names():
-        return  # parse_model names the valid models
-    model = MODELS.get(name)
-    for info in params_of(model):
-        value = mapping.get(info.key)
-        if isinstance(value, LongNumber):
-            raise info.out_of_range(f"model {name!r}", repr(value))
-
-
 def parse_reset_body(body: bytes) -> bool:
     """Whether a ``POST /admin/reset`` body asks to release everything in flight."""
-    mapping = read_json_object(body, empty_ok=True)
-    unknown = sorted(set(mapping) - {"release_in_flight"})
-    if unknown:
-        raise UserError(f"body: unknown field {unknown[0]!r}; accepted: release_in_flight")
-    release = mapping.get("release_in_flight", False)
-    if not isinstance(release, bool):
-        raise UserError(f"release_in_flight: got {release!r}, expected true or false")
-    return release
+    try:
+        request = ResetRequest.model_validate(read_json_object(body, empty_ok=True))
+    except ValidationError as error:
+        raise UserError(first_problem(error)) from None
+    return request.release_in_flight
+
+
+def parse_rule_body(body: bytes) -> FaultRule:
+    """The fault rule a ``PUT /admin/faults`` body arms; fields left out take their defaults."""
+    try:
+        request = FaultRuleRequest.model_validate(read_json_object(body))
+    except ValidationError as error:
+        raise UserError(first_problem(error)) from None
+    return request.rule()
 
 
 def model_document(model: OverloadModel, *, in_flight: int, delay_s: float) -> dict[str, Any]:

@@ -24,10 +24,10 @@ from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, gener
 
 from retrystorm.console import out
 from retrystorm.errors import UserError
-from target.faults import FaultInjector, FaultRule, parse_attempt, parse_rule
+from target.faults import FaultInjector, FaultRule, parse_attempt
 from target.metrics import build_metrics
 from target.models import Completion, Outcome
-from target.service.admin import model_document, parse_model_body, parse_reset_body, read_json_object
+from target.service.admin import model_document, parse_model_body, parse_reset_body, parse_rule_body
 from target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
@@ -272,7 +272,7 @@ class TargetApp:
 
     def _put_faults(self, request: Request) -> Response:
         try:
-            rule = parse_rule(read_json_object(request.body))
+            rule = parse_rule_body(request.body)
         except UserError as error:
             return self._bad(400, str(error))
         self._fault_response = _fault_response(rule)

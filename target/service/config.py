@@ -8,13 +8,12 @@ import socket
 from pathlib import Path
 
 from retrystorm.errors import SpecError
-from retrystorm.spec import DURATION, params_of
+from retrystorm.spec import DURATION, ParamInfo, params_of
 from target.models import ExponentialModel, OverloadModel
+from target.models.base import MIN_TICK_S
 from target.service.auth import check_token
 from target.service.limits import ConnectionLimits
 
-#: The shortest tick a live server accepts: the event loop's timers are millisecond-grained.
-MIN_TICK_S = 0.001
 _SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 
 
@@ -58,11 +57,22 @@ class ServiceConfig:
             raise SpecError(f"report_interval: got {self.report_interval_s}, expected a duration >= 0 (0 disables)")
 
 
+def live_param(info: ParamInfo) -> ParamInfo:
+    """``info`` with the bounds a live server adds to the model's own: a tick of at least :data:`MIN_TICK_S`.
+
+    The admin API's model bodies state these bounds (:mod:`target.service.bodies`);
+    :func:`check_servable` enforces them on any model.
+    """
+    if info.key == "tick" and info.type is DURATION:
+        return dataclasses.replace(info, at_least=MIN_TICK_S, above=None)
+    return info
+
+
 def check_servable(model: OverloadModel) -> None:
     """Reject parameters a model accepts in theory but a live server cannot run.
 
-    Durations and numbers must be finite, and a tick at least :data:`MIN_TICK_S`.
-    Raises :class:`SpecError` naming the parameter.
+    Durations and numbers must be finite, and within the bounds of :func:`live_param`
+    (a tick at least :data:`MIN_TICK_S`). Raises :class:`SpecError` naming the parameter.
     """
     for info in params_of(type(model)):
         value = getattr(model, info.field)
@@ -71,7 +81,10 @@ def check_servable(model: OverloadModel) -> None:
         if not math.isfinite(value):
             kind = "duration" if info.type is DURATION else "number"
             raise SpecError(f"model {model.name!r}: {info.key}: got {value}, expected a finite {kind}")
-        if info.key == "tick" and value < MIN_TICK_S:
+        floor = live_param(info).at_least
+        if floor is not None and floor != info.at_least and value < floor:
+            least = info.type.bound_text(floor)
             raise SpecError(
-                f"model {model.name!r}: tick: got {info.type.to_text(value)}, expected at least 1ms on a live server"
+                f"model {model.name!r}: {info.key}: got {info.type.to_text(value)}, "
+                f"expected at least {least} on a live server"
             )

@@ -1,8 +1,11 @@
-"""The target's HTTP API as an OpenAPI 3.0 document, built from the model registry.
+"""The target's HTTP API as an OpenAPI 3.1 document; the request bodies' schemas are their models'.
 
-``target/openapi.json`` is this document, kept in the repository and served at
-``/openapi.json``; the tests check that the file, the generator and the served routes
-agree. Regenerate the file after changing a model's parameters::
+The bodies are pydantic models (:mod:`target.service.bodies`), the model bodies generated
+from the model registry; their JSON schema is the document's, so a model or parameter
+registered later is documented as it is validated. ``target/openapi.json`` is this
+document, kept in the repository and served at ``/openapi.json``; the tests check that
+the file, the generator and the served routes agree, and fuzz the admin API from it.
+Regenerate the file after changing a model's parameters::
 
     python -m target.service.openapi > target/openapi.json
 """
@@ -13,10 +16,11 @@ import json
 import sys
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from retrystorm import __version__
-from retrystorm.spec import DURATION, INTEGER, NUMBER, ParamInfo, params_of
-from target.faults import MAX_ATTEMPT, MAX_COUNT, MAX_RETRY_AFTER_S, RECENT_CAPACITY
-from target.models import MODELS
+from target.faults import RECENT_CAPACITY
+from target.service.bodies import MODEL_REQUEST, FaultRuleRequest, ResetRequest
 from target.service.http import MAX_BODY_BYTES
 
 _TEXT = {"text/plain": {"schema": {"type": "string"}}}
@@ -46,102 +50,55 @@ def _admin(operation: dict[str, Any]) -> dict[str, Any]:
     return {**operation, "security": _ADMIN_SECURITY, "responses": {**operation["responses"], "401": _UNAUTHORIZED}}
 
 
-def _number_schema(info: ParamInfo) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "integer" if info.type is INTEGER else "number"}
-    if info.at_least is not None:
-        schema["minimum"] = info.at_least
-    if info.above is not None:
-        schema["minimum"] = info.above
-        schema["exclusiveMinimum"] = True
-    if info.at_most is not None:
-        schema["maximum"] = info.at_most
-    return schema
+#: Where the request bodies' schemas go, and how they refer to each other.
+_REF = "#/components/schemas/{model}"
+#: Each request body's model, by the name of its schema.
+_BODIES: dict[str, TypeAdapter[Any]] = {
+    "ModelRequest": MODEL_REQUEST,
+    "ResetRequest": TypeAdapter(ResetRequest),
+    "FaultRuleRequest": TypeAdapter(FaultRuleRequest),
+}
+_MODEL_REQUEST = (
+    "The new model: a spec string, or a mapping whose missing parameters take their defaults. Beyond this "
+    "schema, a value given as text is read as in a spec (its syntax and bounds are checked then), and a model's "
+    "rules across its parameters hold (such as exponential's max_delay >= base_delay); either is refused with a 400."
+)
 
 
-def _param_schema(info: ParamInfo) -> dict[str, Any]:
-    text = {"type": "string", "description": f"as in a spec: {info.describe_bounds()}"}
-    number = _number_schema(info)
-    if info.type is DURATION:
-        number["description"] = "seconds"
-    elif info.type not in (INTEGER, NUMBER):  # optional(INTEGER): null means the default rule
-        number = {"type": "integer", "minimum": info.at_least or 0, "nullable": True}
-        if info.at_most is not None:
-            number["maximum"] = info.at_most
-    return {"description": f"{info.help}; default {info.type.to_text(info.default)}", "anyOf": [text, number]}
-
-
-def _model_schemas() -> dict[str, Any]:
-    schemas: dict[str, Any] = {}
-    for name, cls in MODELS.items():
-        properties: dict[str, Any] = {"name": {"type": "string", "enum": [name]}}
-        properties.update({info.key: _param_schema(info) for info in params_of(cls)})
-        summary = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-        schemas[f"{name.capitalize()}Model"] = {
-            "type": "object",
-            "description": summary,
-            "required": ["name"],
-            "properties": properties,
-            "additionalProperties": False,
-        }
+def _request_schemas() -> dict[str, Any]:
+    """The request bodies' JSON schemas, from their models, with every definition they use."""
+    keys, document = TypeAdapter.json_schemas(
+        [(name, "validation", adapter) for name, adapter in _BODIES.items()], ref_template=_REF, by_alias=True
+    )
+    schemas: dict[str, Any] = dict(document.get("$defs", {}))
+    for (name, _), schema in keys.items():
+        if schema != {"$ref": _REF.format(model=name)}:  # not a model's own definition: the union of models
+            schemas[name] = schema
+    schemas["ModelRequest"] = {"description": _MODEL_REQUEST, **schemas["ModelRequest"]}
     return schemas
 
 
-def _nullable_count(description: str, minimum: int = 1) -> dict[str, Any]:
-    return {"type": "integer", "minimum": minimum, "nullable": True, "default": None, "description": description}
-
-
-def _fault_schemas() -> dict[str, Any]:
-    rule = {
-        "type": "object",
-        "description": "Which attempts of /api fail at once, and how; an attempt fails when every condition holds.",
-        "properties": {
-            "status": {
-                "description": "the status sent",
-                "default": 503,
-                "anyOf": [{"type": "integer", "enum": [429]}, {"type": "integer", "minimum": 500, "maximum": 599}],
-            },
-            "retry_after": {
-                **_nullable_count("send Retry-After with this many seconds; null: no header", minimum=0),
-                "maximum": MAX_RETRY_AFTER_S,
-            },
-            "first_attempts": {
-                **_nullable_count(
-                    "fail only attempts 1..N of each logical request (Retrystorm-Attempt header, absent: 1); null: all"
-                ),
-                "maximum": MAX_ATTEMPT,
-            },
-            "probability": {
-                "type": "number",
-                "minimum": 0,
-                "exclusiveMinimum": True,
-                "maximum": 1,
-                "default": 1,
-                "description": "a qualifying attempt fails with this probability",
-            },
-            "count": {
-                **_nullable_count("at most this many failures in all, then everything passes; null: no limit"),
-                "maximum": MAX_COUNT,
-            },
-        },
-        "additionalProperties": False,
-    }
+def _fault_document() -> dict[str, Any]:
     judged = {
         "type": "object",
         "required": ["at_seconds", "attempt", "status"],
         "properties": {
             "at_seconds": {"type": "number", "description": "arrival on the service's monotonic clock"},
             "attempt": {"type": "integer", "minimum": 1},
-            "status": {"type": "integer", "nullable": True, "description": "the status sent; null: passed on"},
+            "status": {"type": ["integer", "null"], "description": "the status sent; null: passed on"},
         },
     }
-    document = {
+    return {
         "type": "object",
         "required": ["rule", "injected", "passed", "remaining", "recent"],
         "properties": {
-            "rule": {"allOf": [{"$ref": "#/components/schemas/FaultRule"}], "nullable": True},
+            "rule": {
+                "anyOf": [{"$ref": "#/components/schemas/FaultRuleRequest"}, {"type": "null"}],
+                "description": "the rule armed, as PUT /admin/faults takes it; null: none",
+            },
             "injected": {"type": "integer", "minimum": 0, "description": "attempts failed by the last rule armed"},
             "passed": {"type": "integer", "minimum": 0, "description": "attempts it let through to the model"},
-            "remaining": {"type": "integer", "minimum": 0, "nullable": True, "description": "failures left"},
+            "remaining": {"type": ["integer", "null"], "minimum": 0, "description": "failures left"},
             "recent": {
                 "type": "array",
                 "maxItems": RECENT_CAPACITY,
@@ -150,25 +107,12 @@ def _fault_schemas() -> dict[str, Any]:
             },
         },
     }
-    return {"FaultRule": rule, "FaultDocument": document}
 
 
 def _schemas() -> dict[str, Any]:
-    models = _model_schemas()
     return {
-        **models,
-        **_fault_schemas(),
-        "SpecString": {
-            "type": "object",
-            "required": ["spec"],
-            "properties": {"spec": {"type": "string", "example": "exponential:limit=30,factor=1.05"}},
-            "additionalProperties": False,
-        },
-        "ModelRequest": {
-            "description": "The new model: a spec string, or a mapping whose missing parameters take defaults.",
-            "oneOf": [{"$ref": "#/components/schemas/SpecString"}]
-            + [{"$ref": f"#/components/schemas/{key}"} for key in models],
-        },
+        **_request_schemas(),
+        "FaultDocument": _fault_document(),
         "ModelDocument": {
             "type": "object",
             "required": ["spec", "model", "in_flight", "delay_seconds"],
@@ -183,17 +127,6 @@ def _schemas() -> dict[str, Any]:
                 "in_flight": {"type": "integer", "minimum": 0},
                 "delay_seconds": {"type": "number", "minimum": 0},
             },
-        },
-        "ResetRequest": {
-            "type": "object",
-            "properties": {
-                "release_in_flight": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "also answer every request in flight with 503 at once",
-                }
-            },
-            "additionalProperties": False,
         },
         "ResetResult": {
             "type": "object",
@@ -242,7 +175,7 @@ def _paths() -> dict[str, Any]:
         "/openapi.json": {
             "get": {
                 "summary": "This document",
-                "responses": {"200": {"description": "OpenAPI 3.0", "content": {"application/json": {}}}},
+                "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}},
             }
         },
         "/admin/model": {
@@ -282,7 +215,7 @@ def _faults_path() -> dict[str, Any]:
         },
         "put": {
             "summary": "Arm a fault rule: fail chosen attempts of /api at once; its counters start at zero",
-            "requestBody": _json_body("#/components/schemas/FaultRule"),
+            "requestBody": _json_body("#/components/schemas/FaultRuleRequest"),
             "responses": {"200": _json_response("the rule armed", document), **_bad_input("bad rule")},
         },
         "delete": {
@@ -295,7 +228,7 @@ def _faults_path() -> dict[str, Any]:
 def build_openapi() -> dict[str, Any]:
     """The OpenAPI document of the target service."""
     return {
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",
         "info": {
             "title": "retrystorm target",
             "version": __version__,

@@ -424,6 +424,7 @@ def test_a_paused_container_is_unpaused_after_its_arming_process_is_killed(armer
             return container.status == "running"
 
         wait_for(running, timeout_s=60, what="the watchdog to unpause the container")
+        wait_for(lambda: len(resumes(journal)) == 1, what="the resume record (written after the unpause)")
         (record,) = resumes(journal)
         assert (record["reason"], record["backend"], record["ident"]) == ("watchdog", "docker", container.id)
     finally:

@@ -48,10 +48,10 @@ def test_master_serves_the_sum_of_its_workers():
     store.update("a", snapshot(a))
     store.update("b", snapshot(b))
     merged = scrape(master(store, {"a", "b"}))
-    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == 7
-    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="timeout") == 3
+    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", request="/api", outcome="ok") == 7
+    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", request="/api", outcome="timeout") == 3
     assert value(merged, "retrystorm_client_retries_total", strategy="fixed") == 3
-    assert value(merged, "retrystorm_client_attempts_started_total", strategy="fixed") == 12
+    assert value(merged, "retrystorm_client_attempts_started_total", strategy="fixed", request="/api") == 12
     assert value(merged, "retrystorm_client_active_users", strategy="fixed") == 12
     # every series of the workers, summed: buckets, sums and counts included
     parts = [scrape(a), scrape(b)]
@@ -80,7 +80,7 @@ def test_a_quit_worker_keeps_its_counts_but_not_its_gauges():
     store.update("a", snapshot(worker(3, 0, users=5)))
     store.update("b", snapshot(worker(4, 0, users=7)))
     merged = scrape(master(store, {"b"}))
-    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == 7
+    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", request="/api", outcome="ok") == 7
     assert value(merged, "retrystorm_client_active_users", strategy="fixed") == 7
 
 
@@ -90,7 +90,7 @@ def test_reports_are_idempotent_and_carry_through_msgpack():
     for _ in range(3):  # the same cumulative report, received three times
         store.update("a", msgpack.unpackb(msgpack.packb(snapshot(registry))))
     merged = scrape(master(store, {"a"}))
-    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == 3
+    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", request="/api", outcome="ok") == 3
 
 
 def test_strategies_stay_apart():
@@ -98,8 +98,8 @@ def test_strategies_stay_apart():
     store.update("a", snapshot(worker(3, 0, users=1, strategy="fixed")))
     store.update("b", snapshot(worker(4, 0, users=1, strategy="smira")))
     merged = scrape(master(store, None))
-    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", outcome="ok") == 3
-    assert value(merged, "retrystorm_client_attempts_total", strategy="smira", outcome="ok") == 4
+    assert value(merged, "retrystorm_client_attempts_total", strategy="fixed", request="/api", outcome="ok") == 3
+    assert value(merged, "retrystorm_client_attempts_total", strategy="smira", request="/api", outcome="ok") == 4
 
 
 def test_no_created_series():

@@ -24,6 +24,7 @@ BAD_FIELDS = [
     ("max_attempts", "0", ["--max-attempts", ">= 1"]),
     ("request_deadline", "soon", ["--request-deadline"]),
     ("arrival", "sideways", ["--arrival", "closed, open"]),
+    ("retry_preset", "envoy", ["--retry-preset envoy and --retry-strategy fixed:50ms", "give one"]),
 ]
 
 
@@ -31,7 +32,8 @@ def test_start_form_refuses_bad_specs_then_runs_a_good_one(target_server, web_lo
     target = target_server("--model", "fixed", "--base-delay", "10ms")
     web = web_locust(target.url)
     page = web.get_index()
-    for field in ("retry_strategy", "retry_budget", "think_time", "attempt_timeout", "arrival", "keep_backoff"):
+    fields = ("retry_strategy", "retry_preset", "retry_budget", "think_time", "attempt_timeout", "arrival")
+    for field in (*fields, "keep_backoff"):
         assert field in page, f"{field} missing from the start form"
     assert "metrics_port" not in page
 
@@ -60,3 +62,22 @@ def test_start_form_refuses_bad_specs_then_runs_a_good_one(target_server, web_lo
     received += target.metrics().get("retrystorm_target_in_flight_requests")
     assert served <= received <= served + 2  # an attempt cut short by the stop
     assert "Traceback" not in web.log.read_text()
+
+
+def test_the_start_form_takes_a_request_mix_and_retry_on(target_server, web_locust, wait):
+    target = target_server("--model", "fixed", "--base-delay", "10ms")
+    web = web_locust(target.url)
+    page = web.get_index()
+    assert "request" in page and "retry_on" in page
+    refused = web.swarm(**{**GOOD, "request": "FETCH /api"})
+    assert refused["success"] is False and "--request: request 1: method: got 'FETCH'" in refused["message"]
+    refused = web.swarm(**{**GOOD, "retry_on": "sometimes"})
+    assert refused["success"] is False and "--retry-on" in refused["message"]
+    mix = "GET /api name=read weight=3 ;; GET /api name=write weight=1 header=X-Kind:write"
+    answer = web.swarm(**{**GOOD, "request": mix, "retry_on": "timeout,5xx"})
+    assert answer["success"] is True, answer
+    ok = "retrystorm_client_requests_total"
+    wait(lambda: web.metrics().get(ok, request="write", outcome="ok") >= 2, 30, "requests of both kinds")
+    assert web.metrics().get(ok, request="read", outcome="ok") >= 2
+    assert web.stop()["success"] is True
+    wait(lambda: web.stats()["state"] == "stopped", 30, "the run to stop")

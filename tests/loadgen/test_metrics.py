@@ -32,10 +32,10 @@ def test_every_outcome_series_exists_from_the_start():
     registry = CollectorRegistry()
     build_metrics(registry).for_strategy("smira")
     for outcome in AttemptOutcome:
-        labels = {"strategy": "smira", "outcome": outcome.value}
+        labels = {"strategy": "smira", "request": "/api", "outcome": outcome.value}
         assert registry.get_sample_value("retrystorm_client_attempts_total", labels) == 0
     for outcome in RequestOutcome:
-        labels = {"strategy": "smira", "outcome": outcome.value}
+        labels = {"strategy": "smira", "request": "/api", "outcome": outcome.value}
         assert registry.get_sample_value("retrystorm_client_requests_total", labels) == 0
 
 
@@ -55,19 +55,22 @@ def test_updates():
     bound.retry(0.1)
     bound.attempts_started.inc(3)  # the user counts each attempt as it sends it; one still awaits its answer
     get = registry.get_sample_value
-    assert get("retrystorm_client_attempts_started_total", {"strategy": "exponential"}) == 3
-    assert get("retrystorm_client_attempts_total", {"strategy": "exponential", "outcome": "timeout"}) == 1
+    assert get("retrystorm_client_attempts_started_total", {"strategy": "exponential", "request": "/api"}) == 3
+    assert (
+        get("retrystorm_client_attempts_total", {"strategy": "exponential", "request": "/api", "outcome": "timeout"})
+        == 1
+    )
     assert (
         get(
             "retrystorm_client_attempt_latency_seconds_bucket",
-            {"strategy": "exponential", "outcome": "timeout", "le": "2.0"},
+            {"strategy": "exponential", "request": "/api", "outcome": "timeout", "le": "2.0"},
         )
         == 1
     )
     assert (
         get(
             "retrystorm_client_request_latency_seconds_bucket",
-            {"strategy": "exponential", "outcome": "ok", "le": "2.0"},
+            {"strategy": "exponential", "request": "/api", "outcome": "ok", "le": "2.0"},
         )
         == 0
     )
@@ -80,3 +83,15 @@ def test_two_registries_never_collide():
     build_metrics(first).for_strategy("fixed").retry(1.0)
     build_metrics(second)
     assert second.get_sample_value("retrystorm_client_retries_total", {"strategy": "fixed"}) is None
+
+
+def test_each_request_of_a_mix_has_its_own_series():
+    registry = CollectorRegistry()
+    bound = build_metrics(registry).for_strategy("fixed", ["POST /orders", "GET /orders/1"])
+    bound.by_request["GET /orders/1"].attempts_started.inc(2)
+    bound.by_request["POST /orders"].attempt(AttemptOutcome.TIMEOUT, 1.0)
+    get = registry.get_sample_value
+    assert get("retrystorm_client_attempts_started_total", {"strategy": "fixed", "request": "GET /orders/1"}) == 2
+    assert get("retrystorm_client_attempts_started_total", {"strategy": "fixed", "request": "POST /orders"}) == 0
+    labels = {"strategy": "fixed", "request": "POST /orders", "outcome": "timeout"}
+    assert get("retrystorm_client_attempts_total", labels) == 1

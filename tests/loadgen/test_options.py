@@ -249,3 +249,66 @@ def test_locust_itself_exits_2_with_one_line_for_an_absurd_strategy():
     assert len(lines) == 1, result.stderr
     assert "--retry-strategy: strategy 'fixed': delay: got '1111" in lines[0]
     assert "<= 1000000000s" in lines[0]
+
+
+# -- presets ----------------------------------------------------------------------------
+
+
+def test_a_preset_brings_its_attempt_cap_budget_and_conditions():
+    options = load_options(parse("--retry-strategy", "aws-standard"))
+    assert options.policy.max_attempts == 3
+    assert options.budget == QuotaBudget()
+    assert options.policy.retry_on is not None and options.policy.per_request
+    assert options.strategy_name == "aws-standard"
+
+
+def test_explicit_flags_override_a_preset_and_none_removes_its_own():
+    options = load_options(parse("--retry-strategy", "aws-standard", "--max-attempts", "5", "--retry-budget", "tokens"))
+    assert options.policy.max_attempts == 5
+    assert options.budget is not None and options.budget.name == "tokens"
+    options = load_options(
+        parse("--retry-strategy", "aws-standard", "--max-attempts", "none", "--retry-budget", "none")
+    )
+    assert options.policy.max_attempts is None
+    assert options.budget is None
+
+
+def test_the_preset_field_is_a_choice_beside_the_free_text():
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    action = next(a for a in parser._actions if a.dest == "retry_preset")
+    assert parser.web_ui["retry_preset"]
+    assert action.choices[0] == "custom"
+    assert {"grpc-retry", "envoy", "aws-standard", "aws-adaptive", "polly", "resilience4j", "urllib3"} <= set(
+        action.choices
+    )
+    options = load_options(overlay_form(parse(), {"retry_preset": "envoy"}))
+    assert options.strategy_name == "envoy"
+    assert options.policy.max_attempts == 2
+
+
+def test_a_preset_and_a_strategy_at_once_are_refused():
+    with pytest.raises(UserError, match=r"--retry-preset envoy and --retry-strategy fixed:1s: give one of them"):
+        load_options({"retry_preset": "envoy", "retry_strategy": "fixed:1s"})
+    with pytest.raises(UserError, match=r"--retry-preset: got 'envoi', expected custom or one of .*envoy"):
+        load_options({"retry_preset": "envoi"})
+
+
+def test_an_unknown_preset_on_the_strategy_flag_suggests_one():
+    with pytest.raises(UserError) as caught:
+        load_options({"retry_strategy": "aws-standart"})
+    message = str(caught.value)
+    assert "(did you mean 'aws-standard'?)" in message
+    assert "presets: aws-standard, aws-adaptive" in message
+
+
+def test_requests_file_is_read_when_parsed_so_its_text_travels_with_the_options(tmp_path):
+    file = tmp_path / "requests.txt"
+    file.write_text("POST /b weight=3 body=x y\n")
+    parser = LocustLikeParser()
+    add_arguments(parser)
+    parsed = parser.parse_args(["--request", "GET /a", "--request", "GET /c", "--requests-file", str(file)])
+    assert parsed.requests_file == file.read_text()
+    assert [r.name for r in load_options(vars(parsed)).requests] == ["GET /a", "GET /c", "POST /b"]
+    with pytest.raises(argparse.ArgumentError, match="cannot read"):
+        parser.parse_args(["--requests-file", str(tmp_path / "missing.txt")])

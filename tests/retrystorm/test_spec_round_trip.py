@@ -8,6 +8,10 @@ from hypothesis import strategies as st
 
 from loadgen.strategies import BUDGETS, STRATEGIES
 from loadgen.strategies.jitter import JITTER, Jitter
+from loadgen.strategies.presets.envoy import RETRY_ON_WORDS
+from loadgen.strategies.presets.grpc import CODES
+from loadgen.strategies.presets.params import BOOLEAN, STATUSES
+from loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.errors import SpecError
 from retrystorm.spec import DURATION, DURATION_LIST, INTEGER, NUMBER, ParamInfo, params_of, spec_to_mapping
 from target.models import MODELS
@@ -41,7 +45,29 @@ def _values_for(info: ParamInfo) -> st.SearchStrategy[object]:
             st.floats(min_value=0.001, max_value=1).map(lambda j: Jitter("proportional", j)),
             st.floats(min_value=0.001, max_value=5).map(lambda j: Jitter("normal", j)),
         )
-    raise AssertionError(f"no generator for {info.type.short}")
+    return _preset_values(info)
+
+
+def _preset_values(info: ParamInfo) -> st.SearchStrategy[object]:
+    """The parameter types the presets add: booleans, choices, lists, optional numbers and durations."""
+    short = info.type.short
+    if info.type is BOOLEAN:
+        return st.booleans()
+    if info.type is STATUSES:
+        return st.lists(st.integers(min_value=100, max_value=599), max_size=6).map(lambda v: tuple(sorted(set(v))))
+    if info.type is RETRY_ON:
+        statuses = st.frozensets(st.integers(min_value=400, max_value=599), max_size=4)
+        return st.builds(
+            RetryOn, st.booleans(), st.booleans(), st.frozensets(st.sampled_from([4, 5])), statuses, statuses
+        )
+    if short == "list":
+        words = list(CODES) if info.key == "codes" else list(RETRY_ON_WORDS)
+        return st.lists(st.sampled_from(words), min_size=1, max_size=4, unique=True).map(tuple)
+    if "|" in short:
+        return st.sampled_from(short.split("|"))
+    if short in ("number or none", "duration or none"):
+        return st.none() | _bounded_floats(info, 1e3)
+    raise AssertionError(f"no generator for {short}")
 
 
 @st.composite

@@ -10,6 +10,7 @@ import pytest
 
 from experiment.scenario import RunSpec, parse_scenario
 from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from loadgen.request_mix import RequestSpec, parse_request_line
 from loadgen.think import ExponentialThink
 from retrystorm.errors import UserError
 from runner.compose.master import swarm_form
@@ -85,16 +86,22 @@ def test_the_local_command_line_and_the_compose_form_carry_the_same_options(scen
     kept = dataclasses.replace(spec, policy=dataclasses.replace(spec.policy, reset_after_success=False))
     for each in (spec, kept):
         argv = LocustDriver(Path("/logs")).argv("http://127.0.0.1:1", each, 1234)
-        flags = {}
+        flags: dict[str, str] = {}
         for item in argv[argv.index("--only-summary") + 1 :]:
             name, _, value = item.removeprefix("--").replace("-", "_").partition("=")
-            flags[name] = value or "true"
+            flags[name] = f"{flags[name]}\n{value}" if name in flags else value or "true"  # --request repeats
         form = swarm_form(each, "http://127.0.0.1:1")
-        assert flags == {name: value for name, value in locust_options(each).items() if value != "false"}
+        assert flags == {name: value for name, value in locust_options(each).items() if value not in ("false", "")}
         assert {("users" if name == "user_count" else name): value for name, value in form.items()} == {
             **locust_options(each),
             "host": "http://127.0.0.1:1",
         }
+    mixed = dataclasses.replace(spec, requests=(RequestSpec(method="POST", path="/orders", body="a b"), RequestSpec()))
+    argv = LocustDriver(Path("/logs")).argv("http://h", mixed, 1)
+    requests = [item.removeprefix("--request=") for item in argv if item.startswith("--request=")]
+    assert [parse_request_line(line) for line in requests] == list(mixed.requests)
+    assert "\n".join(requests) == locust_options(mixed)["request"]
+    assert read_back(locust_options(mixed)).requests == mixed.requests
     assert "--keep-backoff" in LocustDriver(Path("/logs")).argv("http://h", kept, 1)
     assert "--keep-backoff" not in LocustDriver(Path("/logs")).argv("http://h", spec, 1)
 

@@ -1,5 +1,6 @@
 """The live progress display: plain lines off a terminal, a panel on one."""
 
+import dataclasses
 import io
 
 from rich.console import Console
@@ -21,6 +22,8 @@ def test_status_line_shows_phase_time_outage_goodput_and_in_flight():
     assert "in flight 12" in line
     assert "about 135s left in all" in line
     assert "in flight no answer" in status_line(status(21.0, "outage", in_flight=None))
+    unread = dataclasses.replace(status(21.0, in_flight=None), server_read=False)  # a service without metrics:
+    assert "in flight not read (the server is judged from the clients)" in status_line(unread)
 
 
 def test_plain_display_prints_on_phase_changes_and_every_five_seconds():

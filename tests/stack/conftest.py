@@ -67,10 +67,13 @@ class Stack:
 
     project: str
     logs: Path
+    #: More override files, after the loopback one.
+    overrides: tuple[Path, ...] = ()
 
     @property
     def argv(self) -> list[str]:
-        return [compose_binary(), "-p", self.project, "-f", str(BASE_FILE), "-f", str(LOOPBACK_FILE)]
+        files = [arg for path in (BASE_FILE, LOOPBACK_FILE, *self.overrides) for arg in ("-f", str(path))]
+        return [compose_binary(), "-p", self.project, *files]
 
     def compose(self, *args: str, timeout_s: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -149,11 +152,16 @@ def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.5) 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Iterator[Stack]:
     """The stack with two Locust workers, healthy; down with its volumes afterwards."""
+    yield from running_stack(tmp_path_factory)
+
+
+def running_stack(tmp_path_factory, overrides: tuple[Path, ...] = ()) -> Iterator[Stack]:
+    """A stack (with ``overrides``) and two Locust workers, healthy; down with its volumes afterwards."""
     require_docker()
     busy = [f"{name} {port}" for name, port in LOOPBACK_PORTS.items() if port_in_use(port)]
     if busy:
         pytest.fail(f"loopback ports the stack needs are in use: {', '.join(busy)}")
-    running = Stack(f"rstest{uuid.uuid4().hex[:8]}", tmp_path_factory.mktemp("stack-logs"))
+    running = Stack(f"rstest{uuid.uuid4().hex[:8]}", tmp_path_factory.mktemp("stack-logs"), overrides)
     try:
         running.compose(
             "up", "-d", "--no-build", "--wait", "--wait-timeout", str(UP_TIMEOUT_S), "--scale", "locust-worker=2",

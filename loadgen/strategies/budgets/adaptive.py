@@ -62,6 +62,14 @@ class AdaptiveState(BudgetState):
     def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
         return 0.0
 
-    def on_result(self, now_s: float, *, success: bool, retry_cost: float | None) -> None:
+    def on_result(
+        self,
+        now_s: float,
+        *,
+        success: bool,
+        retry_cost: float | None,
+        throttled: bool = False,
+        retryable: bool = True,
+    ) -> None:
         if success:
             self.accepts.add(now_s)

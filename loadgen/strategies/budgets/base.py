@@ -8,10 +8,20 @@ time), randomness as ``rng``: the state has no clock and no I/O of its own.
 Per attempt the caller does::
 
     if not state.allow_attempt(now, rng): ...         # local rejection (adaptive only)
-    ... send the attempt ...
-    state.on_result(now, success=ok, retry_cost=cost)  # cost: None for a first attempt
-    if failed:
+    wait = state.before_send(now, retry=...)          # seconds to wait first (aws-rate-limiter only)
+    ... wait, then send the attempt ...
+    state.on_result(now, success=ok, retry_cost=cost, throttled=..., retryable=...)
+    if failed and retryable:
         cost = state.try_retry(now, after_timeout=...)  # None: the budget refuses
+
+``retry_cost`` is what the attempt's retry paid, ``None`` for a first attempt.
+:meth:`BudgetState.before_send` and :meth:`BudgetState.on_result` bracket every attempt
+that goes on the wire, so a budget can count the attempts in flight and, through
+``retry_cost``, the retries among them (``concurrency``, Envoy's retry budget). A wait
+returned by ``before_send`` delays the send, not the decision: the attempt counts as
+sent from that call (``aws-rate-limiter``, the AWS SDKs' client-side rate limiter, is
+a token bucket that makes sends wait for a token). The Locust user sleeps it; the
+simulator schedules the send after it.
 """
 
 from __future__ import annotations
@@ -48,12 +58,28 @@ class BudgetState(ABC):
         """Whether an attempt may go on the wire; ``False`` rejects it locally."""
         return True
 
+    def before_send(self, now_s: float, *, retry: bool) -> float:
+        """An allowed attempt (a retry or not) is about to be sent: seconds to wait first (0: none)."""
+        return 0.0
+
     @abstractmethod
     def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
         """Withdraw what one retry costs; the cost, or ``None`` (and a refusal) if refused."""
 
-    def on_result(self, now_s: float, *, success: bool, retry_cost: float | None) -> None:
-        """An attempt finished; ``retry_cost`` is what its retry paid, ``None`` for a first attempt."""
+    def on_result(
+        self,
+        now_s: float,
+        *,
+        success: bool,
+        retry_cost: float | None,
+        throttled: bool = False,
+        retryable: bool = True,
+    ) -> None:
+        """An attempt finished; ``retry_cost`` is what its retry paid, ``None`` for a first attempt.
+
+        ``throttled``: the answer was a throttling error (HTTP 429). ``retryable``: the
+        policy's retry conditions cover the failure (a failure not retried is final).
+        """
 
     def _refuse(self) -> None:
         self.refusals += 1

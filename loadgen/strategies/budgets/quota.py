@@ -50,7 +50,15 @@ class QuotaState(BudgetState):
         self.quota -= cost
         return cost
 
-    def on_result(self, now_s: float, *, success: bool, retry_cost: float | None) -> None:
+    def on_result(
+        self,
+        now_s: float,
+        *,
+        success: bool,
+        retry_cost: float | None,
+        throttled: bool = False,
+        retryable: bool = True,
+    ) -> None:
         if not success:
             return
         refund = self.policy.increment if retry_cost is None else retry_cost

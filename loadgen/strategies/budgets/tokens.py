@@ -41,8 +41,17 @@ class TokensState(BudgetState):
         self._refuse()
         return None
 
-    def on_result(self, now_s: float, *, success: bool, retry_cost: float | None) -> None:
+    def on_result(
+        self,
+        now_s: float,
+        *,
+        success: bool,
+        retry_cost: float | None,
+        throttled: bool = False,
+        retryable: bool = True,
+    ) -> None:
+        # gRFC A6: only failures with a retryable status count; others leave the tokens alone
         if success:
             self.tokens = min(self.policy.max_tokens, self.tokens + self.policy.ratio)
-        else:
+        elif retryable:
             self.tokens = max(0.0, self.tokens - 1.0)

@@ -11,6 +11,7 @@ SHIPPED = [
     "flapping",
     "jitter-shootout",
     "osdi22-retry",
+    "real-clients",
     "smira-laptop",
     "smira-sigstop",
     "wyegelwel-burst",

@@ -9,7 +9,7 @@ from loadgen.strategies import BUDGETS, STRATEGIES, parse_budget, parse_strategy
 from loadgen.strategies.base import MAX_DELAY_S
 from loadgen.think import parse_think_time
 from retrystorm.errors import SpecError
-from retrystorm.spec import describe_params
+from retrystorm.spec import describe_params, params_of
 
 
 @pytest.mark.parametrize(
@@ -43,11 +43,13 @@ def test_values_above_a_ceiling_are_refused_naming_it(parse, spec, words):
 
 def test_every_numeric_parameter_shows_its_ceiling():
     """What ``retrystorm strategies`` lists: each parameter's accepted values end with a ceiling."""
+    numeric = ("number", "duration")  # the kinds of value a ceiling applies to (not modes, choices or statuses)
     for registry in (STRATEGIES, BUDGETS):
         for name, cls in registry.items():
+            kinds = {info.key: info.type.short for info in params_of(cls)}
             for key, _, help_text in describe_params(cls):
-                if "jitter: none" in help_text:
-                    continue  # a mode, not a number (normal:J's ceiling is in its accepted forms)
+                if "jitter: none" in help_text or not any(word in kinds[key] for word in numeric):
+                    continue  # a mode or a choice, not a number (normal:J's ceiling is in its accepted forms)
                 assert "<= " in help_text, f"{registry.kind} {name}: {key}: {help_text}"
 
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from chaos.backends import ProcessBackend, TargetState
-from runner.compose.lazy import LazyBackend
 from runner.compose.service import ServiceTarget, ServiceTargets
 from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
+from runner.lazy import LazyBackend
 from target.models import parse_model
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
@@ -187,3 +187,27 @@ def test_the_backend_is_made_when_first_used():
     assert made == []
     assert provider.recovery_backends() == [lazy.backend()]
     assert made == [1]
+
+
+def test_a_foreign_target_gets_no_admin_call_and_a_busy_one_is_not_a_failure(slow_target):
+    from experiment.scenario.service import ServiceTarget as OwnService
+
+    held = send_and_keep(slow_target.url + "/api")
+    wait_until(lambda: admin(slow_target, "/admin/model")["in_flight"] == 1, 10, "a request in flight")
+    own = OwnService(url=slow_target.url, ready="/healthz", service="target")
+    backend = ProcessBackend({"target": slow_target.process.pid})
+    provider = ServiceTargets(slow_target.url, backend=backend, foreign=own, unhealthy_after_s=0.5)
+    assert "no admin API: nothing is reset between strategies" in provider.describe(None)
+
+    async def start_probe_and_stop() -> tuple[str | None, str | None]:
+        handle = await provider.start("backoff", None, 1)
+        handle.foreign = own.model_copy(update={"ready": "/api"})  # a path that now takes a minute to answer
+        busy = await handle.probe()
+        await handle.stop()
+        return busy, admin(slow_target, "/admin/model")["spec"]
+
+    busy, spec = asyncio.run(start_probe_and_stop())
+    assert busy is None  # running but not answering is no failure for a foreign service: it exists
+    assert spec.startswith("fixed")  # no model was set
+    assert admin(slow_target, "/admin/model")["in_flight"] == 1  # nothing was released
+    assert "status" not in held

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from target.models import MODELS
 from target.probe import fetch, read_reply
 
 REQUESTS = "retrystorm_target_requests_total"
@@ -28,6 +29,7 @@ def test_get_model_describes_the_running_model(live):
         {"spec": "exponential:limit=40"},
         {"name": "exponential", "limit": 40},
         {"name": "exponential", "limit": "40", "base_delay": 0.1},
+        {"name": "exponential", "limit": 40, "base_delay": "100ms", "tick": 0.001},
     ],
 )
 def test_put_model_switches_in_place(live, body):
@@ -56,18 +58,23 @@ def test_switching_the_kind_keeps_requests_in_flight(live):
 
 
 LIMIT = "expected a whole number >= 0 and <= 1000000"
+#: The registered models, as the refusals list them (a model registered later is listed too).
+NAMES = ", ".join(MODELS.names())
 BAD_MODEL_BODIES = [
     (b"", "body: empty; send a JSON object"),
     (b"{nope", "body: not valid JSON"),
     (b"[1, 2]", "body: got a JSON list, expected a JSON object"),
-    (b'{"limit": 3}', "body: needs 'name' (one of exponential, fixed, linear, queue) or 'spec'"),
-    (b'{"name": "quadratic"}', "unknown model 'quadratic'; valid: exponential, fixed, linear, queue"),
+    (b'{"limit": 3}', f"body: needs 'name' (one of {NAMES}) or 'spec'"),
+    (b'{"name": "quadratic"}', f"unknown model 'quadratic'; valid: {NAMES}"),
+    (b'{"name": 5}', f"unknown model 5; valid: {NAMES}"),
+    (b'{"name": "exponential", "limit": true}', f"model 'exponential': limit: got True, {LIMIT}"),
     (b'{"name": "exponential", "limit": -1}', "limit: got -1, expected a whole number >= 0"),
     (b'{"name": "exponential", "limit": 1.5}', "limit: got 1.5, expected a whole number"),
     (b'{"name": "exponential", "workers": 3}', "unknown parameter 'workers'; accepted: base_delay"),
     (b'{"name": "exponential", "factor": NaN}', "NaN is not a JSON number"),
     (b'{"name": "exponential", "k": 1e999}', "1e999 is beyond the range of a number"),
-    (b'{"name": "exponential", "tick": "1us"}', "tick: got 1us, expected at least 1ms on a live server"),
+    (b'{"name": "exponential", "tick": "1us"}', "tick: got 1us, expected a duration"),
+    (b'{"name": "exponential", "tick": 0.0001}', "tick: got 0.0001, expected a duration (a number with a unit"),
     (b'{"name": "fixed", "base_delay": "forever"}', "base_delay: got inf, expected a finite duration >= 0 and <= 1h"),
     (b'{"spec": "exponential:factor=1e999"}', "factor: got inf, expected a finite number >= 1 and <= 1000"),
     (b'{"name": "exponential", "base_delay": "1s", "max_delay": "10ms"}', "max_delay: must be at least"),
@@ -94,7 +101,7 @@ BAD_MODEL_BODIES = [
         "tick: got '999999999",
     ),
     (b'{"name": "queue", "progress_per_tick": 2000000}', "progress_per_tick: got 2000000, expected a whole number"),
-    (b'{"spec": "fixed", "name": "fixed"}', "body: 'spec' comes alone; also got name"),
+    (b'{"spec": "fixed", "name": "fixed"}', "body: 'spec' comes alone; also got 'name'"),
 ]
 BAD_RESET_BODIES = [
     (b"\r\n", "body: empty; send a JSON object"),

@@ -32,20 +32,30 @@ class LazyBackend:
         return self._backend
 
 
-def docker_backend(project: str | None) -> LazyBackend:
+def docker_backend(
+    project: str | None,
+    containers: dict[str, str] | None = None,
+    services: dict[str, str] | None = None,
+    *,
+    needed_by: str | None = None,
+) -> LazyBackend:
     """The docker backend for compose project ``project`` (any project: ``None``), connected on first use.
 
+    ``containers`` and ``services`` name a single container or a compose service as a target
+    (a scenario's ``target: {container: NAME}`` or ``{service: NAME}``).
     The Docker SDK (the ``docker`` extra) is checked for now, not imported: without it, a user error.
     """
-    require_docker_sdk("--backend compose without --chaos-url (the docker backend)")
+    require_docker_sdk(needed_by or "--backend compose without --chaos-url (the docker backend)")
     scope = f" (compose project {project!r})" if project else ""
-    return LazyBackend("docker", _docker_maker(project), f"the docker backend{scope}")
+    return LazyBackend("docker", _docker_maker(project, containers, services), f"the docker backend{scope}")
 
 
-def _docker_maker(project: str | None) -> Callable[[], FaultBackend]:
+def _docker_maker(
+    project: str | None, containers: dict[str, str] | None, services: dict[str, str] | None
+) -> Callable[[], FaultBackend]:
     def make() -> FaultBackend:
         from chaos.backends.docker import DockerBackend  # noqa: PLC0415 - the Docker SDK only when used
 
-        return DockerBackend(project=project)
+        return DockerBackend(project=project, containers=containers, services=services)
 
     return make

@@ -1,0 +1,227 @@
+"""A scenario's own service: ``target:`` (where requests go, what a pause freezes), ``requests:``, ``retry_on:``.
+
+Without ``target:`` the runner starts the built-in model server (``model:``). With it, the
+users send to ``target.url`` and a pause freezes, by precedence:
+
+* ``pid: N``: that process (registered at run start, with the process backend's refusals);
+* ``container: NAME``: that container, ``service: NAME``: that compose service's containers,
+  both through the docker backend and only with the label ``retrystorm.chaos=allow``;
+* otherwise, with ``command:``, the command's whole process group (a pre-fork server's
+  master and workers together), the command being started fresh for each strategy
+  (cwd: the scenario's folder) and stopped after it.
+
+Nothing else may be paused: a scenario with faults but none of these is refused.
+``ready`` is a path that must answer 2xx before the load starts (default: the base URL
+answering anything). ``metrics`` are optional server-side readings: a ``/metrics`` URL
+to scrape, or a Prometheus to query, and the name of an in-flight gauge; without them,
+the server's recovery is judged from what clients see (:mod:`experiment.analysis.recovery`).
+
+Ceilings: a URL of :data:`MAX_URL_CHARS`, a command of :data:`MAX_COMMAND_CHARS`, metric
+names of :data:`MAX_METRIC_CHARS`, and for ``requests`` those of :mod:`loadgen.request_mix`
+(at most 20 requests, 32 headers each, bodies of 64 KiB, weights up to 1,000,000).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from loadgen.request_mix import (
+    MAX_REQUESTS,
+    RequestSpec,
+    check_body,
+    check_headers,
+    check_method,
+    check_name,
+    check_path,
+    check_weight,
+)
+from loadgen.strategies.retry_on import ACCEPTED, RetryOn
+from retrystorm.addresses import http_address
+from retrystorm.errors import SpecError, shown
+
+MAX_URL_CHARS = 2048
+MAX_COMMAND_CHARS = 4096
+MAX_METRIC_CHARS = 200
+#: A process to pause: a pid the kernel may hand out (Linux's pid_max is at most 2**22).
+MAX_PID = 2**22
+_METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_CONTAINER = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
+#: Each kind of pause target, as a scenario writes it, and how the plan says it.
+PAUSE_KINDS = ("pid", "container", "service", "command")
+
+
+def _checked(check: Any) -> Any:
+    """A validator that runs a :mod:`loadgen.request_mix` check and reports its message to pydantic."""
+
+    def validate(value: object) -> Any:
+        try:
+            return check(value)
+        except SpecError as error:
+            raise ValueError(str(error).partition(": ")[2] or str(error)) from None
+
+    return validate
+
+
+def _url(value: object) -> str:
+    if not isinstance(value, str) or len(value) > MAX_URL_CHARS:
+        raise ValueError(f"got {shown(value)}; expected an http:// address like http://127.0.0.1:8000")
+    try:
+        return http_address(value)
+    except ValueError:
+        raise ValueError(f"got {shown(value)}; expected an http:// address like http://127.0.0.1:8000") from None
+
+
+def _command(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_COMMAND_CHARS:
+        raise ValueError(f"got {shown(value)}; expected a command line of at most {MAX_COMMAND_CHARS} characters")
+    try:
+        shlex.split(value)
+    except ValueError as error:
+        raise ValueError(f"got {shown(value)}; {error} (quote as a POSIX shell does)") from None
+    return value.strip()
+
+
+def _metric(value: object) -> str:
+    if not isinstance(value, str) or len(value) > MAX_METRIC_CHARS or not _METRIC.fullmatch(value):
+        raise ValueError(f"got {shown(value)}; expected a Prometheus metric name like myapp_requests_in_progress")
+    return value
+
+
+def _container(value: object) -> str:
+    if not isinstance(value, str) or not _CONTAINER.fullmatch(value):
+        raise ValueError(f"got {shown(value)}; expected a container or compose service name (letters, digits, _.-)")
+    return value
+
+
+Url = Annotated[str, BeforeValidator(_url)]
+MetricName = Annotated[str, BeforeValidator(_metric)]
+ContainerName = Annotated[str, BeforeValidator(_container)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PrometheusSource(_Strict):
+    """Server readings from a Prometheus: its address and the PromQL of the in-flight count."""
+
+    url: Url
+    query_in_flight: str = Field(min_length=1, max_length=MAX_COMMAND_CHARS)
+
+
+class ServerMetrics(_Strict):
+    """Optional server-side readings: scrape ``url`` for the gauge ``in_flight``, or ask a Prometheus."""
+
+    url: Url | None = None
+    prometheus: PrometheusSource | None = None
+    in_flight: MetricName | None = None
+    latency: MetricName | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ServerMetrics:
+        if (self.url is None) == (self.prometheus is None):
+            raise ValueError("give url (a /metrics to scrape) or prometheus: {url, query_in_flight}, one of them")
+        if self.url is not None and self.in_flight is None:
+            raise ValueError(
+                "in_flight: missing; name the gauge of requests in progress, like myapp_requests_in_flight"
+            )
+        return self
+
+
+class ServiceTarget(_Strict):
+    """The ``target:`` section (see the module docstring)."""
+
+    url: Url
+    command: Annotated[str, BeforeValidator(_command)] | None = None
+    pid: int | None = Field(default=None, ge=2, le=MAX_PID)
+    container: ContainerName | None = None
+    service: ContainerName | None = None
+    ready: Annotated[str, AfterValidator(_checked(check_path))] | None = None
+    metrics: ServerMetrics | None = None
+
+    @property
+    def pause_kind(self) -> str | None:
+        """What a pause freezes: ``pid``, ``container``, ``service``, ``command`` (its process group), or ``None``."""
+        for kind in PAUSE_KINDS[:3]:
+            if getattr(self, kind) is not None:
+                return kind
+        return "command" if self.command is not None else None
+
+    def pause_describe(self) -> str:
+        """One line: what a pause freezes and how."""
+        kind = self.pause_kind
+        if kind == "pid":
+            return f"process {self.pid} (SIGSTOP/SIGCONT, registered at run start)"
+        if kind == "container":
+            return f"container {self.container} (docker pause/unpause; label retrystorm.chaos=allow)"
+        if kind == "service":
+            return f"compose service {self.service}'s containers (docker pause/unpause; label retrystorm.chaos=allow)"
+        if kind == "command":
+            return "the command's whole process group (SIGSTOP/SIGCONT to every process of it, one watchdog each)"
+        return "nothing (no command, pid, container or service)"
+
+    def argv(self) -> list[str]:
+        """The command split as a POSIX shell would, without running a shell; ``[]`` without one."""
+        return shlex.split(self.command) if self.command else []
+
+    def problems(self) -> Iterator[tuple[tuple[str, ...], str]]:
+        """Rules across the section's fields."""
+        given = [kind for kind in PAUSE_KINDS[:3] if getattr(self, kind) is not None]
+        if len(given) > 1:
+            yield ("target", given[1]), f"give one of pid, container, service (got {', '.join(given)})"
+
+
+class RequestEntry(_Strict):
+    """One request of the mix: ``{method, path, name, headers, body, weight}`` (see :mod:`loadgen.request_mix`)."""
+
+    method: Annotated[str, BeforeValidator(_checked(check_method))] = "GET"
+    path: Annotated[str, BeforeValidator(_checked(check_path))]
+    name: Annotated[str, BeforeValidator(_checked(check_name))] | None = None
+    headers: Annotated[dict[str, str], BeforeValidator(_checked(check_headers))] = {}
+    body: Annotated[str | None, BeforeValidator(_checked(check_body))] = None
+    weight: Annotated[int, BeforeValidator(_checked(check_weight))] = 1
+
+    def spec(self) -> RequestSpec:
+        """This request as the load generator takes it."""
+        return RequestSpec(
+            method=self.method,
+            path=self.path,
+            name=self.name or "",
+            headers=self.headers,
+            body=self.body,
+            weight=self.weight,
+        )
+
+
+def _retry_on(value: object) -> RetryOn:
+    """Retry conditions (:class:`loadgen.strategies.RetryOn`) from a YAML list; ``429`` may be written as a number."""
+    if isinstance(value, RetryOn):
+        return value
+    if not isinstance(value, list) or len(value) > 100:
+        raise ValueError(f"got {shown(value)}; expected {ACCEPTED}")
+    names = [str(item) if isinstance(item, int) and not isinstance(item, bool) else item for item in value]
+    if not all(isinstance(item, str) for item in names):
+        raise ValueError(f"got {shown(value)}; expected {ACCEPTED}")
+    try:
+        return RetryOn.of(names)
+    except SpecError as error:
+        raise ValueError(str(error).removeprefix("retry_on: ")) from None
+
+
+RetryOnField = Annotated[RetryOn, BeforeValidator(_retry_on)]
+Requests = Annotated[list[RequestEntry], Field(min_length=1, max_length=MAX_REQUESTS)]
+
+
+def request_problems(requests: list[RequestEntry] | None) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Two requests may not share a name: each is a metric label value."""
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(requests or []):
+        name = entry.spec().name
+        if name in seen:
+            yield ("requests", index), f"a second request named {name!r}; give one a name of its own"
+        seen[name] = index

@@ -1,0 +1,66 @@
+"""``grpc-service-config:PATH[#INDEX]``: read a gRPC service config file into a ``grpc-retry`` preset.
+
+The thin shell around :func:`loadgen.strategies.presets.preset_from_service_config`:
+it reads the file (at most :data:`MAX_BYTES`, UTF-8 JSON) and hands the loaded JSON
+to the pure parser. :func:`read_strategy` is what every place that reads a strategy
+from a person calls (``--retry-strategy``, a scenario's ``strategies:``,
+``retrystorm strategies show``, ``retrystorm sim --strategy``): a strategy spec, or
+``grpc-service-config:PATH`` with ``#INDEX`` to pick ``methodConfig[INDEX]`` (default:
+the first with a ``retryPolicy``). A relative ``PATH`` is read from the current
+directory. The result is a ``grpc-retry`` spec like any other, which is what reports
+print and what the live runner passes to Locust: the file is read once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loadgen.strategies import RetryStrategy, parse_strategy
+from loadgen.strategies.base import SERVICE_CONFIG
+from loadgen.strategies.presets import preset_from_service_config
+from retrystorm.errors import SpecError
+
+#: The largest service config read (real ones are a few KiB).
+MAX_BYTES = 1024 * 1024
+PREFIX = SERVICE_CONFIG + ":"
+
+
+def read_strategy(spec: object) -> RetryStrategy:
+    """A strategy from a spec, or from ``grpc-service-config:PATH``; :class:`SpecError` names what is wrong."""
+    if isinstance(spec, str) and spec.strip().startswith(PREFIX):
+        return read_service_config(spec.strip().removeprefix(PREFIX))
+    return parse_strategy(spec)
+
+
+def read_service_config(target: str) -> RetryStrategy:
+    """``PATH`` or ``PATH#INDEX`` -> the ``grpc-retry`` preset of that service config."""
+    path_text, _, index_text = target.partition("#")
+    if not path_text.strip():
+        raise SpecError(f"{SERVICE_CONFIG}: needs a file, like {PREFIX}service-config.json")
+    index = None
+    if index_text:
+        if not index_text.isdigit():
+            raise SpecError(f"{SERVICE_CONFIG}: #{index_text}: expected a methodConfig index, like #0")
+        index = int(index_text)
+    path = Path(path_text.strip())
+    where = f"{SERVICE_CONFIG}: {path}"
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise SpecError(f"{where}: cannot read it: {error.strerror or error}") from None
+    if len(raw) > MAX_BYTES:
+        raise SpecError(f"{where}: larger than {MAX_BYTES // 1024} KiB; expected a gRPC service config")
+    try:
+        config = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SpecError(f"{where}: not UTF-8 text; expected a JSON gRPC service config") from None
+    except json.JSONDecodeError as error:
+        raise SpecError(f"{where}:{error.lineno}: not JSON ({error.msg}); expected a gRPC service config") from None
+    except RecursionError:
+        raise SpecError(f"{where}: nested too deeply; expected a gRPC service config") from None
+    try:
+        return preset_from_service_config(config, index=index)
+    except SpecError as error:
+        raise SpecError(f"{where}: {error}") from None

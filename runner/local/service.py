@@ -1,0 +1,142 @@
+"""A service of one's own as the local backend's target (a scenario's ``target:``).
+
+For each strategy, :class:`OwnServiceTargets` starts ``target.command`` fresh when there
+is one (no shell: the command line split as a shell would; cwd the scenario's folder; a
+session, hence a process group, of its own; output in ``logs/``), waits until the
+service is ready (:mod:`runner.readiness`), and stops the whole group afterwards. The
+command finds the tools installed beside retrystorm (this interpreter's folder is put
+first on its PATH), so ``gunicorn`` in the same virtual environment needs no activation. A
+command that exits, or a URL that does not answer within 60 s, fails the run before any
+load starts (exit 3), with the command's last lines; a service the runner does not start
+must answer within 5 s.
+
+What a pause freezes (:meth:`experiment.scenario.service.ServiceTarget.pause_kind`):
+
+* ``command``: the group the runner started, registered as a group target of the process
+  backend (:meth:`chaos.backends.process.ProcessBackend.register_group`);
+* ``pid``: that process, registered when the provider is made (the process backend's
+  refusals, exit 2, also on ``--dry-run``);
+* ``container`` / ``service``: through the docker backend (label ``retrystorm.chaos=allow``),
+  made when the run starts, never for a dry run.
+
+Nothing is reset between strategies but what the runner starts: a service it does not
+start keeps its state from one strategy to the next, and the plan says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from chaos.backends import FaultBackend, ProcessBackend
+from chaos.targets import FaultTarget
+from experiment.scenario.service import ServiceTarget
+from runner import server_metrics
+from runner.lazy import LazyBackend, docker_backend
+from runner.local.processes import ManagedProcess
+from runner.paths import slug
+from runner.readiness import READY_TIMEOUT_S, wait_ready
+from target.models import OverloadModel
+
+FAULT_TARGET = "target"
+#: A service the runner does not start must be answering already: it gets this long.
+RUNNING_READY_TIMEOUT_S = 5.0
+
+
+class OwnService:
+    """The service during one strategy's run (a :class:`~runner.interfaces.TargetHandle`)."""
+
+    def __init__(self, spec: ServiceTarget, backend: FaultBackend | None, process: ManagedProcess | None) -> None:
+        self.spec = spec
+        self.base_url = spec.url
+        found = server_metrics.endpoint(spec.metrics)
+        self.metrics_url = found[0] if found is not None else None
+        self.process = process
+        self.faults: Mapping[str, FaultTarget] = (
+            {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
+        )
+
+    def describe(self) -> str:
+        started = f", started as pid {self.process.pid}" if self.process is not None else ""
+        return f"your service at {self.base_url}{started}; a pause freezes {self.spec.pause_describe()}"
+
+    def check(self) -> None:
+        if self.process is not None and not self.process.running:
+            raise self.process.failure("exited during the run")
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            await self.process.stop_group()
+
+
+class OwnServiceTargets:
+    """A service of one's own per strategy (a :class:`~runner.interfaces.TargetProvider`)."""
+
+    def __init__(self, spec: ServiceTarget, log_dir: Path, folder: Path) -> None:
+        self.spec = spec
+        self.log_dir = log_dir
+        self.folder = folder
+        self.process_backend = ProcessBackend()
+        self.docker: LazyBackend | None = None
+        kind = spec.pause_kind
+        if kind == "pid" and spec.pid is not None:
+            self.process_backend.register(FAULT_TARGET, spec.pid)  # refused now: exit 2, on --dry-run too
+        elif kind in ("container", "service"):
+            containers = {FAULT_TARGET: spec.container} if spec.container is not None else None
+            services = {FAULT_TARGET: spec.service} if spec.service is not None else None
+            self.docker = docker_backend(None, containers, services, needed_by=f"target: {kind}: (the docker backend)")
+
+    def _backend(self) -> FaultBackend | None:
+        kind = self.spec.pause_kind
+        if kind is None:
+            return None
+        return self.process_backend if self.docker is None else self.docker.backend()
+
+    def recovery_backends(self) -> list[FaultBackend]:
+        backend = self._backend() if self.docker is not None else None
+        return [self.process_backend] if backend is None else [self.process_backend, backend]
+
+    def fault_target_names(self) -> list[str]:
+        return [FAULT_TARGET] if self.spec.pause_kind is not None else []
+
+    def describe(self, model: OverloadModel | None) -> str:
+        how = (
+            f"started fresh per strategy: {self.spec.command} (cwd {self.folder})"
+            if self.spec.command
+            else ("not started by the runner: it keeps its state from one strategy to the next")
+        )
+        ready = f"GET {self.spec.ready} answering 2xx" if self.spec.ready else "the URL answering"
+        return (
+            f"your service at {self.spec.url}, {how}; ready: {ready}; a pause freezes {self.spec.pause_describe()}; "
+            f"{server_metrics.describe(self.spec.metrics)}"
+        )  # fmt: skip
+
+    async def start(self, label: str, model: OverloadModel | None, seed: int) -> OwnService:
+        """Start the command (if any), wait until the service is ready, register what a pause freezes."""
+        process = None
+        backend = self._backend()
+        if self.spec.command:
+            log_path = self.log_dir / f"{slug(label)}-service.log"
+            process = ManagedProcess(
+                f"the command of target: ({label})", self.spec.argv(), log_path, cwd=self.folder, tools_on_path=True
+            )
+        try:
+            if backend is not None and self.docker is not None:
+                backend.resolve(FAULT_TARGET)  # the container exists and opted in: else one line, before any load
+            alive = (lambda: _alive(process)) if process is not None else (lambda: None)
+            timeout_s = READY_TIMEOUT_S if process is not None else RUNNING_READY_TIMEOUT_S
+            await wait_ready(
+                self.spec.url, self.spec.ready, alive=alive, timeout_s=timeout_s, what="the service of target:"
+            )
+            if process is not None and self.spec.pause_kind == "command":
+                self.process_backend.register_group(FAULT_TARGET, process.pid)
+        except BaseException:
+            if process is not None:
+                await process.stop_group()
+            raise
+        return OwnService(self.spec, backend, process)
+
+
+def _alive(process: ManagedProcess) -> None:
+    if not process.running:
+        raise process.failure("exited before the service was ready")

@@ -1,0 +1,100 @@
+"""A scenario of one's own service on the command line: --dry-run, refusals in one line, init, the simulator."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .test_cli import error_line, retrystorm
+
+OWN = """\
+target:
+  url: http://127.0.0.1:9
+  {pause}
+load: {{users: 5, duration: 30s}}
+strategies: [fixed:100ms]
+faults: [{{at: 10s, for: 5s}}]
+"""
+
+
+def write(folder, text, name="own.yaml"):
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("pause", "expected"),
+    [
+        ("pid: 4000000", "retrystorm: error: no process with pid 4000000"),
+        ("pid: {parent}", "refusing pid {parent}: it is an ancestor of this controller"),
+    ],
+)
+def test_a_pid_that_is_missing_or_refused_is_exit_2_in_one_line_even_on_a_dry_run(tmp_path, pause, expected):
+    parent = os.getpid()  # the test runner is the run command's ancestor
+    path = write(tmp_path, OWN.format(pause=pause.format(parent=parent)))
+    done = retrystorm("run", path, "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert expected.format(parent=parent) in error_line(done)
+
+
+def test_the_dry_run_says_what_is_paused_and_how_and_how_the_server_is_judged(tmp_path):
+    path = write(tmp_path, OWN.format(pause="command: gunicorn app:app"))
+    done = retrystorm("run", path, "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
+    plan = " ".join(done.stdout.split())
+    assert f"started fresh per strategy: gunicorn app:app (cwd {tmp_path})" in plan
+    assert "a pause freezes the command's whole process group" in plan
+    assert "judged from the clients (attempt latency, timeouts)" in plan
+    assert "dry run: nothing was started" in plan
+
+
+def test_a_foreign_target_on_the_compose_backend_skips_the_admin_calls_and_says_so(tmp_path):
+    text = OWN.format(pause="service: web").replace("http://127.0.0.1:9", "http://127.0.0.1:18070")
+    done = retrystorm(
+        "run", write(tmp_path, text), "--dry-run", "--backend", "compose", cwd=tmp_path, journal=tmp_path / "j.jsonl"
+    )
+    if "pip install 'retrystorm[docker]'" in done.stderr:
+        pytest.skip("the Docker SDK is not installed")
+    assert done.returncode == 0, done.stderr
+    plan = " ".join(done.stdout.split())
+    assert "no admin API: nothing is reset between strategies" in plan
+    assert "outages pause 'target' (compose service web) through the docker backend" in plan
+    command = retrystorm(
+        "run", write(tmp_path, OWN.format(pause="command: x"), "cmd.yaml"), "--dry-run", "--backend", "compose",
+        cwd=tmp_path, journal=tmp_path / "j.jsonl",
+    )  # fmt: skip
+    assert "target.command: --backend compose pauses the stack's containers" in error_line(command)
+
+
+def test_the_simulator_has_no_model_of_ones_own_service_unless_one_is_given(tmp_path):
+    path = write(tmp_path, OWN.format(pause="command: x"))
+    done = retrystorm("sim", "run", path, cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert "which the simulator has no model of; add model:" in error_line(done)
+    with_model = write(tmp_path, "model: queue:workers=2\n" + OWN.format(pause="command: x"), "approx.yaml")
+    done = retrystorm("sim", "run", with_model, "--json", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert "stands for the service at http://127.0.0.1:9" in done.stdout
+
+
+def test_init_writes_a_scenario_that_loads_and_refuses_to_overwrite_it(tmp_path):
+    journal = tmp_path / "j.jsonl"
+    done = retrystorm("init", "http://127.0.0.1:8000", "--command", "gunicorn app:app", cwd=tmp_path, journal=journal)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "scenario.yaml").read_text()
+    assert 'command: "gunicorn app:app"' in text and "faults:\n  - {pause: target" in text
+    plan = retrystorm("run", "scenario.yaml", "--dry-run", cwd=tmp_path, journal=journal)
+    assert plan.returncode == 0, plan.stderr
+    again = retrystorm("init", "http://127.0.0.1:8000", cwd=tmp_path, journal=journal)
+    assert "scenario.yaml exists; pass --force to overwrite it" in error_line(again)
+    forced = retrystorm("init", "http://127.0.0.1:8000", "--force", cwd=tmp_path, journal=journal)
+    assert forced.returncode == 0 and "faults: []" in (tmp_path / "scenario.yaml").read_text()
+
+
+def test_simulate_beside_a_live_run_needs_a_model_of_the_service(tmp_path):
+    path = write(tmp_path, OWN.format(pause="command: x"))
+    done = retrystorm("run", path, "--simulate", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert error_line(done).startswith("retrystorm: error: --simulate: own: target: is your own service")
+    with_model = write(tmp_path, "model: queue:workers=2\n" + OWN.format(pause="command: x"), "approx.yaml")
+    done = retrystorm("run", with_model, "--simulate", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
