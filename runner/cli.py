@@ -75,7 +75,11 @@ def prepare(
     a scenario it refuses fails now rather than after the live run.
     """
     plan = make_plan(scenario, select(scenario, labels))
-    check_fault_targets(plan.outages, stack.targets.fault_target_names(), stack.name)
+    targets, load = stack.targets, stack.load
+    check_live_triggers(
+        scenario, lambda kind: load.spike_refusal() if kind == "spike" else targets.trigger_refusal(kind)
+    )
+    check_fault_targets([*plan.outages, *plan.triggers], stack.targets.fault_target_names(), stack.name)
     if simulate:
         from runner.compare import check_simulable  # only with --simulate
 
@@ -147,7 +151,6 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
         out.print("dry run: nothing was started", markup=False)
         return 0
-    check_live_triggers(scenario)
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
     return run_plan(plan, stack, folder, options)

@@ -4,8 +4,10 @@ Backend-agnostic: it talks to a :class:`Stack` of protocols (:mod:`runner.interf
 and pauses targets only through an :class:`~chaos.controller.OutageController`, whose
 guarantees it relies on: every pause journaled before it happens, resumed when its time
 is up, when the strategy's run ends for any reason, on SIGINT/SIGTERM, and at the next
-start if this process was killed. After the targets are resumed, the load and then the
-target are stopped, also on errors and interruptions.
+start if this process was killed. The slow and errors triggers are played on the
+target's controls (:mod:`runner.live_triggers`) and undone, exactly, in the same
+``finally``. After the targets are resumed and restored, the load and then the target
+are stopped, also on errors and interruptions.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from chaos.annotations import annotations_from_env
 from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
-from experiment.scenario import OutageWindow
+from experiment.scenario import OutageWindow, SpikeWindow
 from retrystorm.durations import format_duration
 from runner.errors import RunFailedError
 from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
+from runner.live_triggers import LiveTriggers
 from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from runner.progress import Display, Status
 from runner.readings import Reading
@@ -72,6 +75,8 @@ class StrategyRun:
         self.clock = runtime.clock
         self.paused: list[Outage] = []
         self.readings: list[Reading] = []
+        #: Tasks running beside the readings (the triggers): one that failed fails the run at the next reading.
+        self.watched: list[asyncio.Task[None]] = []
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
         """Pause each outage's target at its time; the controller resumes it after its duration."""
@@ -100,10 +105,17 @@ class StrategyRun:
             target.check()
             load.check()
             self.check_outages()
+            self.check_watched()
             taken = self.clock() - t0
             target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
             self.readings.append(Reading(tick, taken, target_part, client_part))
             self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
+
+    def check_watched(self) -> None:
+        """Raise what a watched task raised (a trigger the target refused: the run cannot go on as planned)."""
+        for task in self.watched:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
 
     def check_outages(self) -> None:
         """Fail the run if a pause or a resume failed: the target may still be frozen (its watchdog resumes it)."""
@@ -161,17 +173,28 @@ async def run_strategy(
     started_utc = utc_now()
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:
-        load = await stack.load.start(target, spec)
+        triggers = LiveTriggers(plan.triggers, target.controls, runtime)
+        spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
+        load = await stack.load.start(target, spec, spikes)
         try:
             t0 = run.clock()
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
+            played = asyncio.create_task(triggers.play(t0), name=f"triggers of {spec.label}")
+            run.watched.append(played)
             try:
                 await run.sample(target, load, stack.metrics, t0)
                 await faults  # every pause has started by now; its errors surface here
+                await played
             finally:
                 faults.cancel()
-                await controller.resume_all(f"end of {spec.label}")
+                played.cancel()
+                try:
+                    await controller.resume_all(f"end of {spec.label}")
+                finally:
+                    await triggers.restore()
             actual = run.actual_outages(t0)
+            # spikes as planned: the load generator plays them on its own clock, from its start
+            actual_triggers = sorted([*triggers.actual(t0), *spikes], key=lambda w: (w.start_s, w.end_s))
         finally:
             await load.stop()
     finally:
@@ -182,6 +205,7 @@ async def run_strategy(
         readings=run.readings,
         outages=actual,
         planned_outages=list(plan.outages),
+        triggers=actual_triggers,
         started_utc=started_utc,
         ended_utc=utc_now(),
         target=target.describe(),

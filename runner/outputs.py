@@ -61,6 +61,7 @@ def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Str
         in_flight=list(series.gauges[IN_FLIGHT]),
         delay_s=list(series.gauges[DELAY_S]),
         outages=[(outage.start_s, outage.end_s) for outage in record.outages],
+        triggers=tuple((window.kind, window.start_s, window.end_s) for window in record.triggers),
     )
 
 

@@ -10,10 +10,10 @@ run without outages.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from experiment.analysis import default_steady_window
-from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry
+from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry, TriggerWindow
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 
@@ -58,6 +58,8 @@ class Plan:
     scenario: Scenario
     outages: list[OutageWindow]
     strategies: list[StrategyPlan]
+    #: The other triggers' windows (slow, spike, errors), drawn once for every strategy as the outages are.
+    triggers: list[TriggerWindow] = dataclasses.field(default_factory=list)
 
     @property
     def estimated_s(self) -> float:
@@ -76,12 +78,13 @@ def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
     return [entry for entry in scenario.strategies if not labels or entry.label in labels]
 
 
-def check_fault_targets(outages: Sequence[OutageWindow], known: Sequence[str], stack: str) -> None:
-    """Every paused target must exist in the stack; raises :class:`UserError` naming it."""
-    for outage in outages:
-        if outage.target not in known:
+def check_fault_targets(windows: Sequence[TriggerWindow], known: Sequence[str], stack: str) -> None:
+    """Every target paused, slowed or failing must exist in the stack; raises :class:`UserError` naming it."""
+    for window in windows:
+        if window.kind != "spike" and window.target not in known:
             raise UserError(
-                f"faults: pause: {outage.target!r} is not a target of the {stack}; accepted: {', '.join(known)}"
+                f"faults: {window.kind}: {window.target!r} is not a target of the {stack}; "
+                f"accepted: {', '.join(known) or 'none'}"
             )
 
 
@@ -95,23 +98,13 @@ def _checks(assertions: Assertions | None) -> list[str]:
     return found
 
 
-#: The trigger kinds a live run plays so far; the others run in the simulator (``retrystorm sim run``).
-LIVE_KINDS = frozenset({"pause"})
-
-
-def simulated_only(scenario: Scenario) -> list[str]:
-    """The kinds of trigger in ``scenario`` a live run cannot play yet, in the order they come."""
-    return list(dict.fromkeys(fault.kind for fault in scenario.faults if fault.kind not in LIVE_KINDS))
-
-
-def check_live_triggers(scenario: Scenario) -> None:
-    """Refuse a live run of triggers it cannot play yet (:class:`UserError`, naming them and what runs them)."""
-    kinds = simulated_only(scenario)
-    if kinds:
-        raise UserError(
-            f"faults: {', '.join(kinds)}: not available live yet (live runs play pause); "
-            "retrystorm sim run SCENARIO simulates every trigger"
-        )
+def check_live_triggers(scenario: Scenario, refusal: Callable[[str], str | None]) -> None:
+    """Refuse a trigger the stack cannot play live (:class:`UserError`, exit 2, also on ``--dry-run``): the
+    first one, by its place in ``faults``, with ``refusal``'s word on what would make it possible."""
+    for index, fault in enumerate(scenario.faults):
+        why = refusal(fault.kind)
+        if why is not None:
+            raise UserError(f"faults[{index}]: {fault.kind}: {fault.target}: {why}")
 
 
 def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
@@ -126,8 +119,7 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
         steps.append(Step(outage.start_s, f"pause {outage.target} for {format_duration(outage.duration_s)}"))
         steps.append(Step(outage.end_s, f"resume {outage.target}"))
     for trigger in timeline.triggers:
-        note = "" if trigger.kind in LIVE_KINDS else " (simulated only, for now)"
-        steps.append(Step(trigger.start_s, f"{trigger.describe()}{note}"))
+        steps.append(Step(trigger.start_s, trigger.describe()))
         steps.append(Step(trigger.end_s, f"end: {trigger.effect()}"))
     steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
     steps.sort(key=lambda step: step.at_s)
@@ -135,4 +127,4 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
         StrategyPlan(entry, RunSpec.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
         for entry in entries
     ]
-    return Plan(scenario, outages, plans)
+    return Plan(scenario, outages, plans, list(timeline.triggers))

@@ -17,7 +17,9 @@ the last (the end of the run), so counters that did not start at zero read the s
 * ``peak_in_flight``: the largest of the once-a-second readings of the target's gauge
   (a peak between two readings is not seen; the simulator's peak is exact).
 * recoveries: :func:`experiment.analysis.recoveries` after each outage as it actually
-  happened (pause and resume times measured, not planned).
+  happened (pause and resume times measured, not planned); with slow or errors
+  triggers, after each episode (:func:`experiment.scenario.timeline.episodes`) of the
+  windows as they happened, which ``triggers`` lists, as the simulator's results do.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from collections.abc import Sequence
 from experiment.analysis import LatencySummary, RunResult, recoveries
 from experiment.analysis.series_names import IN_FLIGHT
 from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions, OutageWindow, RunSpec
+from experiment.scenario import Assertions, OutageWindow, RunSpec, TriggerWindow
+from experiment.scenario.timeline import episodes
 from runner.quantiles import difference, histogram_quantile, upper_bound_of_max
 from runner.readings import ClientReading, Reading
 from runner.series import LiveSeries, build_series
@@ -53,6 +56,8 @@ class StrategyRecord:
     ended_utc: str
     target: str
     load: str
+    #: The slow and errors windows as they happened (empty: a run of pauses only).
+    triggers: Sequence[TriggerWindow] = ()
 
     @property
     def label(self) -> str:
@@ -103,6 +108,10 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         "planned_outages": [[outage.start_s, outage.end_s] for outage in record.planned_outages],
         "readings_missed": record.missed(),
     }
+    if record.triggers:  # a run with pauses only keeps the shape it always had
+        windows = sorted([*record.outages, *record.triggers], key=lambda w: (w.start_s, w.end_s))
+        extra["triggers"] = [window.to_json() for window in windows]
+    spans = episodes(record.outages, record.triggers)
     result = RunResult(
         strategy=record.label,
         spec=record.spec.policy.strategy.spec(),
@@ -113,7 +122,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         unfinished=max(0, started - succeeded - gave_up),
         latency=latency_summary(first, last),
         peak_in_flight=round(peak) if peak is not None else None,
-        recoveries=recoveries(series.samples(), record.outages) if record.outages else [],
+        recoveries=recoveries(series.samples(), spans) if spans else [],
         rejected_locally=round(last.budget_refusals - first.budget_refusals),
         extra=extra,
     )

@@ -23,6 +23,14 @@ and simulated:
 Recovery is judged after each *episode* (:func:`episodes`): a trigger, or triggers of
 any kinds that overlap or touch, merged; recovery runs from the episode's end until the
 next episode starts. A timeline of pauses only has its outages as episodes, exactly.
+
+What a live run plays (:mod:`runner.live_triggers`), from the scenario's :class:`Timeline`
+(drawn once for every strategy, as the outages are): each pause as always; for ``slow``
+and ``errors``, the :func:`levels` of the windows (:func:`lowest_capacity`,
+:func:`highest_probability`), setting at each level's ``at_s`` the window in force and,
+at the end, on every exit path, what the target had before. It records each window as
+it happened (the same types, real start and end) and judges recovery after the
+:func:`episodes` of those.
 """
 
 from __future__ import annotations

@@ -4,23 +4,28 @@
 once users are being spawned. Locust always runs in its own process: nothing here
 imports it. Its options are :func:`~runner.locust_args.locust_options` as flags. It binds
 and talks to 127.0.0.1 only; its ``--run-time`` bounds its run even if the runner vanished
-(:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`), and it is stopped by its pid.
+(:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`), and it is stopped by its pid. A
+scenario's spikes go to it as :data:`~loadgen.spikes.SPIKES_ENV`: its load shape
+(:mod:`loadgen.shape`) adds ``users * (factor - 1)`` users while each lasts.
 """
 
 from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import aiohttp
 
 import loadgen
-from experiment.scenario import RunSpec
+from experiment.scenario import RunSpec, SpikeWindow
 from loadgen.options import FLAG_DESTS
+from loadgen.spikes import SPIKES_ENV, Spike, format_spikes
 from retrystorm.polling import poll_until
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
+from runner.live_triggers import spike_users
 from runner.local.processes import ManagedProcess
 from runner.locust_args import check_options, describe_load, locust_options
 from runner.paths import slug
@@ -103,10 +108,16 @@ class LocustDriver:
                 argv.append(flag)
         return argv
 
-    async def start(self, target: TargetHandle, spec: RunSpec) -> LocustLoad:
+    def spike_refusal(self) -> str | None:
+        return None  # played by the locustfile's load shape (loadgen.shape)
+
+    async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> LocustLoad:
         port = free_port()
         log_path = self.log_dir / f"{slug(spec.label)}-locust.log"
-        process = ManagedProcess(f"Locust for {spec.label}", self.argv(target.base_url, spec, port), log_path)
+        argv = self.argv(target.base_url, spec, port)
+        schedule = [Spike(*entry) for entry in spike_users(spec.users, spikes)]
+        env = {SPIKES_ENV: format_spikes(schedule)} if schedule else None
+        process = ManagedProcess(f"Locust for {spec.label}", argv, log_path, env=env)
         load = LocustLoad(process, port, spec)
         try:
             await load.wait_spawning(LOAD_START_S)

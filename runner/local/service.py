@@ -33,6 +33,7 @@ from chaos.targets import FaultTarget
 from experiment.scenario.service import ServiceTarget
 from runner import server_metrics
 from runner.lazy import LazyBackend, docker_backend
+from runner.live_triggers import foreign_refusal
 from runner.local.processes import ManagedProcess
 from runner.paths import slug
 from runner.readiness import READY_TIMEOUT_S, wait_ready
@@ -52,6 +53,7 @@ class OwnService:
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
         self.process = process
+        self.controls = None  # no admin API: slow and errors are refused before the run
         self.faults: Mapping[str, FaultTarget] = (
             {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
         )
@@ -98,6 +100,9 @@ class OwnServiceTargets:
 
     def fault_target_names(self) -> list[str]:
         return [FAULT_TARGET] if self.spec.pause_kind is not None else []
+
+    def trigger_refusal(self, kind: str) -> str | None:
+        return foreign_refusal(kind)
 
     def describe(self, model: OverloadModel | None) -> str:
         how = (
