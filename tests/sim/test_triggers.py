@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from experiment.scenario import ErrorWindow, OutageWindow, RunSpec, SlowWindow, SpikeWindow
-from loadgen.strategies import RetryPolicy, parse_strategy
+from loadgen.strategies import RetryOn, RetryPolicy, parse_strategy
 from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
 from sim.config import RunConfig
@@ -113,6 +113,20 @@ def test_an_error_burst_fails_its_share_of_attempts_at_once():
     assert result["injected_errors"] == run.counts["injected_errors"]
     assert result["triggers"] == [{"kind": "errors", "target": "target", "start_s": 20.0, "end_s": 40.0,
                                    "status": 503, "probability": 0.5}]  # fmt: skip
+
+
+@pytest.mark.parametrize("network_delay", [None, ConstantThink(wait_s=0.01)])
+def test_an_error_bursts_status_reaches_the_retry_conditions(network_delay):
+    """A burst of 429s is given up on at once by a policy that retries only 5xx; 503s are retried."""
+    kept = RetryPolicy(strategy=parse_strategy("fixed:100ms"), retry_on=RetryOn.parse("[timeout,5xx]"))
+
+    def run(status):
+        burst = (ErrorWindow(10, 20, status=status, probability=1.0),)
+        return simulate(config(policy=kept, network_delay=network_delay, duration_s=40.0, triggers=burst))
+
+    runs = {status: run(status) for status in (429, 503)}
+    assert sum(runs[429].series.gave_up[10:20]) == sum(runs[429].series.rejections[10:20]) > 0
+    assert sum(runs[503].series.gave_up) == 0 and sum(runs[503].series.rejections[10:20]) > 0
 
 
 def test_an_error_burst_against_immediate_retries_still_advances_virtual_time():
