@@ -29,8 +29,9 @@ from target.models import OverloadModel
 class TargetControls(Protocol):
     """What a target lets a run change besides pausing it: the live ``slow`` and ``errors`` triggers."""
 
-    async def set_capacity(self, capacity: float) -> None:
-        """Run at ``capacity`` (0 < capacity <= 1) of its capacity from now on."""
+    async def set_capacity(self, capacity: float, hold_s: float) -> None:
+        """Run at ``capacity`` (0 < capacity <= 1) of its capacity from now on, for ``hold_s`` as planned
+        (a dead-man switch may end a cut at that deadline if the runner dies)."""
         ...
 
     async def set_errors(self, status: int | None, probability: float) -> None:

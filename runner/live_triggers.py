@@ -97,21 +97,22 @@ class LiveTriggers:
 
     async def play(self, t0: float) -> None:
         """Apply each change at its time after ``t0`` (the clock's time 0 of the run)."""
-        for change in self.changes:
+        for index, change in enumerate(self.changes):
             await self.runtime.sleep_until(t0 + change.at_s)
-            await self._apply(change)
+            following = [later.at_s for later in self.changes[index + 1 :] if later.kind == change.kind]
+            await self._apply(change, (following[0] if following else change.at_s) - change.at_s)
             self.applied.append((self.runtime.clock(), change))
 
-    def _apply(self, change: Change) -> Awaitable[None]:
+    def _apply(self, change: Change, hold_s: float) -> Awaitable[None]:
         controls = self.controls
         if controls is None:
             raise ValueError("no controls")  # refused when made: changes need controls
         window = change.window
         if isinstance(window, SlowWindow):
-            return controls.set_capacity(window.capacity)
+            return controls.set_capacity(window.capacity, hold_s)
         if isinstance(window, ErrorWindow):
             return controls.set_errors(window.status, window.probability)
-        return controls.set_capacity(1.0) if change.kind == "slow" else controls.set_errors(None, 0.0)
+        return controls.set_capacity(1.0, 0.0) if change.kind == "slow" else controls.set_errors(None, 0.0)
 
     async def restore(self) -> None:
         """Everything back as it was before the first change (no call when nothing changed)."""

@@ -27,7 +27,7 @@ class AdminControls:
         self._rule: dict[str, Any] | None = None  # the fault rule before the first burst
         self._rule_read = False
 
-    async def set_capacity(self, capacity: float) -> None:
+    async def set_capacity(self, capacity: float, hold_s: float) -> None:
         if self._capacity is None:
             self._capacity = float((await self.api.call_json("GET", "/admin/capacity"))["capacity"])
         await self.api.call_json("PUT", "/admin/capacity", json_body={"capacity": capacity})

@@ -56,8 +56,10 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 class WatchdogOrder:
     """What one watchdog guards, and the CLOCK_MONOTONIC time at which it resumes it."""
 
-    backend: str  # "process" or "docker"
-    ident: str  # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id
+    backend: str  # "process", "docker" or "cgroup"
+    # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id; cgroup: "VERSION:PATH=QUOTA/PERIOD",
+    # a group of chaos.cgroups and the CPU quota it gets back at the deadline (a slow trigger's dead-man switch)
+    ident: str
     target: str  # the target's name, for logs and the journal record
     outage: str  # the outage id, for the journal record
     deadline_monotonic: float  # time.monotonic() value at which to resume
@@ -69,8 +71,10 @@ class WatchdogOrder:
 
     def problem(self) -> str | None:
         """Why this order cannot be guarded, or ``None``."""
-        if self.backend not in ("process", "docker"):
-            return f"backend {self.backend!r}: expected process or docker"
+        if self.backend not in ("process", "docker", "cgroup"):
+            return f"backend {self.backend!r}: expected process, docker or cgroup"
+        if self.backend == "cgroup" and (why := cgroup_problem(self.ident)):
+            return why
         if self.backend == "process" and not PROCESS_IDENT.fullmatch(self.ident):
             return f"process ident {self.ident!r}: expected PID@STARTTICKS"
         if self.backend == "docker" and not (self.ident.isascii() and self.ident.isalnum()):
@@ -180,6 +184,19 @@ def arm(order: WatchdogOrder) -> Watchdog:
     raise BackendError(f"cannot arm the {what}: {reason}")
 
 
+def cgroup_problem(ident: str) -> str | None:
+    """Why ``VERSION:PATH=QUOTA/PERIOD`` names no group of :mod:`chaos.cgroups` with a quota, or ``None``."""
+    from chaos.cgroups import CpuGroup, Quota  # noqa: PLC0415 - only a cgroup watchdog needs it
+
+    group, _, quota = ident.partition("=")
+    try:
+        CpuGroup.of(group)
+        Quota.parse(quota)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def watchdog_log_path(journal: Path | None) -> Path | None:
     """Where watchdogs of this journal log: ``<journal stem>.watchdog.log`` beside it."""
     return journal.with_name(f"{journal.stem}.watchdog.log") if journal else None
@@ -192,7 +209,7 @@ def _command(order: WatchdogOrder) -> list[str]:
     the standard library and this package, which PYTHONPATH names. A docker watchdog keeps ``site``, so
     the Docker SDK resolves as it does for the controller.
     """
-    flags = ["-P", "-S"] if order.backend == "process" else ["-P"]
+    flags = ["-P", "-S"] if order.backend in ("process", "cgroup") else ["-P"]
     return [sys.executable, *flags, "-m", "chaos.watchdog", order.to_json()]
 
 

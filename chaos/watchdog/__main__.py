@@ -19,7 +19,7 @@ import time
 
 from chaos.journal import Journal
 from chaos.watchdog import WatchdogOrder
-from chaos.watchdog.guards import DockerGuard, Guard, NothingToGuardError, ProcessGuard
+from chaos.watchdog.guards import CgroupGuard, DockerGuard, Guard, NothingToGuardError, ProcessGuard
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,8 @@ def main(argv: list[str]) -> int:
 def _guard_for(order: WatchdogOrder) -> Guard:
     if problem := order.problem():
         raise ValueError(problem)
+    if order.backend == "cgroup":
+        return CgroupGuard(order.ident)
     return ProcessGuard(order.ident) if order.backend == "process" else DockerGuard(order.ident)
 
 

@@ -6,6 +6,8 @@
   turns readable when the target exits. Without pidfds (Linux < 5.3, or a sandbox that forbids them) it
   re-checks the start ticks every second and right before ``os.kill``: a window of microseconds remains
   in which a recycled pid could be signalled.
+- **cgroup** (``VERSION:PATH=QUOTA/PERIOD``, a group of :mod:`chaos.cgroups`): :class:`CgroupGuard`
+  gives the group its quota back (a slow trigger's cut ends); a group removed is done.
 - **docker** (container id): :class:`DockerGuard` unpauses the container through the Docker SDK if it is
   paused; a container that is gone is done. The SDK is imported 2 s before the deadline, not while the
   watchdog idles; an engine that does not answer is retried for 5 minutes.
@@ -97,6 +99,39 @@ class ProcessGuard:
             else:
                 os.kill(self.pid, signal.SIGCONT)
         except ProcessLookupError:
+            return "gone"
+        return "resumed"
+
+
+class CgroupGuard:
+    """Give a :class:`~chaos.cgroups.CpuGroup` its quota back (the end of a capacity cut)."""
+
+    prepare_s = 0.0
+    watch_fd: int | None = None  # looked at every second
+
+    def __init__(self, ident: str) -> None:
+        from chaos.cgroups import CpuGroup, Quota  # noqa: PLC0415 - only a cgroup watchdog needs it
+
+        group, _, quota = ident.partition("=")
+        self.group = CpuGroup.of(group)
+        self.quota = Quota.parse(quota)
+        if not self.group.path.exists():
+            raise NothingToGuardError(f"no cgroup {self.group.path}")
+
+    def gone(self) -> bool:
+        """Whether the group was removed."""
+        return not self.group.path.exists()
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """Set the quota back, unless the group is gone or has it already."""
+        try:
+            if self.group.quota() == self.quota:
+                return "not paused"
+            self.group.set_quota(self.quota)
+        except FileNotFoundError:
             return "gone"
         return "resumed"
 

@@ -25,6 +25,7 @@ start keeps its state from one strategy to the next, and the plan says so.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from runner import server_metrics
 from runner.lazy import LazyBackend, docker_backend
 from runner.live_triggers import foreign_refusal
 from runner.local.processes import ManagedProcess
+from runner.local.throttle import GroupThrottleControls, slow_refusal
 from runner.paths import slug
 from runner.readiness import READY_TIMEOUT_S, wait_ready
 from target.models import OverloadModel
@@ -53,7 +55,8 @@ class OwnService:
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
         self.process = process
-        self.controls = None  # no admin API: slow and errors are refused before the run
+        # slow: a CPU quota of the process group the runner started; errors are refused before the run
+        self.controls = GroupThrottleControls(process.pid, f"{os.getpid()}-{process.pid}") if process else None
         self.faults: Mapping[str, FaultTarget] = (
             {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
         )
@@ -68,7 +71,11 @@ class OwnService:
 
     async def stop(self) -> None:
         if self.process is not None:
-            await self.process.stop_group()
+            try:
+                await self.process.stop_group()
+            finally:
+                if self.controls is not None:
+                    await self.controls.close()
 
 
 class OwnServiceTargets:
@@ -102,7 +109,7 @@ class OwnServiceTargets:
         return [FAULT_TARGET] if self.spec.pause_kind is not None else []
 
     def trigger_refusal(self, kind: str) -> str | None:
-        return foreign_refusal(kind)
+        return slow_refusal(self.spec) if kind == "slow" else foreign_refusal(kind)
 
     def describe(self, model: OverloadModel | None) -> str:
         how = (

@@ -133,7 +133,7 @@ class FakeControls:
             raise RunFailedError(f"the target refused: {event}")
         self.world.note(event)
 
-    async def set_capacity(self, capacity: float) -> None:
+    async def set_capacity(self, capacity: float, hold_s: float) -> None:
         self._call(f"capacity {capacity:g}")
 
     async def set_errors(self, status: int | None, probability: float) -> None:

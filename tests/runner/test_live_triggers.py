@@ -7,12 +7,16 @@ here the real target takes each change and gives back exactly what it had, and o
 
 import asyncio
 import json
+import os
+import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from chaos.backends.base import BackendError
+from chaos.cgroups import find_hierarchy
 from experiment.scenario import ErrorWindow, SlowWindow
 from runner.live_triggers import LiveTriggers
 from runner.local.target import LocalTargets
@@ -144,3 +148,68 @@ def test_retrystorm_run_plays_a_spike_with_the_locust_user_count_and_ends_it(tmp
     before, during, after = goodput[3.0] + goodput[4.0], goodput[8.0] + goodput[9.0], goodput[14.0] + goodput[15.0]
     assert during > 2 * before  # 15 users instead of 5: three times the requests, give or take a second
     assert after < 0.6 * during  # back to 5 users
+
+
+SERVER = textwrap.dedent(
+    """\
+    import sys
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Busy(BaseHTTPRequestHandler):
+        def do_GET(self):
+            end = time.thread_time() + 0.01  # 10 ms of CPU per request
+            while time.thread_time() < end:
+                pass
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        def log_message(self, *args):
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Busy).serve_forever()
+    """
+)
+
+
+def test_retrystorm_run_cuts_the_cpu_of_a_service_it_started_through_a_cgroup_and_lifts_it(tmp_path):
+    try:
+        _, base = find_hierarchy()
+    except BackendError:
+        pytest.skip("no cgroup cpu controller here")
+    if not os.access(base, os.W_OK):
+        pytest.skip("needs a writable cgroup cpu controller (root)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (tmp_path / "server.py").write_text(SERVER)
+    (tmp_path / "own.yaml").write_text(
+        textwrap.dedent(
+            f"""\
+            name: own-slow
+            target: {{url: "http://127.0.0.1:{port}", command: python server.py {port}, ready: /}}
+            load: {{users: 4, think_time: constant:100ms, attempt_timeout: 10s, duration: 16s}}
+            strategies: [fixed:100ms]
+            faults: [{{slow: target, capacity: 0.02, at: 5s, for: 5s}}]
+            """
+        )
+    )
+    before = {path.name for path in base.iterdir()}
+    folder = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "run", tmp_path / "own.yaml", "--out", folder],
+        capture_output=True, text=True, timeout=180, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = json.loads((folder / "results.json").read_text())["results"]
+    [slow] = row["triggers"]
+    assert (slow["kind"], slow["capacity"]) == ("slow", 0.02) and 5.0 <= slow["start_s"] < slow["end_s"] <= 11.0
+    text = (folder / "timeseries.csv").read_text().splitlines()
+    header = text[0].split(",")
+    latency = {float(values[header.index("t_s")]): values[header.index("attempt_latency_s")] for values in
+               (line.split(",") for line in text[1:])}  # fmt: skip
+    steady, cut = float(latency[4.0]), max(float(latency[t]) for t in (7.0, 8.0, 9.0, 10.0) if latency[t])
+    assert cut > 5 * steady  # 2 % of the CPUs: each request's 10 ms of CPU takes far longer
+    assert {path.name for path in base.iterdir()} == before  # its cgroup removed
