@@ -1,11 +1,13 @@
 """A client of the chaos API (``retrystorm chaos serve``): the web UI's Chaos tab and the runner use it.
 
-Three calls, each answering what the tab needs in one round trip from the browser:
+Four calls, each answering what a web UI tab needs in one round trip from the browser:
 
 * :meth:`ChaosClient.overview`: every target with its state and its active outages
   (``GET /targets`` and ``GET /outages``, merged by :func:`merge_overview`);
 * :meth:`ChaosClient.pause`: ``POST /outages {target, duration}``;
-* :meth:`ChaosClient.resume`: ``DELETE /outages/{id}`` for every active outage of a target.
+* :meth:`ChaosClient.resume`: ``DELETE /outages/{id}`` for every active outage of a target;
+* :meth:`ChaosClient.outages`: ``GET /outages``, every outage with its start and end (the
+  web UI's Retry storm tab shades them).
 
 Every failure is a :class:`ChaosApiError` with an HTTP status for the web UI and one
 readable line: the chaos API's own ``{"error": ...}`` message when it answered
@@ -120,6 +122,13 @@ class ChaosClient:
                 "here (`retrystorm chaos recover` resumes what a stopped controller left paused)",
             )
         return [self._call("DELETE", f"/outages/{urllib.parse.quote(outage['id'])}") for outage in active]
+
+    def outages(self) -> list[dict[str, Any]]:
+        """Every outage the chaos API knows, as ``GET /outages`` lists them."""
+        outages = self._call("GET", "/outages")
+        if not isinstance(outages, list):
+            raise ChaosApiError(502, f"{self.base_url}/outages did not answer a list: is it the chaos API?")
+        return outages
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         headers = {"Accept": "application/json"}
