@@ -93,6 +93,8 @@ class LiveTriggers:
         self.runtime = runtime
         #: Each change as applied: (real time, the change).
         self.applied: list[tuple[float, Change]] = []
+        #: A change was asked for (it may have reached the target even if it failed or was interrupted).
+        self.touched = False
         self.restored_at: float | None = None
 
     async def play(self, t0: float) -> None:
@@ -100,6 +102,7 @@ class LiveTriggers:
         for index, change in enumerate(self.changes):
             await self.runtime.sleep_until(t0 + change.at_s)
             following = [later.at_s for later in self.changes[index + 1 :] if later.kind == change.kind]
+            self.touched = True
             await self._apply(change, (following[0] if following else change.at_s) - change.at_s)
             self.applied.append((self.runtime.clock(), change))
 
@@ -115,8 +118,8 @@ class LiveTriggers:
         return controls.set_capacity(1.0, 0.0) if change.kind == "slow" else controls.set_errors(None, 0.0)
 
     async def restore(self) -> None:
-        """Everything back as it was before the first change (no call when nothing changed)."""
-        if self.controls is not None and self.applied and self.restored_at is None:
+        """Everything back as it was before the first change (no call when none was asked for)."""
+        if self.controls is not None and self.touched and self.restored_at is None:
             self.restored_at = self.runtime.clock()
             await self.controls.restore()
 
