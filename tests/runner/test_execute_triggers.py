@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from runner.errors import RunFailedError
-from runner.orchestrate import RunInterruptedError
+from runner.orchestrate import RunInterruptedError, StrategyRun
 from runner.record import analyse
 
 from .test_execute import run, setting
@@ -95,3 +95,13 @@ def test_a_first_change_that_fails_is_restored_all_the_same(tmp_path):
     with pytest.raises(RunFailedError, match=r"the target refused: capacity 0\.5"):
         run(plan, stack, journal, runtime)
     assert world.names()[2:] == ["restore", "stop load fixed:100ms", "stop target fixed:100ms", "close metrics"]
+
+
+def test_the_display_names_the_trigger_in_force_and_the_next_one(tmp_path):
+    _, _, _, _, _, plan, _, runtime = setting(tmp_path, text=TRIGGERS)
+    run = StrategyRun(plan.strategies[0], plan.outages, None, None, (1, 1, 0.0), runtime=runtime)
+    run.triggers = list(plan.triggers)
+    assert run.outage_state(10.0) == "next trigger in 10s"
+    assert run.outage_state(22.0) == "slow target to 0.5x its capacity, 8s left"
+    assert run.outage_state(41.0) == "errors from target: 429 to 0.5 of the attempts, 4s left"
+    assert run.outage_state(50.0) == "no more triggers"
