@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chaos": ("chaos.cli:chaos", "Pause targets or cut their CPU, always undone; recover what was left."),
     "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
     "scenarios": ("experiment.cli:scenarios", "List the shipped scenarios, which run by name; print one as YAML."),
+    "map": (
+        "sim.map.cli:map_command",
+        "Sweep trigger size, duration and load in the simulator: where each strategy tips over.",
+    ),
     "init": ("experiment.cli:init", "Write a starter scenario for your own service: a URL, what a pause freezes."),
     "run": ("runner.cli:run", "Run a scenario live: each strategy against a fresh target, outages, verdicts."),
     "demo": ("runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),

@@ -41,7 +41,7 @@ from runner.compose.endpoints import (
 from runner.errors import RunFailedError
 from runner.orchestrate import RunInterruptedError, Stack, execute
 from runner.paths import default_folder
-from runner.plan import Plan, check_fault_targets, make_plan, select
+from runner.plan import Plan, check_fault_targets, check_live_triggers, make_plan, select
 from runner.progress import Display
 from runner.record import StrategyRecord, analyse
 from runner.runtime import Runtime
@@ -86,7 +86,11 @@ def prepare(
     a scenario it refuses fails now rather than after the live run.
     """
     plan = make_plan(scenario, select(scenario, labels))
-    check_fault_targets(plan.outages, stack.targets.fault_target_names(), stack.name)
+    targets, load = stack.targets, stack.load
+    check_live_triggers(
+        scenario, lambda kind: load.spike_refusal() if kind == "spike" else targets.trigger_refusal(kind)
+    )
+    check_fault_targets([*plan.outages, *plan.triggers], stack.targets.fault_target_names(), stack.name)
     if simulate:
         from runner.compare import check_simulable  # only with --simulate
 

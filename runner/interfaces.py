@@ -7,7 +7,8 @@ stack (the Locust master's HTTP API, the docker fault backend, the target's
 
 * a :class:`TargetProvider` starts a fresh target for each strategy (or resets one);
   the :class:`TargetHandle` it returns carries its fault targets, each with the
-  backend that pauses it;
+  backend that pauses it, and its :class:`TargetControls` for the slow and errors
+  triggers (the built-in target's admin API: :mod:`runner.target_controls`);
 * a :class:`LoadDriver` starts one strategy's load against a target; its
   :class:`LoadHandle` also says how busy its load-generator processes are (the CPU
   share of each, for the saturation rule of :mod:`experiment.analysis.validity`);
@@ -17,18 +18,40 @@ stack (the Locust master's HTTP API, the docker fault backend, the target's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from chaos.backends.base import FaultBackend
 from chaos.targets import FaultTarget
-from experiment.scenario import RunSpec
+from experiment.scenario import RunSpec, SpikeWindow
 from runner.readings import ClientReading, TargetReading
 from target.models import OverloadModel
 
 
+class TargetControls(Protocol):
+    """What a target lets a run change besides pausing it: the live ``slow`` and ``errors`` triggers."""
+
+    async def set_capacity(self, capacity: float, hold_s: float) -> None:
+        """Run at ``capacity`` (0 < capacity <= 1) of its capacity from now on, for ``hold_s`` as planned
+        (a dead-man switch may end a cut at that deadline if the runner dies)."""
+        ...
+
+    async def set_errors(self, status: int | None, probability: float) -> None:
+        """Fail attempts with ``status`` at ``probability`` from now on (``None``: no more errors)."""
+        ...
+
+    async def restore(self) -> None:
+        """Put back exactly what the target had before the first change."""
+        ...
+
+
 class TargetHandle(Protocol):
     """A running target for one strategy's run."""
+
+    @property
+    def controls(self) -> TargetControls | None:
+        """The live slow and errors triggers (``None``: the target takes neither; the provider refuses them first)."""
+        ...
 
     #: Where the load is sent, e.g. ``http://127.0.0.1:8070``.
     base_url: str
@@ -67,6 +90,10 @@ class TargetProvider(Protocol):
 
     def describe(self, model: OverloadModel | None) -> str:
         """What :meth:`start` will run, for ``--dry-run``."""
+        ...
+
+    def trigger_refusal(self, kind: str) -> str | None:
+        """Why a trigger of ``kind`` cannot be played live here, and what would make it possible; ``None``: it can."""
         ...
 
     async def start(self, label: str, model: OverloadModel | None, seed: int) -> TargetHandle:
@@ -108,8 +135,13 @@ class LoadDriver(Protocol):
         """What :meth:`start` will run, for ``--dry-run``."""
         ...
 
-    async def start(self, target: TargetHandle, spec: RunSpec) -> LoadHandle:
-        """Start the load and return once users are being spawned (time 0 of the timeline)."""
+    def spike_refusal(self) -> str | None:
+        """Why a ``spike`` trigger cannot be played live here, and what would; ``None``: it can."""
+        ...
+
+    async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> LoadHandle:
+        """Start the load and return once users are being spawned (time 0 of the timeline); ``spikes``:
+        ``users * (factor - 1)`` more users (or open-loop arrival streams) while each lasts."""
         ...
 
 

@@ -4,8 +4,10 @@ Backend-agnostic: it talks to a :class:`Stack` of protocols (:mod:`runner.interf
 and pauses targets only through an :class:`~chaos.controller.OutageController`, whose
 guarantees it relies on: every pause journaled before it happens, resumed when its time
 is up, when the strategy's run ends for any reason, on SIGINT/SIGTERM, and at the next
-start if this process was killed. After the targets are resumed, the load and then the
-target are stopped, also on errors and interruptions.
+start if this process was killed. The slow and errors triggers are played on the
+target's controls (:mod:`runner.live_triggers`) and undone, exactly, in the same
+``finally``. After the targets are resumed and restored, the load and then the target
+are stopped, also on errors and interruptions.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from chaos.annotations import annotations_from_env
 from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
-from experiment.scenario import OutageWindow
+from experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
 from retrystorm.durations import format_duration
 from runner.errors import RunFailedError
-from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
+from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetControls, TargetHandle, TargetProvider
+from runner.live_triggers import LiveTriggers, ThrottleControls
 from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from runner.progress import Display, Status
 from runner.readings import Reading
@@ -72,6 +75,10 @@ class StrategyRun:
         self.clock = runtime.clock
         self.paused: list[Outage] = []
         self.readings: list[Reading] = []
+        #: The other triggers' windows (slow, spike, errors), for the display.
+        self.triggers: list[TriggerWindow] = []
+        #: Tasks running beside the readings (the triggers): one that failed fails the run at the next reading.
+        self.watched: list[asyncio.Task[None]] = []
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
         """Pause each outage's target at its time; the controller resumes it after its duration."""
@@ -100,11 +107,18 @@ class StrategyRun:
             target.check()
             load.check()
             self.check_outages()
+            self.check_watched()
             taken = self.clock() - t0
             target_part, client_part = await source.read(target, load, timeout_s=READ_TIMEOUT_S)
             cpu = await load.generator_cpu()
             self.readings.append(Reading(tick, taken, target_part, client_part, cpu))
             self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
+
+    def check_watched(self) -> None:
+        """Raise what a watched task raised (a trigger the target refused: the run cannot go on as planned)."""
+        for task in self.watched:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
 
     def check_outages(self) -> None:
         """Fail the run if a pause or a resume failed: the target may still be frozen (its watchdog resumes it)."""
@@ -140,14 +154,27 @@ class StrategyRun:
         )
 
     def outage_state(self, now_s: float) -> str:
-        """``paused target, 12s left``, ``next outage in 5s`` or ``no more outages``."""
+        """``paused target, 12s left``, ``next outage in 5s`` or ``no more outages``; with other triggers,
+        ``slow target to 0.2x its capacity, 5s left``, ``next trigger in 5s``, ``no more triggers``."""
         for outage in self.outages:
             if outage.start_s <= now_s < outage.end_s:
                 return f"{outage.target} paused, {format_duration(round(outage.end_s - now_s))} left"
-        upcoming = [outage.start_s for outage in self.outages if outage.start_s > now_s]
+        for window in self.triggers:
+            if window.start_s <= now_s < window.end_s:
+                return f"{window.effect()}, {format_duration(round(window.end_s - now_s))} left"
+        word = "trigger" if self.triggers else "outage"
+        upcoming = [window.start_s for window in [*self.outages, *self.triggers] if window.start_s > now_s]
         if upcoming:
-            return f"next outage in {format_duration(round(min(upcoming) - now_s))}"
-        return "no outage planned" if not self.outages else "no more outages"
+            return f"next {word} in {format_duration(round(min(upcoming) - now_s))}"
+        return "no outage planned" if not self.outages and not self.triggers else f"no more {word}s"
+
+
+def controls_of(target: TargetHandle, plan: Plan, controller: OutageController) -> TargetControls | None:
+    """The target's own controls (an admin API), else chaos throttles of its fault target for a slow."""
+    if target.controls is not None:
+        return target.controls
+    slowed = [window.target for window in plan.triggers if isinstance(window, SlowWindow)]
+    return ThrottleControls(controller, target.faults[slowed[0]]) if slowed and slowed[0] in target.faults else None
 
 
 async def run_strategy(
@@ -159,20 +186,32 @@ async def run_strategy(
     later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
     position = (index, len(plan.strategies), later_s)
     run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
+    run.triggers = list(plan.triggers)
     started_utc = utc_now()
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:
-        load = await stack.load.start(target, spec)
+        triggers = LiveTriggers(plan.triggers, controls_of(target, plan, controller), runtime)
+        spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
+        load = await stack.load.start(target, spec, spikes)
         try:
             t0 = run.clock()
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
+            played = asyncio.create_task(triggers.play(t0), name=f"triggers of {spec.label}")
+            run.watched.append(played)
             try:
                 await run.sample(target, load, stack.metrics, t0)
                 await faults  # every pause has started by now; its errors surface here
+                await played
             finally:
                 faults.cancel()
-                await controller.resume_all(f"end of {spec.label}")
+                played.cancel()
+                try:
+                    await controller.resume_all(f"end of {spec.label}")
+                finally:
+                    await triggers.restore()
             actual = run.actual_outages(t0)
+            # spikes as planned: the load generator plays them on its own clock, from its start
+            actual_triggers = sorted([*triggers.actual(t0), *spikes], key=lambda w: (w.start_s, w.end_s))
         finally:
             await load.stop()
     finally:
@@ -183,6 +222,7 @@ async def run_strategy(
         readings=run.readings,
         outages=actual,
         planned_outages=list(plan.outages),
+        triggers=actual_triggers,
         started_utc=started_utc,
         ended_utc=utc_now(),
         target=target.describe(),
@@ -201,7 +241,8 @@ async def execute(
     its target at that deadline even if this process is killed.
     """
     runtime = runtime or Runtime()
-    longest = max((outage.duration_s for outage in plan.outages), default=1.0)
+    timed = [*plan.outages, *(window for window in plan.triggers if isinstance(window, SlowWindow))]
+    longest = max((window.duration_s for window in timed), default=1.0)
     controller = OutageController(
         journal,
         dead_man=runtime.dead_man or WatchdogSwitch(journal.path),

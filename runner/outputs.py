@@ -74,6 +74,7 @@ def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Str
         delay_s=list(series.gauges[DELAY_S]),
         outages=[(outage.start_s, outage.end_s) for outage in record.outages],
         more={TIMEOUTS: series.rates[TIMEOUTS], GAVE_UP: series.rates[GAVE_UP], **series.latency},
+        triggers=tuple((window.kind, window.start_s, window.end_s) for window in record.triggers),
     )
 
 

@@ -10,10 +10,10 @@ run without outages.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from experiment.analysis import default_steady_window
-from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry
+from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry, TriggerWindow
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError, did_you_mean
 
@@ -58,6 +58,8 @@ class Plan:
     scenario: Scenario
     outages: list[OutageWindow]
     strategies: list[StrategyPlan]
+    #: The other triggers' windows (slow, spike, errors), drawn once for every strategy as the outages are.
+    triggers: list[TriggerWindow] = dataclasses.field(default_factory=list)
 
     @property
     def estimated_s(self) -> float:
@@ -77,13 +79,14 @@ def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
     return [entry for entry in scenario.strategies if not labels or entry.label in labels]
 
 
-def check_fault_targets(outages: Sequence[OutageWindow], known: Sequence[str], stack: str) -> None:
-    """Every paused target must exist in the stack; raises :class:`UserError` naming it."""
-    for outage in outages:
-        if outage.target not in known:
-            hint = did_you_mean(outage.target, known)
+def check_fault_targets(windows: Sequence[TriggerWindow], known: Sequence[str], stack: str) -> None:
+    """Every target paused, slowed or failing must exist in the stack; raises :class:`UserError` naming it."""
+    for window in windows:
+        if window.kind != "spike" and window.target not in known:
+            hint = did_you_mean(window.target, known)
             raise UserError(
-                f"faults: pause: {outage.target!r} is not a target of the {stack}{hint}; accepted: {', '.join(known)}"
+                f"faults: {window.kind}: {window.target!r} is not a target of the {stack}{hint}; "
+                f"accepted: {', '.join(known) or 'none'}"
             )
 
 
@@ -97,20 +100,33 @@ def _checks(assertions: Assertions | None) -> list[str]:
     return found
 
 
+def check_live_triggers(scenario: Scenario, refusal: Callable[[str], str | None]) -> None:
+    """Refuse a trigger the stack cannot play live (:class:`UserError`, exit 2, also on ``--dry-run``): the
+    first one, by its place in ``faults``, with ``refusal``'s word on what would make it possible."""
+    for index, fault in enumerate(scenario.faults):
+        why = refusal(fault.kind)
+        if why is not None:
+            raise UserError(f"faults[{index}]: {fault.kind}: {fault.target}: {why}")
+
+
 def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
-    """The plan of running ``entries`` of ``scenario``."""
-    outages = scenario.outages()
-    window = default_steady_window(outages)
+    """The plan of running ``entries`` of ``scenario``: every trigger listed, each at its start and end."""
+    timeline = scenario.timeline()
+    outages = list(timeline.outages)
+    window = default_steady_window(timeline.episodes())
     steps = [Step(0.0, "load starts: time 0")]
     if window is not None:
         steps.append(Step(window[0], f"steady window until {format_duration(window[1])} (levels for recovery)"))
     for outage in outages:
         steps.append(Step(outage.start_s, f"pause {outage.target} for {format_duration(outage.duration_s)}"))
         steps.append(Step(outage.end_s, f"resume {outage.target}"))
+    for trigger in timeline.triggers:
+        steps.append(Step(trigger.start_s, trigger.describe()))
+        steps.append(Step(trigger.end_s, f"end: {trigger.effect()}"))
     steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
     steps.sort(key=lambda step: step.at_s)
     plans = [
         StrategyPlan(entry, RunSpec.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
         for entry in entries
     ]
-    return Plan(scenario, outages, plans)
+    return Plan(scenario, outages, plans, list(timeline.triggers))

@@ -32,6 +32,9 @@ the last (the end of the run), so counters that did not start at zero read the s
   client went away, at its last reading.
 * ``validity``: whether the load generator kept up (:mod:`experiment.analysis.validity`),
   from each generator process's CPU and the requests started against those demanded.
+  happened (pause and resume times measured, not planned); with slow or errors
+  triggers, after each episode (:func:`experiment.scenario.timeline.episodes`) of the
+  windows as they happened, which ``triggers`` lists, as the simulator's results do.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ from experiment.analysis.quantiles import combine, difference
 from experiment.analysis.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
 from experiment.analysis.validity import GeneratorSeconds, Validity, assess
 from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions, OutageWindow, RunSpec
+from experiment.scenario import Assertions, OutageWindow, RunSpec, TriggerWindow
+from experiment.scenario.timeline import episodes
 from runner.locust_args import think_time
 from runner.readings import ClientReading, Reading
 from runner.series import LiveSeries, build_series
@@ -71,6 +75,8 @@ class StrategyRecord:
     ended_utc: str
     target: str
     load: str
+    #: The slow and errors windows as they happened (empty: a run of pauses only).
+    triggers: Sequence[TriggerWindow] = ()
 
     @property
     def label(self) -> str:
@@ -133,7 +139,8 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     started, unfinished = _requests(first, last, succeeded + gave_up)
     last_target = next((r.target for r in reversed(record.readings) if r.target is not None), None)
     peak = series.peak(IN_FLIGHT)
-    found = recoveries(samples, record.outages) if record.outages else []
+    spans = episodes(record.outages, record.triggers)  # what recovery is judged after
+    found = recoveries(samples, spans) if spans else []
     extra: dict[str, object] = {
         "timeouts": round(last.attempts.get("timeout", 0.0) - first.attempts.get("timeout", 0.0)),
         "retries": round(last.retries - first.retries),
@@ -144,6 +151,9 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         "planned_outages": [[outage.start_s, outage.end_s] for outage in record.planned_outages],
         "readings_missed": record.missed(),
     }
+    if record.triggers:  # a run with pauses only keeps the shape it always had
+        windows = sorted([*record.outages, *record.triggers], key=lambda w: (w.start_s, w.end_s))
+        extra["triggers"] = [window.to_json() for window in windows]
     result = RunResult(
         strategy=record.label,
         spec=record.spec.policy.strategy.spec(),

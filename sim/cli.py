@@ -30,7 +30,7 @@ from sim.cli_options import (
 from sim.experiments.base import Report
 from target.models import MODELS
 
-EXPERIMENTS = ("wyegelwel", "smira", "contention", "edge", "run")
+EXPERIMENTS = ("wyegelwel", "smira", "contention", "edge", "osdi22", "brooker", "run")
 
 
 class ExperimentGroup(click.Group):
@@ -55,6 +55,8 @@ def sim() -> None:
     retrystorm sim smira                the seed outage (smira/exponential-backoff)
     retrystorm sim contention           AWS "Exponential Backoff And Jitter" (2015)
     retrystorm sim edge [SCENARIO]      the shortest outage each strategy does not recover from
+    retrystorm sim osdi22               OSDI'22 retry experiment: a capacity cut, immediate resends
+    retrystorm sim brooker              Brooker's collapse simulation: a load spike, with and without backoff
     retrystorm sim run SCENARIO         a shipped scenario's name or a file, or flags for an ad-hoc run
     """
 
@@ -217,6 +219,38 @@ def edge(
             progress=_progress,
         )
     )
+    emit(report, cpu_s=cpu, **output)
+
+
+@sim.command()
+@seed_option
+@output_options
+def osdi22(*, seed: int | None, **output: Any) -> None:
+    """The retry experiment of "Metastable Failures in the Wild" (OSDI'22): the four published runs.
+
+    Immediate resends (up to 4, 3 s timeout) against a server cut to 0.45 or 0.40 of its
+    2 CPUs for 10 or 9 s, at full or 75 % load; checks each published verdict.
+    """
+    from sim.experiments import osdi22 as experiment
+
+    report, cpu = _timed(lambda: experiment.run(seed, _progress))
+    emit(report, cpu_s=cpu, **output)
+
+
+@sim.command()
+@seed_option
+@strategy_option
+@output_options
+def brooker(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], **output: Any) -> None:
+    """Marc Brooker's collapse simulation: a 5 s spike from 40 to 80 requests/s, with and without backoff.
+
+    Checks over 10 seeds that no backoff collapses and stays down and that backoff with
+    jitter recovers. --strategy adds strategies to the two.
+    """
+    from sim.experiments import brooker as experiment
+
+    scenario = _with_strategies(experiment.load(seed), strategies)
+    report, cpu = _timed(lambda: experiment.run(scenario, _progress))
     emit(report, cpu_s=cpu, **output)
 
 

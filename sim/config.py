@@ -1,11 +1,13 @@
-"""One simulated run: a strategy's :class:`~experiment.scenario.RunSpec`, the outages, the simulator's own knobs."""
+"""One simulated run: a strategy's :class:`~experiment.scenario.RunSpec`, the triggers, the simulator's own knobs."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Literal
 
-from experiment.scenario import OutageWindow, RunSpec, Scenario, SpikeUniform, StrategyEntry
+from experiment.scenario import OutageWindow, RunSpec, Scenario, Span, SpikeUniform, StrategyEntry, TriggerWindow
+from experiment.scenario.timeline import episodes
+from loadgen.think import ThinkTime
 from retrystorm.errors import UserError
 from target.models import FixedModel, OverloadModel
 
@@ -24,21 +26,28 @@ class RunConfig:
     """The inputs of one simulated run (one strategy against a fresh server).
 
     ``spec`` is the run as the live runner runs it too; the rest is the simulator's:
-    the outages as drawn, the sampling step, and the scenario's ``sim:`` section
-    (first requests, requests per user, the accept backlog, how open arrivals are spaced).
+    the outages (pauses, merged) and the other triggers' windows as drawn, the sampling
+    step, and the scenario's ``sim:`` section (first requests, requests per user, the
+    accept backlog, how open arrivals are spaced, the network delay).
     """
 
     spec: RunSpec
     outages: tuple[OutageWindow, ...] = ()
+    triggers: tuple[TriggerWindow, ...] = ()
     sample_every_s: float = 1.0
     first_request: SpikeUniform | None = None
     requests_per_user: int | None = None
     accept_backlog: int | None = None
     open_arrivals: Literal["poisson", "constant"] = "poisson"
+    network_delay: ThinkTime | None = None
 
     def __post_init__(self) -> None:
         if self.spec.model is None:
             raise UserError(no_model_message(self.spec.label, "target:"))
+        if self.network_delay is not None and self.network_delay.mean_s <= 0:
+            raise UserError(
+                f"sim.network_delay {self.network_delay.spec()}: expected a mean above 0; leave it out for none"
+            )
         if self.never_advances:
             spec = self.spec
             raise UserError(
@@ -69,16 +78,30 @@ class RunConfig:
             spec.arrival == "closed" and self.requests_per_user is None and spec.think.mean_s == 0 and answers_at_once
         )
 
+    def recovery_spans(self) -> list[Span]:
+        """What recovery is judged after: the outages, or with other triggers the episodes (every window
+        merged with those it overlaps; :func:`experiment.scenario.timeline.episodes`)."""
+        return episodes(self.outages, self.triggers)
+
     @classmethod
-    def from_scenario(cls, scenario: Scenario, entry: StrategyEntry, outages: tuple[OutageWindow, ...]) -> RunConfig:
-        """The run of ``entry`` in ``scenario`` with the (already drawn) ``outages``."""
+    def from_scenario(
+        cls,
+        scenario: Scenario,
+        entry: StrategyEntry,
+        outages: tuple[OutageWindow, ...],
+        triggers: tuple[TriggerWindow, ...] | None = None,
+    ) -> RunConfig:
+        """The run of ``entry`` in ``scenario`` with the (already drawn) ``outages``; ``triggers`` drawn
+        from the scenario's seed unless given."""
         sim = scenario.sim
         return cls(
             spec=RunSpec.of(scenario, entry),
             outages=outages,
+            triggers=scenario.timeline().triggers if triggers is None else triggers,
             sample_every_s=sim.sample_every,
             first_request=sim.first_request,
             requests_per_user=sim.requests_per_user,
             accept_backlog=sim.accept_backlog,
             open_arrivals=sim.open_arrivals,
+            network_delay=sim.network_delay,
         )

@@ -37,6 +37,13 @@ Semantics, as in the seed experiment:
   in an accept queue (bounded by ``accept_backlog``, beyond which they are dropped,
   like SYNs to a full backlog) and are admitted at the resume, after one catch-up
   ``advance`` (the timers that fire when a stopped process continues).
+* **Other triggers** (a capacity cut, a load spike, an error burst) are played by
+  :mod:`sim.triggers`.
+* **Network delay** (``sim.network_delay``, none by default): an attempt reaches the
+  server one draw of it after it was sent, and an answer its client one draw after
+  the server released it (Brooker's ``netdelay``, each way, from the ``network``
+  random source); the timeout runs from the send, and the in-flight count is the
+  server's, without what is on the wire.
 """
 
 from __future__ import annotations
@@ -46,26 +53,27 @@ import gc
 import itertools
 import logging
 import math
+import random
 from collections.abc import Iterator
 from typing import Any
 
 from experiment.analysis.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
 from experiment.scenario import rng_for
 from loadgen.strategies import GiveUp, RetrySession
+from sim.client import BACKOFF, DONE, THINKING, WAITING, Client
 from sim.config import RunConfig
-from sim.events import ARRIVAL, NEW, PAUSE, RESUME, RETRY, TIMEOUT, WAKE, EventQueue
+from sim.events import ARRIVAL, NEW, PAUSE, REACH, RESUME, RETRY, TIMEOUT, TRIGGER, EventQueue
 from sim.latency import RequestLog
 from sim.population import open_wait_s, start_population
 from sim.result import RunOutput
 from sim.series import REJECTIONS, Series
-from target.models import Outcome
+from sim.server_side import ServerSide
+from sim.triggers import TriggerPlay
 
 logger = logging.getLogger(__name__)
 
 #: The soonest a client retries after its budget rejected an attempt locally.
 LOCAL_RETRY_FLOOR_S = 0.01
-#: The HTTP status of a model's rejection, as the target service answers it.
-REJECTED_STATUS = 503
 #: Totals kept only as per-interval counters: count name -> series name.
 _TOTALS = {
     "attempts": ATTEMPTS,
@@ -75,24 +83,9 @@ _TOTALS = {
     "timeouts": TIMEOUTS,
     "rejections": REJECTIONS,
 }
-THINKING, WAITING, BACKOFF, DONE = range(4)
 
 
-class Client:
-    """One user (closed loop) or one logical request (open loop)."""
-
-    __slots__ = ("aid", "requests_left", "session", "start_s", "state", "think_s")
-
-    def __init__(self, session: RetrySession, requests_left: int | None) -> None:
-        self.session = session
-        self.requests_left = requests_left
-        self.aid = 0  # id of the current attempt; a late answer carries an older one
-        self.start_s = 0.0
-        self.think_s = 0.0
-        self.state = THINKING
-
-
-class Simulation:
+class Simulation(ServerSide):
     """One run of :class:`RunConfig`; call :meth:`run` once."""
 
     def __init__(self, config: RunConfig) -> None:
@@ -100,7 +93,7 @@ class Simulation:
         self.config = config
         self.spec = spec
         self.think = spec.think
-        self.server: Any = config.model.start(0.0)
+        self.server: Any = TriggerPlay.scaled(config, config.model.start(0.0))
         self.admit = self.server.admit
         self.admission_hastens = self.server.admission_hastens
         self.series = Series.empty(spec.duration_s, config.sample_every_s)
@@ -117,6 +110,7 @@ class Simulation:
         self.sequence = itertools.count()
         self.clients: list[Client] = []
         self.frozen = False
+        self.accept_backlog = config.accept_backlog
         self.accept_queue: list[tuple[Client, int]] = []
         self.wake_at: float | None = None
         self.wake_token = 0
@@ -129,6 +123,12 @@ class Simulation:
             ("rejected_locally", "late_answers", "dropped", "released", "events", "immediate_retries"),
             0,
         )  # fmt: skip
+        self.network = config.network_delay
+        self.network_rng = rng_for(spec.seed, "network") if self.network is not None else random.Random(0)
+        self.triggers = TriggerPlay(self) if config.triggers else None
+        if self.triggers is not None:
+            self.counts["injected_errors"] = 0
+            self.admit = self.triggers.admit
 
     def push(self, time_s: float, kind: int, client: Any = None, token: int = 0) -> None:
         """Schedule an event."""
@@ -149,8 +149,14 @@ class Simulation:
         for outage in config.outages:
             self.push(outage.start_s, PAUSE)
             self.push(outage.end_s, RESUME)
+        actions = self.triggers.actions() if self.triggers is not None else []
+        for index, (at_s, _) in enumerate(actions):
+            self.push(at_s, TRIGGER, None, index)
         end = self.spec.duration_s
-        handlers = (self.on_new, self.attempt, self.on_timeout, self.on_wake, self.on_arrival)
+        handlers = (self.on_new, self.attempt, self.on_timeout, self.on_wake, self.on_arrival, self.on_reach,
+                    self.on_answer)  # fmt: skip
+        if self.triggers is not None and self.triggers.spikes:
+            handlers = (self.on_new_stopping, *handlers[1:4], self.on_arrival_stopping, *handlers[5:])
         events = 0
         pop_before = self.events.pop_before
         while (event := pop_before(end)) is not None:
@@ -162,8 +168,10 @@ class Simulation:
                 handlers[kind](now, client, token)
             elif kind == PAUSE:
                 self.on_pause(now)
-            else:
+            elif kind == RESUME:
                 self.on_resume(now)
+            else:
+                actions[token][1](now)
         self.flush(self.series.length * config.sample_every_s)  # a last, partial interval too
         self.counts["events"] = events + self.counts["immediate_retries"]
         return self.output()
@@ -214,7 +222,9 @@ class Simulation:
         client.aid = aid = client.aid + 1
         client.state = WAITING
         self.attempt_bins[self.bin] += 1
-        if self.frozen:
+        if self.network is not None:
+            self.push_event((now + self.network.sample(self.network_rng), next(self.sequence), REACH, client, aid))
+        elif self.frozen:
             self.queue_attempt(client, aid)
         else:
             self.admit(now, (client, aid))
@@ -224,21 +234,38 @@ class Simulation:
         if timeout is not None:
             self.push_timeout((now + timeout, next(self.sequence), TIMEOUT, client, aid))
 
+    def on_new_stopping(self, now: float, client: Client, token: int = 0) -> None:
+        """:meth:`on_new`, unless the client is an extra user whose spike has ended: then it stops."""
+        if now >= client.stop_s:
+            client.state = DONE
+            return
+        self.on_new(now, client)
+
     def on_timeout(self, now: float, client: Client, aid: int) -> None:
         """The client gives up on an attempt it is still waiting for."""
         if client.state == WAITING and client.aid == aid:
             self.series.timeouts[self.bin] += 1
             self.failed(now, client, True)
 
-    def failed(self, now: float, client: Client, timed_out: bool, sent: bool = True, status: int | None = None) -> None:
-        """An attempt failed (``status``: the HTTP status of a rejection): back off and retry, or give up."""
+    def failed(
+        self,
+        now: float,
+        client: Client,
+        timed_out: bool,
+        sent: bool = True,
+        status: int | None = None,
+        *,
+        at_once: bool = False,
+    ) -> None:
+        """An attempt failed (``status``: the HTTP status of a rejection or an injected error; ``at_once``:
+        answered at the instant it was sent): back off and retry, or give up."""
         delay = client.session.retry_delay(now, timed_out=timed_out, sent=sent, status=status)
         if isinstance(delay, GiveUp):
             self.series.gave_up[self.bin] += 1
             self.requests.end(client, now, self.bin, client.session.request_attempts, ok=False)
             self.finish(now, client)
             return
-        if not sent:
+        if not sent or at_once:
             delay = max(delay, LOCAL_RETRY_FLOOR_S)
         elif delay == 0.0:  # retry at once (NB)
             self.counts["immediate_retries"] += 1
@@ -269,80 +296,15 @@ class Simulation:
     def on_arrival(self, now: float, client: Client, token: int = 0) -> None:
         """Open loop: a user's logical request starts; the user waits for its next one meanwhile."""
         following = self.add_client(1)
+        following.stop_s = client.stop_s
         following.think_s = open_wait_s(self)
         self.push(now + following.think_s, ARRIVAL, following)
         self.on_new(now, client)
 
-    # -- the server -----------------------------------------------------------------
-
-    def queue_attempt(self, client: Client, aid: int) -> None:
-        """An attempt reaches a frozen server: it waits in the accept queue, or is dropped when that is full."""
-        backlog = self.config.accept_backlog
-        if backlog is not None and len(self.accept_queue) >= backlog:
-            self.counts["dropped"] += 1
-            return
-        self.accept_queue.append((client, aid))
-
-    def note_peak(self) -> None:
-        """Update the peaks; called before each ``advance``, the only call that lowers in-flight."""
-        in_flight = self.server.in_flight
-        if in_flight > self.peak_bin:
-            self.peak_bin = in_flight
-            self.peak = max(self.peak, in_flight)
-
-    def schedule_wake(self, now: float) -> None:
-        """Make sure :meth:`on_wake` runs at the model's next wake-up."""
-        wake = self.server.next_wakeup_s(now)
-        if wake is None:
-            return
-        wake = max(wake, now)
-        if self.wake_at is None or wake < self.wake_at:
-            self.wake_at = wake
-            self.wake_token += 1
-            self.push(wake, WAKE, None, self.wake_token)
-
-    def on_wake(self, now: float, client: object, token: int) -> None:
-        """The model's wake-up: advance it and deliver what it releases."""
-        if token != self.wake_token or self.frozen:
-            return
-        self.wake_at = None
-        self.note_peak()
-        self.deliver(now, self.server.advance(now, self.server_rng))
-        self.schedule_wake(now)
-
-    def deliver(self, now: float, completions: list[Any]) -> None:
-        """Answers reach their clients; answers to abandoned attempts are dropped."""
-        counts = self.counts
-        counts["released"] += len(completions)
-        ok, succeeded, failed, rejections = Outcome.OK, self.succeeded, self.failed, self.series.rejections
-        for (client, aid), outcome, _admitted in completions:
-            if client.state != WAITING or client.aid != aid:
-                counts["late_answers"] += 1
-            elif outcome is ok:
-                succeeded(now, client)
-            else:
-                rejections[self.bin] += 1
-                failed(now, client, False, True, REJECTED_STATUS)
-
-    def on_pause(self, now: float) -> None:
-        """The server freezes: pending wake-ups are void."""
-        if self.frozen:
-            return
-        self.frozen = True
-        self.wake_at = None
-        self.wake_token += 1
-
-    def on_resume(self, now: float) -> None:
-        """The server continues: catch up once, then admit what waited in the accept queue."""
-        if not self.frozen:
-            return
-        self.frozen = False
-        self.note_peak()
-        self.deliver(now, self.server.advance(now, self.server_rng))
-        waiting, self.accept_queue = self.accept_queue, []
-        for payload in waiting:
-            self.server.admit(now, payload)
-        self.schedule_wake(now)
+    def on_arrival_stopping(self, now: float, client: Client, token: int = 0) -> None:
+        """:meth:`on_arrival`, unless the stream is an extra one whose spike has ended: then it stops."""
+        if now < client.stop_s:
+            self.on_arrival(now, client)
 
     # -- results --------------------------------------------------------------------
 

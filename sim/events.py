@@ -18,8 +18,9 @@ from typing import Any
 Event = tuple[float, int, int, Any, int]
 
 #: Event kinds: a client's new logical request, its retry, an attempt's timeout, the
-#: server's next check, an open-loop arrival, an outage's pause and resume.
-NEW, RETRY, TIMEOUT, WAKE, ARRIVAL, PAUSE, RESUME = range(7)
+#: server's next check, an open-loop arrival, an attempt reaching the server and an answer
+#: reaching its client (with a network delay), an outage's pause and resume, a trigger's change.
+NEW, RETRY, TIMEOUT, WAKE, ARRIVAL, REACH, ANSWER, PAUSE, RESUME, TRIGGER = range(10)
 
 
 class EventQueue:

@@ -1,4 +1,4 @@
-"""PNG plots of simulated runs: time series with outages shaded, per-request latency and
+"""PNG plots of simulated runs: time series with outages and triggers shaded, per-request latency and
 attempts sorted (as in the seed article; unfinished requests at their age, marked), the
 contention charts, recovery against outage."""
 
@@ -11,7 +11,15 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from experiment.analysis.series_names import IN_FLIGHT, RATES
-from experiment.report.panels import PANELS, plain_number, shade_outages, style_panel, value_axis
+from experiment.report.panels import (
+    PANELS,
+    plain_number,
+    shade_outages,
+    shade_triggers,
+    style_panel,
+    trigger_handles,
+    value_axis,
+)
 from sim.experiments.base import Report
 from sim.result import RunOutput
 
@@ -38,9 +46,17 @@ def timeseries_figure(runs: list[RunOutput], title: str) -> Figure:
                 axis.plot(series.times(), waiting, lw=1, ls="--", color=line.get_color())
         if runs:
             shade_outages(axis, _outages(runs[0]))
+            shade_triggers(axis, [(w.kind, w.start_s, w.end_s) for w in runs[0].config.triggers])
         style_panel(axis, _LABELS.get(panel.series, panel.label), panel.scale)
-    axes[0].legend(fontsize=8, loc="upper right")
-    axes[-1].set_xlabel("time (s); outages shaded")
+    kinds = [window.kind for window in runs[0].config.triggers] if runs else []
+    if kinds:
+        handles, _ = axes[0].get_legend_handles_labels()
+        pauses = ["pause"] if runs[0].config.outages else []
+        axes[0].legend(handles=[*handles, *trigger_handles([*kinds, *pauses])], fontsize=8, loc="upper right")
+        axes[-1].set_xlabel("time (s); triggers shaded by kind")
+    else:
+        axes[0].legend(fontsize=8, loc="upper right")
+        axes[-1].set_xlabel("time (s); outages shaded")
     figure.suptitle(title, fontsize=10)
     return figure
 

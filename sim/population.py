@@ -9,6 +9,10 @@ from experiment.scenario import RunSpec
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW
 
+#: Where constant open-loop arrivals fall within their interval: the golden ratio's fraction, ``(sqrt 5 - 1) / 2``,
+#: far from every simple fraction, so no reading at a whole second (or a simple fraction of one) meets an arrival.
+PHASE = (5**0.5 - 1) / 2
+
 
 class Simulation(Protocol):
     """What the population needs of a simulation (:class:`sim.engine.Simulation`)."""
@@ -40,8 +44,11 @@ def start_population(sim: Simulation) -> None:
     before each request, whether or not its earlier ones have finished, as the live
     user does with ``--arrival open`` (the runner gives it the think time
     ``exponential:(users / rate)``): ``rate`` requests per second in all. With constant
-    arrivals the users take turns, the first wait of user ``i`` being ``(i + 1) / rate``,
-    so that requests come every ``1 / rate``. The wait is what the request's session
+    arrivals the users take turns, the first wait of user ``i`` being ``(i + PHASE) / rate``,
+    so that requests come every ``1 / rate``, :data:`PHASE` of an interval off the
+    whole seconds: a run's readings (every ``sample_every``) then never fall on an
+    arrival's instant, where float rounding in the sum of the waits would decide whether a
+    reading sees it (and a steady reading and a later one differ by that alone). The wait is what the request's session
     sees as the sleep before it, as the live user's think time (``smira`` grows its
     first backoff from it).
     """
@@ -53,7 +60,7 @@ def start_population(sim: Simulation) -> None:
         start = index / spec.spawn_rate if spec.spawn_rate else 0.0
         if spec.arrival == "open":
             constant = config.open_arrivals == "constant"
-            client.think_s = (index + 1) / (spec.rate or 1.0) if constant else open_wait_s(sim)
+            client.think_s = (index + PHASE) / (spec.rate or 1.0) if constant else open_wait_s(sim)
             sim.push(start + client.think_s, ARRIVAL, client)
             continue
         if pattern is not None:

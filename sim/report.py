@@ -170,21 +170,26 @@ def run_curves(run: RunOutput) -> StrategyCurves:
         GAVE_UP: series.rate(GAVE_UP),
         **series.latency,
     }
-    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight), more=more)
+    triggers = tuple((window.kind, window.start_s, window.end_s) for window in run.config.triggers)
+    return dataclasses.replace(curves, peak_in_flight=float(run.peak_in_flight), more=more, triggers=triggers)
 
 
 def run_metadata(report: Report, folder: Path) -> dict[str, object]:
     """What the report's "Run" section says of a simulated run: scenario, seed, what ran, the folder."""
     config = report.runs[0].config
     spec = config.spec
-    return {
+    found: dict[str, object] = {
         "scenario": report.experiment,
         "seed": spec.seed,
         "stack": "the simulator, in virtual time",
         "target": f"the {config.model.spec()} model",
         "load": f"{spec.users:,} users ({spec.arrival} loop) for {format_duration(spec.duration_s)}",
-        "folder": str(folder),
     }
+    if config.triggers:
+        windows = sorted([*config.outages, *config.triggers], key=lambda window: (window.start_s, window.end_s))
+        found["triggers"] = [f"at {format_duration(w.start_s)}: {w.describe()}" for w in windows]
+    found["folder"] = str(folder)
+    return found
 
 
 def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots: Sequence[Path]) -> list[Path]:

@@ -39,14 +39,21 @@ class RunOutput:
     unfinished: Unfinished = dataclasses.field(default_factory=lambda: Unfinished([], []))
 
     def result(self, assertions: Assertions | None = None) -> RunResult:
-        """The analysed run: counts, latency percentiles, recoveries after each outage, verdicts."""
+        """The analysed run: counts, latency percentiles, recoveries after each outage (or episode of
+        triggers, :meth:`RunConfig.recovery_spans`), verdicts; with triggers other than pauses, every window
+        as it happened under ``triggers`` and the errors a burst injected."""
         counts = self.counts
         samples = self.series.samples()
-        found = recoveries(samples, self.config.outages) if self.config.outages else []
+        spans = self.config.recovery_spans()
+        found = recoveries(samples, spans) if spans else []
         keys = ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
         extra: dict[str, object] = {key: counts[key] for key in keys}
         extra["abandoned_in_flight_end"] = counts.get("abandoned_in_flight_end")
         extra["after_resume"] = [figures.to_json() for figures in after_resumes(samples, found)]
+        if self.config.triggers:  # a run with pauses only keeps the shape it always had
+            windows = sorted([*self.config.outages, *self.config.triggers], key=lambda w: (w.start_s, w.end_s))
+            extra["injected_errors"] = counts["injected_errors"]
+            extra["triggers"] = [window.to_json() for window in windows]
         result = RunResult(
             strategy=self.config.spec.label,
             spec=self.config.spec.policy.strategy.spec(),

@@ -1,7 +1,11 @@
-"""Recovery after an outage: of the server, and of its users.
+"""Recovery after an outage, or after any trigger: of the server, and of its users.
 
-Definitions (``R`` = the resume, the end of the outage; ``S`` = the steady window,
-by default the second half of the time before the first outage):
+Recovery is judged after each span of the timeline a run hands in: its outages, or,
+when it has triggers other than pauses, its *episodes* (a trigger, or triggers of any
+kinds that overlap, merged; :func:`experiment.scenario.timeline.episodes`). "Resume"
+below is the span's end: the resume of a pause, the end of a slow, a spike or an error
+burst. Definitions (``R`` = the resume, the end of the span; ``S`` = the steady window,
+by default the second half of the time before the first span):
 
 * **Steady levels** over ``S``: ``G`` the mean goodput, ``I`` the largest and
   ``Ī`` the mean in-flight reading, ``D`` the largest modelled-delay reading.
@@ -48,7 +52,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from experiment.analysis.samples import Samples
-from experiment.scenario.timeline import OutageWindow
+from experiment.scenario.timeline import Span, span_key
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -85,15 +89,15 @@ class SteadyLevels:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recovery:
-    """How long after an outage's end the server and the users recovered (``None``: not seen)."""
+    """How long after an outage's end (or an episode's) the server and the users recovered (``None``: not seen)."""
 
-    outage: OutageWindow
+    outage: Span
     server_s: float | None
     client_s: float | None
     server_signals: str = SERVER_GAUGES
 
 
-def default_steady_window(outages: Sequence[OutageWindow]) -> tuple[float, float] | None:
+def default_steady_window(outages: Sequence[Span]) -> tuple[float, float] | None:
     """The second half of the time before the first outage; ``None`` without outages."""
     if not outages:
         return None
@@ -202,7 +206,7 @@ def client_recovery_s(
 
 def recoveries(
     samples: Samples,
-    outages: Sequence[OutageWindow],
+    outages: Sequence[Span],
     *,
     steady_window: tuple[float, float] | None = None,
     rule: RecoveryRule = RecoveryRule(),
@@ -214,7 +218,7 @@ def recoveries(
     Without any in-flight reading the server is judged from the clients' signals
     (:func:`client_side_server_recovery_s`); each :class:`Recovery` says which.
     """
-    ordered = sorted(outages)
+    ordered = sorted(outages, key=span_key)
     window = steady_window or default_steady_window(ordered)
     levels = steady_levels(samples, window) if window else None
     data_end = samples.gauge_time(len(samples) - 1) if len(samples) else 0.0

@@ -26,6 +26,7 @@ class StrategyCurves:
     with ``goodput`` as the ``ok`` ones) and ``latency_p50``, ``latency_p95``,
     ``latency_p99`` (censored, :mod:`experiment.analysis.latency_series`); each one
     value per interval.
+    ``triggers`` are the other triggers' windows as ``(kind, start, end)``.
     """
 
     label: str
@@ -37,6 +38,7 @@ class StrategyCurves:
     outages: list[tuple[float, float]]
     peak_in_flight: float | None = None
     more: Mapping[str, Sequence[float | None]] = dataclasses.field(default_factory=dict)
+    triggers: tuple[tuple[str, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         lengths = {len(self.times_s), len(self.goodput), len(self.attempts), len(self.in_flight), len(self.delay_s)}

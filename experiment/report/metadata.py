@@ -138,13 +138,31 @@ def run_entries(document: Mapping[str, Any]) -> tuple[Entry, ...]:
     return tuple(found)
 
 
+def _window_text(window: object) -> str:
+    """``slow target 45s to 55s (capacity 0.5)``: one trigger window of a results row."""
+    if not isinstance(window, Mapping):
+        return str(window)
+    settings = ", ".join(f"{k} {value_text(str(k), v)}" for k, v in window.items() if k not in _WINDOW_KEYS)
+    start, end = window.get("start_s"), window.get("end_s")
+    span = f"{seconds(float(start))} to {seconds(float(end))}" if start is not None and end is not None else ""
+    text = f"{window.get('kind', 'trigger')} {window.get('target', '')} {span}".strip()
+    return f"{text} ({settings})" if settings else text
+
+
+_WINDOW_KEYS = frozenset({"kind", "target", "start_s", "end_s"})
+
+
 def row_entries(row: Mapping[str, Any], shown: Sequence[str]) -> tuple[Entry, ...]:
     """A results row's figures other than ``shown``; ``passed`` as the assertions' outcome."""
     found = []
     for key, value in row.items():
         if key in shown:
             continue
-        if key == "passed" and isinstance(value, bool):
+        if key == "outages" and row.get("triggers"):  # the episodes recovery was judged after
+            found.append(Entry("recovery judged after", value_text(key, value)))
+        elif key == "triggers" and isinstance(value, list):
+            found.append(Entry(term(key), "; ".join(_window_text(window) for window in value) or "none"))
+        elif key == "passed" and isinstance(value, bool):
             text = "every one held" if value else "at least one failed"
             found.append(Entry(term(key), text, css="pass" if value else "fail"))
         else:

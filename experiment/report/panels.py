@@ -1,7 +1,9 @@
-"""What the simulator's plots and the run report draw alike: the four panels and shaded outages.
+"""What the simulator's plots and the run report draw alike: the four panels and shaded triggers.
 
 Both draw goodput, attempts per second, the in-flight count and the modelled delay
-on stacked axes sharing the time axis, with each outage (pause to resume) shaded.
+on stacked axes sharing the time axis, with each outage (pause to resume) shaded grey
+and every other trigger shaded in its kind's colour (:data:`TRIGGER_COLOURS`), named in
+a legend when there are any.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
 
 from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
@@ -42,6 +45,28 @@ def shade_outages(axis: Axes, outages: Iterable[tuple[float, float]], *, alpha: 
     """Shade each ``(pause, resume)`` span in grey."""
     for start_s, end_s in outages:
         axis.axvspan(start_s, end_s, color="grey", alpha=alpha, lw=0)
+
+
+#: Each trigger kind's shade: a pause grey (as outages always were), the others a colour each.
+TRIGGER_COLOURS = {"pause": "grey", "slow": "tab:orange", "spike": "tab:purple", "errors": "tab:red"}
+#: How the legend names each kind.
+TRIGGER_NAMES = {"pause": "pause", "slow": "slow (capacity cut)", "spike": "spike (load)", "errors": "error burst"}
+
+
+def shade_triggers(axis: Axes, triggers: Iterable[tuple[str, float, float]], *, alpha: float = 0.2) -> None:
+    """Shade each ``(kind, start, end)`` window in its kind's colour (:data:`TRIGGER_COLOURS`)."""
+    for kind, start_s, end_s in triggers:
+        axis.axvspan(start_s, end_s, color=TRIGGER_COLOURS.get(kind, "tab:olive"), alpha=alpha, lw=0)
+
+
+def trigger_handles(kinds: Iterable[str], *, alpha: float = 0.2) -> list[Patch]:
+    """Legend entries for the trigger kinds drawn, pauses first, each once."""
+    present = set(kinds)
+    order = [kind for kind in TRIGGER_COLOURS if kind in present] + sorted(present - set(TRIGGER_COLOURS))
+    return [
+        Patch(color=TRIGGER_COLOURS.get(kind, "tab:olive"), alpha=alpha, label=TRIGGER_NAMES.get(kind, kind))
+        for kind in order
+    ]
 
 
 #: Positive values whose largest is this many times the smallest are drawn on a log axis.

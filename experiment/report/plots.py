@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from experiment.report.curves import StrategyCurves
-from experiment.report.panels import PANELS, Panel, shade_outages, style_panel
+from experiment.report.panels import PANELS, Panel, shade_outages, shade_triggers, style_panel, trigger_handles
 
 LIVE_COLOR = "tab:blue"
 SIMULATED_COLOR = "tab:orange"
@@ -107,10 +107,11 @@ def strategy_figure(live: StrategyCurves, simulated: StrategyCurves | None = Non
                 label="simulated",
             )
         shade_outages(axis, live.outages)
+        shade_triggers(axis, live.triggers)
         style_panel(axis, panel.label, panel.scale)
-    if simulated is not None:
-        axes[0].legend(fontsize=8, loc="upper right")
-    axes[-1].set_xlabel("seconds since the load started; outages shaded")
+    if simulated is not None or live.triggers:
+        _legend(axes[0], [live])
+    axes[-1].set_xlabel(f"seconds since the load started; {shaded([live])}")
     figure.suptitle(live.label, fontsize=11)
     return figure
 
@@ -130,6 +131,7 @@ def comparison_figure(curves: Sequence[StrategyCurves], title: str) -> Figure:
         for entry in curves:
             axis.plot(entry.times_s, _values(entry, panel), lw=1.2, label=entry.label)
             shade_outages(axis, entry.outages, alpha=alpha)
+            shade_triggers(axis, entry.triggers, alpha=alpha)
         style_panel(axis, panel.label, panel.scale)
     if with_latency:
         axis = axes[-1]
@@ -138,10 +140,26 @@ def comparison_figure(curves: Sequence[StrategyCurves], title: str) -> Figure:
             shade_outages(axis, entry.outages, alpha=alpha)
         style_panel(axis, "p99 " + LATENCY_LABEL, "log")
     if curves:
-        axes[0].legend(fontsize=8, loc="upper right")
-    axes[-1].set_xlabel("seconds since the load started; outages shaded")
+        _legend(axes[0], curves)
+    axes[-1].set_xlabel(f"seconds since the load started; {shaded(curves)}")
     figure.suptitle(title, fontsize=11)
     return figure
+
+
+def shaded(curves: Sequence[StrategyCurves]) -> str:
+    """What the shades are, for an axis label or a caption."""
+    return "triggers shaded by kind" if any(entry.triggers for entry in curves) else "outages shaded"
+
+
+def _legend(axis: Axes, curves: Sequence[StrategyCurves]) -> None:
+    """The lines' legend, with one entry per trigger kind shaded when there are triggers besides pauses."""
+    kinds = [kind for entry in curves for kind, _, _ in entry.triggers]
+    if not kinds:
+        axis.legend(fontsize=8, loc="upper right")
+        return
+    kinds += ["pause"] if any(entry.outages for entry in curves) else []
+    handles, _ = axis.get_legend_handles_labels()
+    axis.legend(handles=[*handles, *trigger_handles(kinds)], fontsize=8, loc="upper right")
 
 
 def png_bytes(figure: Figure, dpi: int = 100) -> bytes:

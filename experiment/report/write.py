@@ -12,7 +12,7 @@ from experiment.report import ranking
 from experiment.report.curves import StrategyCurves
 from experiment.report.model_fit import fit_rows, simulated_by_label
 from experiment.report.page import Image, render
-from experiment.report.plots import comparison_figure, png_bytes, strategy_figure
+from experiment.report.plots import comparison_figure, png_bytes, shaded, strategy_figure
 
 logger = logging.getLogger(__name__)
 
@@ -62,17 +62,13 @@ def write_report(
         path.write_bytes(png)
         written.append(path)
         beside = ", simulated dashed" if simulation is not None else ""
-        images.append(Image(f"{curves.label}: {source}{beside}; outages shaded", png))
+        images.append(Image(f"{curves.label}: {source}{beside}; {shaded([curves])}", png))
     title = str(document.get("experiment", "run"))
     comparison = png_bytes(comparison_figure(live, f"{title}: every strategy"))
     (folder / COMPARISON).write_bytes(comparison)
     written.append(folder / COMPARISON)
-    images.insert(
-        0,
-        Image(
-            "Every strategy overlaid: goodput, attempts/s, in flight, censored p99 latency; outages shaded", comparison
-        ),
-    )
+    overlaid = f"Every strategy overlaid: goodput, attempts/s, in flight, censored p99 latency; {shaded(live)}"
+    images.insert(0, Image(overlaid, comparison))
     fits = {curves.label: fit_rows(curves, model[curves.label]) for curves in live if curves.label in model}
     page = render(document, [*images, *more_images], fits, rule=ranking.__doc__ or "")
     (folder / REPORT).write_text(page, encoding="utf-8")

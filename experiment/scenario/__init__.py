@@ -7,12 +7,10 @@ are package data (``shipped/*.yaml``), found by name (:mod:`experiment.scenario.
 
 from experiment.scenario.catalog import find_scenario, shipped_folder, shipped_names, shipped_scenario
 from experiment.scenario.errors import ScenarioError
-from experiment.scenario.loader import load_scenario, parse_scenario, scenario_from_data
+from experiment.scenario.loader import load_scenario, parse_scenario, scenario_data, scenario_from_data
 from experiment.scenario.model import (
     Assertions,
-    Fault,
     Load,
-    Repeat,
     Scenario,
     SimOptions,
     SpikeUniform,
@@ -20,12 +18,31 @@ from experiment.scenario.model import (
     rng_for,
 )
 from experiment.scenario.run_spec import RunSpec
-from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
+from experiment.scenario.timeline import (
+    Episode,
+    ErrorWindow,
+    FaultPlan,
+    Level,
+    OutageWindow,
+    SlowWindow,
+    Span,
+    SpikeWindow,
+    Timeline,
+    TriggerWindow,
+    expand_faults,
+    merge_outages,
+)
+from experiment.scenario.triggers import KINDS, ErrorsFault, Fault, Repeat, SlowFault, SpikeFault, Trigger
 
 __all__ = [
+    "KINDS",
     "Assertions",
+    "Episode",
+    "ErrorWindow",
+    "ErrorsFault",
     "Fault",
     "FaultPlan",
+    "Level",
     "Load",
     "OutageWindow",
     "Repeat",
@@ -33,14 +50,23 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SimOptions",
+    "SlowFault",
+    "SlowWindow",
+    "Span",
+    "SpikeFault",
     "SpikeUniform",
+    "SpikeWindow",
     "StrategyEntry",
+    "Timeline",
+    "Trigger",
+    "TriggerWindow",
     "expand_faults",
     "find_scenario",
     "load_scenario",
     "merge_outages",
     "parse_scenario",
     "rng_for",
+    "scenario_data",
     "scenario_from_data",
     "shipped_folder",
     "shipped_names",

@@ -26,9 +26,10 @@ from pydantic import BaseModel, ValidationError
 from experiment.scenario.catalog import find_scenario, missing_hint
 from experiment.scenario.errors import ScenarioError
 from experiment.scenario.model import Loc, Scenario
+from experiment.scenario.triggers import TRIGGER_TYPES
 from retrystorm.errors import did_you_mean, shown
 
-__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_from_data"]
+__all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_data", "scenario_from_data"]
 
 #: The largest scenario file read.
 MAX_FILE_BYTES = 1024 * 1024
@@ -53,6 +54,20 @@ def load_scenario(given: str | os.PathLike[str] | Traversable, *, overrides: dic
     found = find_scenario(given)
     stem = found.name.removesuffix(".yaml").removesuffix(".yml")
     return parse_scenario(_read_text(found), source=str(found), default_name=stem, overrides=overrides)
+
+
+def scenario_data(given: str | os.PathLike[str] | Traversable) -> tuple[dict[str, Any], str]:
+    """A scenario's plain data as its file holds it (its name defaulted from the file's) and where it came
+    from, validated once: for callers that change fields and validate each variant
+    (:func:`scenario_from_data`), as ``retrystorm map`` does."""
+    found = find_scenario(given)
+    text = _read_text(found)
+    data, lines = _compose(text, str(found))
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{found}:1: expected a mapping with name, model, load, strategies; got {data!r}")
+    data.setdefault("name", found.name.removesuffix(".yaml").removesuffix(".yml"))
+    _validate(data, str(found), lines)
+    return data, str(found)
 
 
 def _read_text(path: Path | Traversable) -> str:
@@ -238,14 +253,14 @@ def _describe(error: ValidationError, source: str, lines: dict[Loc, int]) -> str
     """
     found: dict[Loc, tuple[int, bool, str]] = {}
     for item in error.errors(include_url=False):
-        loc: Loc = tuple(part for part in item["loc"] if isinstance(part, str | int))
+        loc, kind = _untag(tuple(part for part in item["loc"] if isinstance(part, str | int)))
         if loc in found:
             continue
         line = _line(lines, loc) if lines else 0
         found[loc] = (
             line,
             item["type"] != "extra_forbidden",
-            f"{_where(source, lines, loc)}: {_path(loc)}: {_message(item, loc)}",
+            f"{_where(source, lines, loc)}: {_path(loc)}: {_message(item, loc, kind)}",
         )
     ordered = sorted(found.values(), key=lambda entry: (entry[1], entry[0]))
     return _lines([text for _, _, text in ordered], source)
@@ -259,14 +274,21 @@ def _lines(problems: list[str], source: str) -> str:
     return "\n".join(shown_lines)
 
 
-def _message(error: Any, loc: Loc) -> str:
+def _untag(loc: Loc) -> tuple[Loc, type[BaseModel] | None]:
+    """``loc`` without the trigger kind pydantic puts after ``faults[i]`` (its union's tag), and that kind's model."""
+    if len(loc) > 2 and loc[0] == "faults" and isinstance(loc[1], int) and loc[2] in TRIGGER_TYPES:
+        return (*loc[:2], *loc[3:]), TRIGGER_TYPES[str(loc[2])]
+    return loc, None
+
+
+def _message(error: Any, loc: Loc, trigger: type[BaseModel] | None = None) -> str:
     kind = error["type"]
     if kind == "value_error" and "error" in error.get("ctx", {}):
         return str(error["ctx"]["error"])
     if kind == "missing":
         return "missing; this field is required"
     if kind == "extra_forbidden":
-        accepted = _accepted_keys(loc[:-1])
+        accepted = _accepted_keys(loc[:-1]) if trigger is None else _keys(trigger)
         hint = did_you_mean(loc[-1] if loc else None, accepted)
         return f"unknown field{hint}; accepted: {', '.join(accepted)}" if accepted else "unknown field"
     expected = str(error["msg"]).replace("Input should be", "expected").replace("Input", "expected")
@@ -283,8 +305,10 @@ def _accepted_keys(loc: Loc) -> list[str]:
         if field is None:
             field = next((f for f in model.model_fields.values() if f.alias == part), None)
         model = _model_in(field.annotation) if field is not None else None
-    if model is None:
-        return []
+    return [] if model is None else _keys(model)
+
+
+def _keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 

@@ -32,7 +32,8 @@ from experiment.scenario.service import (
     ServiceTarget,
     request_problems,
 )
-from experiment.scenario.timeline import FaultPlan, OutageWindow, expand_faults, merge_outages
+from experiment.scenario.timeline import OutageWindow, Timeline, expand_faults
+from experiment.scenario.triggers import MAX_WINDOWS, SpikeFault, Trigger
 from loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
 from loadgen.think import SEED_THINK_TIME
 from retrystorm.durations import format_duration
@@ -44,10 +45,8 @@ Loc = tuple[str | int, ...]
 MAX_USERS = 1_000_000
 MAX_RATE = 1_000_000.0
 MAX_RUN_S = 24 * 3600.0
-MAX_PAUSE_S = 3600.0
 MAX_STRATEGIES = 100
 MAX_FAULTS = 1000
-MAX_PAUSES = 10_000
 MAX_ATTEMPTS = 1_000_000
 MAX_NAME_CHARS = 200
 MIN_SAMPLE_EVERY_S = 0.01
@@ -66,30 +65,6 @@ def rng_for(seed: int, component: str) -> random.Random:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
-
-
-class Repeat(_Strict):
-    """Start the fault again every ``every``, ``times`` times in all (default: until the end)."""
-
-    every: PositiveDuration
-    times: int | None = Field(default=None, ge=1, le=MAX_PAUSES)
-
-
-class Fault(_Strict):
-    """Pause target ``pause`` for ``for`` seconds at ``at``; optionally repeated, optionally
-    at a random start within ``random_start`` after each nominal start."""
-
-    pause: str = Field(default="target", min_length=1, max_length=MAX_NAME_CHARS)
-    at: Duration
-    for_s: PositiveDuration = Field(alias="for", le=MAX_PAUSE_S)
-    repeat: Repeat | None = None
-    random_start: Duration = 0.0
-
-    def plan(self) -> FaultPlan:
-        """This fault in seconds, for :func:`~experiment.scenario.timeline.expand_faults`."""
-        every = self.repeat.every if self.repeat else None
-        times = self.repeat.times if self.repeat else None
-        return FaultPlan(self.pause, self.at, self.for_s, every, times, self.random_start)
 
 
 class Load(_Strict):
@@ -198,6 +173,8 @@ class SimOptions(_Strict):
     requests_per_user: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
     accept_backlog: int | None = Field(default=None, ge=0, le=100 * MAX_USERS)
     open_arrivals: Literal["poisson", "constant"] = "poisson"
+    #: Each way between a client and the server (a think-time distribution: exponential:100ms, constant:5ms).
+    network_delay: ThinkTimeField | None = None
 
 
 class Scenario(_Strict):
@@ -212,7 +189,7 @@ class Scenario(_Strict):
     retry_on: RetryOnField | None = None
     load: Load
     strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
-    faults: list[Fault] = Field(default=[], max_length=MAX_FAULTS)
+    faults: list[Trigger] = Field(default=[], max_length=MAX_FAULTS)
     assertions: dict[str, Assertions] = {}
     sim: SimOptions = SimOptions()
 
@@ -220,10 +197,14 @@ class Scenario(_Strict):
         """The strategies' labels, in order."""
         return [entry.label for entry in self.strategies]
 
-    def outages(self) -> list[OutageWindow]:
-        """The merged outages of this scenario's timeline (random starts drawn from its seed)."""
+    def timeline(self) -> Timeline:
+        """This scenario's timeline: every trigger's windows, random starts drawn from its seed."""
         plans = [fault.plan() for fault in self.faults]
-        return merge_outages(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))
+        return Timeline.of(expand_faults(plans, self.load.duration, rng_for(self.seed, "faults")))
+
+    def outages(self) -> list[OutageWindow]:
+        """The merged outages (pauses) of this scenario's timeline."""
+        return list(self.timeline().outages)
 
     def problems(self) -> Iterator[tuple[Loc, str]]:
         """Cross-field rules the field types cannot express, as ``(location, message)``."""
@@ -237,13 +218,23 @@ class Scenario(_Strict):
                     f"duplicate label {entry.label!r}; give each strategy its own label",
                 )
             seen[entry.label] = index
-        pauses = 0
+        yield from self._fault_problems()
+        for label, checks in self.assertions.items():
+            if label not in seen:
+                hint = did_you_mean(label, seen)
+                yield ("assertions", label), f"no strategy labelled {label!r}{hint}; labels: {', '.join(seen)}"
+            for key in ("server_recovers_within", "client_recovers_within"):
+                if getattr(checks, key) is not None and not self.faults:
+                    yield ("assertions", label, key), "needs a trigger to recover from; add one under faults"
+
+    def _fault_problems(self) -> Iterator[tuple[Loc, str]]:
+        windows = 0
         for index, fault in enumerate(self.faults):
-            pauses += fault.plan().most_starts(self.load.duration)
-            if pauses > MAX_PAUSES:
+            windows += fault.plan().most_starts(self.load.duration)
+            if windows > MAX_WINDOWS:
                 yield (
                     ("faults", index),
-                    f"the timeline would hold more than {MAX_PAUSES:,} pauses; repeat less often or fewer times",
+                    f"the timeline would hold more than {MAX_WINDOWS:,} windows; repeat less often or fewer times",
                 )
                 break
         for index, fault in enumerate(self.faults):
@@ -255,16 +246,18 @@ class Scenario(_Strict):
                     ("faults", index),
                     (
                         f"may end at {format_duration(end)}, after the run ends (load.duration "
-                        f"{format_duration(self.load.duration)}); expected every pause to end within the run"
+                        f"{format_duration(self.load.duration)}); expected every trigger to end within the run"
                     ),
                 )
-        for label, checks in self.assertions.items():
-            if label not in seen:
-                hint = did_you_mean(label, seen)
-                yield ("assertions", label), f"no strategy labelled {label!r}{hint}; labels: {', '.join(seen)}"
-            for key in ("server_recovers_within", "client_recovers_within"):
-                if getattr(checks, key) is not None and not self.faults:
-                    yield ("assertions", label, key), "needs an outage to recover from; add one under faults"
+            if isinstance(fault, SpikeFault):
+                yield from self._spike_problems(index, fault)
+
+    def _spike_problems(self, index: int, spike: SpikeFault) -> Iterator[tuple[Loc, str]]:
+        load = self.load
+        if load.arrival == "open" and load.rate is not None and load.rate * spike.factor > MAX_RATE:
+            yield (("faults", index, "factor"), f"load.rate x factor is above {MAX_RATE:,.0f} requests/s")
+        if load.users * spike.factor > MAX_USERS:
+            yield (("faults", index, "factor"), f"load.users x factor is above {MAX_USERS:,} users")
 
     def _target_problems(self) -> Iterator[tuple[Loc, str]]:
         if self.model is None and self.target is None:
@@ -273,9 +266,10 @@ class Scenario(_Strict):
         if self.target is None:
             return
         yield from self.target.problems()
-        if self.faults and self.target.pause_kind is None:
+        pauses = [index for index, fault in enumerate(self.faults) if fault.kind == "pause"]
+        if pauses and self.target.pause_kind is None:
             yield (
-                ("faults", 0),
+                ("faults", pauses[0]),
                 "target: names nothing to pause; add command (its process group is paused), pid, container or service",
             )
 

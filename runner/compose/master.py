@@ -20,17 +20,18 @@ Driven over the master's HTTP API, the calls its web UI makes:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from experiment.scenario import RunSpec
+from experiment.scenario import RunSpec, SpikeWindow
 from retrystorm.polling import poll_until
 from runner.compose.watch import Watch
-from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
+from runner.live_triggers import SPIKE_NOT_ON_MASTER
 from runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
 from runner.readings import parse_client
+from runner.webapi import WebApi
 
 log = logging.getLogger(__name__)
 
@@ -199,8 +200,11 @@ class LocustMaster:
             raise RunFailedError(f"the Locust master at {self.url} refused to start {spec.label}: {refusal}")
         return workers
 
-    async def start(self, target: TargetHandle, spec: RunSpec) -> MasterLoad:
-        """Start the swarm; return once the master counts active users."""
+    def spike_refusal(self) -> str | None:
+        return SPIKE_NOT_ON_MASTER
+
+    async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> MasterLoad:
+        """Start the swarm; return once the master counts active users (spikes are refused before a run)."""
         api = MasterApi(self.url, "the Locust master")
         try:
             workers = await self._swarm(api, target, spec)

@@ -33,10 +33,12 @@ from chaos.targets import FaultTarget
 from experiment.scenario.service import ServiceTarget as OwnService
 from retrystorm.polling import poll_until
 from runner.compose.watch import Watch
-from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
 from runner.lazy import LazyBackend, docker_backend
+from runner.live_triggers import builtin_refusal, foreign_refusal
 from runner.readiness import probe as readiness_probe
+from runner.target_controls import AdminControls
+from runner.webapi import WebApi
 from target.models import OverloadModel
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ class ServiceTarget:
     ) -> None:
         self.foreign = foreign
         self.api = api
+        self.controls = AdminControls(api) if foreign is None else None
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"
         self.faults: Mapping[str, FaultTarget] = {refs[0].target: FaultTarget(refs[0].target, backend)}
@@ -162,6 +165,11 @@ class ServiceTargets:
 
     def fault_target_names(self) -> list[str]:
         return [self.fault_target]
+
+    def trigger_refusal(self, kind: str) -> str | None:
+        if self.foreign is None:
+            return builtin_refusal(kind)
+        return None if kind == "slow" else foreign_refusal(kind)  # slow: a chaos throttle of the container
 
     def describe(self, model: OverloadModel | None) -> str:
         if self.foreign is not None or model is None:

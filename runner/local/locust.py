@@ -1,19 +1,23 @@
 """Local Locust processes per strategy: one headless process, or a master and N workers, all on 127.0.0.1.
 
 :class:`LocustDriver` starts ``locust -f loadgen/locustfile.py --headless`` with the
-strategy's options and ``--metrics-port``, and returns once users are being spawned.
-With ``workers`` of 2 or more it starts a headless *master* (``--master``, bound to
-127.0.0.1 on a free port, ``--expect-workers N``) and N ``--worker`` processes, each a
-child of the runner with its own log: the users are spread over the workers, the
-options go from the master to them, and the master's ``/metrics`` serves the sum of
-their series (:mod:`loadgen.aggregate`). One process of Locust is one event loop on one
-core; several let a bigger machine drive more users without the generator becoming
-the bottleneck (:mod:`experiment.analysis.validity`).
+strategy's options (:func:`~runner.locust_args.locust_options` as flags) and
+``--metrics-port``, and returns once users are being spawned. With ``workers`` of 2 or
+more it starts a headless *master* (``--master``, bound to 127.0.0.1 on a free port,
+``--expect-workers N``) and N ``--worker`` processes, each a child of the runner with its
+own log: the users are spread over the workers, the options go from the master to them,
+and the master's ``/metrics`` serves the sum of their series (:mod:`loadgen.aggregate`).
+One process of Locust is one event loop on one core; several let a bigger machine drive
+more users without the generator becoming the bottleneck (:mod:`experiment.analysis.validity`).
 
-Locust always runs in its own processes: nothing here imports it. Its ``--run-time``
-bounds its run even if the runner vanished (:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`),
-and every process is stopped by its pid. Each process's CPU is read from outside
-(:class:`~runner.local.cpu.CpuMeter`).
+A scenario's spikes go to Locust as :data:`~loadgen.spikes.SPIKES_ENV`: its load shape
+(:mod:`loadgen.shape`, run by the single process or the master) adds ``users * (factor - 1)``
+users while each lasts.
+
+Locust always runs in its own processes: nothing here imports it. It binds and talks to
+127.0.0.1 only; its ``--run-time`` bounds its run even if the runner vanished
+(:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`), and every process is stopped by its
+pid. Each process's CPU is read from outside (:class:`~runner.local.cpu.CpuMeter`).
 """
 
 from __future__ import annotations
@@ -23,17 +27,19 @@ import math
 import os
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import aiohttp
 
 import loadgen
-from experiment.scenario import RunSpec
+from experiment.scenario import RunSpec, SpikeWindow
 from loadgen.options import FLAG_DESTS
+from loadgen.spikes import SPIKES_ENV, Spike, format_spikes
 from retrystorm.polling import poll_until
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
+from runner.live_triggers import spike_users
 from runner.local.cpu import CpuMeter
 from runner.local.processes import ManagedProcess
 from runner.locust_args import attempt_timeout_s, check_options, describe_load, locust_options, think_time
@@ -186,17 +192,22 @@ class LocustDriver:
             "--master-host", "127.0.0.1", "--master-port", str(master_port),
         ]  # fmt: skip
 
-    def _processes(self, target: TargetHandle, spec: RunSpec, metrics_port: int) -> list[ManagedProcess]:
+    def spike_refusal(self) -> str | None:
+        return None  # played by the locustfile's load shape (loadgen.shape)
+
+    def _processes(
+        self, target: TargetHandle, spec: RunSpec, metrics_port: int, env: dict[str, str] | None
+    ) -> list[ManagedProcess]:
         count = self.worker_count(spec)
         log = self.log_dir / f"{slug(spec.label)}-locust"
         if count <= 1:
             argv = self.argv(target.base_url, spec, metrics_port)
-            return [ManagedProcess(f"Locust for {spec.label}", argv, Path(f"{log}.log"))]
+            return [ManagedProcess(f"Locust for {spec.label}", argv, Path(f"{log}.log"), env=env)]
         master_port = free_port()
         role = ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port)]
         role += ["--expect-workers", str(count)]
         argv = self.argv(target.base_url, spec, metrics_port, *role)
-        processes = [ManagedProcess(f"Locust master for {spec.label}", argv, Path(f"{log}-master.log"))]
+        processes = [ManagedProcess(f"Locust master for {spec.label}", argv, Path(f"{log}-master.log"), env=env)]
         try:
             for index in range(1, count + 1):
                 name = f"Locust worker {index} for {spec.label}"
@@ -207,9 +218,11 @@ class LocustDriver:
             raise
         return processes
 
-    async def start(self, target: TargetHandle, spec: RunSpec) -> LocustLoad:
+    async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> LocustLoad:
         port = free_port()
-        load = LocustLoad(self._processes(target, spec, port), port, spec)
+        schedule = [Spike(*entry) for entry in spike_users(spec.users, spikes)]
+        env = {SPIKES_ENV: format_spikes(schedule)} if schedule else None
+        load = LocustLoad(self._processes(target, spec, port, env), port, spec)
         try:
             await load.wait_spawning(LOAD_START_S)
         except BaseException:

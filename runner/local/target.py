@@ -4,6 +4,7 @@
 picks it: ``--port 0``) and registers its pid as fault target ``target`` in a
 :class:`~chaos.backends.ProcessBackend`, so outages are ``SIGSTOP`` / ``SIGCONT`` of
 that very process (pid and start time). Bound to 127.0.0.1 only; stopped by its pid.
+The slow and errors triggers go through its admin API (:mod:`runner.target_controls`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from pathlib import Path
 
 from chaos.backends import FaultBackend, ProcessBackend
 from chaos.targets import FaultTarget
+from runner.live_triggers import builtin_refusal
 from runner.local.processes import ManagedProcess
 from runner.paths import slug
+from runner.target_controls import AdminControls
+from runner.webapi import WebApi
 from target.models import OverloadModel
 
 FAULT_TARGET = "target"
@@ -29,6 +33,8 @@ class LocalTarget:
         self.process = process
         self.base_url = base_url
         self.metrics_url = base_url + "/metrics"
+        self.api = WebApi(base_url, "the target")
+        self.controls = AdminControls(self.api)
         self.faults: Mapping[str, FaultTarget] = {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)}
 
     def describe(self) -> str:
@@ -39,7 +45,10 @@ class LocalTarget:
             raise self.process.failure("died during the run")
 
     async def stop(self) -> None:
-        await self.process.stop()
+        try:
+            await self.api.close()
+        finally:
+            await self.process.stop()
 
 
 class LocalTargets:
@@ -55,6 +64,9 @@ class LocalTargets:
     def fault_target_names(self) -> list[str]:
         return [FAULT_TARGET]
 
+    def trigger_refusal(self, kind: str) -> str | None:
+        return builtin_refusal(kind)
+
     def describe(self, model: OverloadModel | None) -> str:
         model = _required(model)
         return f"retrystorm target --model {model.spec()}, a fresh process on 127.0.0.1 (SIGSTOP/SIGCONT)"
@@ -62,7 +74,7 @@ class LocalTargets:
     async def start(self, label: str, model: OverloadModel | None, seed: int) -> LocalTarget:
         model = _required(model)
         argv = [
-            sys.executable, "-m", "retrystorm", "target", "--model", model.spec(),
+            sys.executable, "-m", "retrystorm", "-v", "target", "--model", model.spec(),
             "--host", "127.0.0.1", "--port", "0", "--report-interval", "0", "--seed", str(seed),
         ]  # fmt: skip
         process = ManagedProcess(f"target of {label}", argv, self.log_dir / f"{slug(label)}-target.log")

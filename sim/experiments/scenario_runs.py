@@ -41,9 +41,47 @@ def run_builtin(
 
 
 def outage_notes(scenario: Scenario) -> list[str]:
-    """The modelling choices that matter when a scenario has outages."""
+    """The modelling choices that matter when a scenario has outages or other triggers."""
     if not scenario.faults:
         return []
+    timeline = scenario.timeline()
+    notes = _pause_notes(scenario) if timeline.outages else []
+    kinds = {window.kind for window in timeline.triggers}
+    notes += [note for kind, note in TRIGGER_NOTES.items() if kind in kinds]
+    if not kinds:
+        notes.append(
+            "Recovery: server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(mean)) + 1 "
+            "and delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean "
+            "over a 5 s window; steady = the second half of the time before the first outage."
+        )
+    else:
+        notes.append(
+            "Recovery is judged after each trigger ends (triggers that overlap are one episode, judged after the "
+            "last ends): server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(mean)) + 1 and "
+            "delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean over a "
+            "5 s window; steady = the second half of the time before the first trigger."
+        )
+    return notes
+
+
+#: What the simulator does for each trigger other than a pause (sim/triggers.py).
+TRIGGER_NOTES = {
+    "slow": (
+        "A slow runs the model on a clock at its capacity: every delay, tick and service time takes 1/capacity as "
+        "long, work in progress included; where slows overlap the lowest capacity holds."
+    ),
+    "spike": (
+        "A spike adds users x (factor - 1) users (closed loop: each thinks first, as a new user does; open loop: "
+        "arrival streams, rate x factor in all); at its end they start no new request, and finish the one in progress."
+    ),
+    "errors": (
+        "An error burst answers each attempt reaching the server, with its probability, at once with its status; "
+        "the attempt never enters the model and is retried as any failure (no sooner than 10 ms)."
+    ),
+}
+
+
+def _pause_notes(scenario: Scenario) -> list[str]:
     backlog = scenario.sim.accept_backlog
     queue = (
         "unbounded (a kernel's backlog is not modelled unless sim.accept_backlog sets one)"
@@ -56,16 +94,11 @@ def outage_notes(scenario: Scenario) -> list[str]:
             f"an accept queue, {queue}, and are admitted at the resume, after one catch-up evaluation."
         ),
         "A client that times out abandons its attempt; the server keeps the request until the model releases it.",
-        (
-            "Recovery: server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(mean)) + 1 "
-            "and delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean "
-            "over a 5 s window; steady = the second half of the time before the first outage."
-        ),
     ]
 
 
 def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report:
-    """Each strategy in turn against a fresh server, with the same seed and outages.
+    """Each strategy in turn against a fresh server, with the same seed and triggers.
 
     A scenario of its own service (``target:``) runs only with a ``model:`` that approximates it.
     """
@@ -75,14 +108,14 @@ def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report
     notes = outage_notes(scenario)
     if scenario.target is not None:
         notes.insert(0, f"The model {scenario.model.spec()} stands for the service at {scenario.target.url}.")
-    outages = tuple(scenario.outages())
+    timeline = scenario.timeline()
     report = Report(experiment=scenario.name, kind="runs", rows=[], notes=[*notes, CENSORING_NOTE])
     if scenario.description:
         report.extra["description"] = scenario.description  # heads report.html
     for entry in scenario.strategies:
         if progress is not None:
             progress(f"simulating {entry.label} ({format_duration(scenario.load.duration)} of virtual time)")
-        output = simulate(RunConfig.from_scenario(scenario, entry, outages))
+        output = simulate(RunConfig.from_scenario(scenario, entry, timeline.outages, timeline.triggers))
         result = output.result(scenario.assertions.get(entry.label))
         report.runs.append(output)
         report.results.append(result)

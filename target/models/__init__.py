@@ -18,8 +18,10 @@ from target.models.base import (
     parse_model,
     switch_model,
 )
+from target.models.capacity import ScaledServer
 from target.models.exponential import ExponentialModel, ExponentialServer
 from target.models.fixed import FixedModel, FixedServer
+from target.models.linear import LinearModel, LinearServer
 from target.models.queue import QueueModel, QueueServer
 
 __all__ = [
@@ -32,11 +34,14 @@ __all__ = [
     "ExponentialServer",
     "FixedModel",
     "FixedServer",
+    "LinearModel",
+    "LinearServer",
     "ModelServer",
     "Outcome",
     "OverloadModel",
     "QueueModel",
     "QueueServer",
+    "ScaledServer",
     "next_tick_s",
     "parse_model",
     "switch_model",

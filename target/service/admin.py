@@ -5,9 +5,10 @@
 "limit": 40, "base_delay": "100ms"}`` (parameters left out take their defaults;
 durations are strings with a unit or numbers of seconds). ``POST /admin/reset`` takes
 no body, or ``{"release_in_flight": true}`` to also answer everything in flight with
-503. ``PUT /admin/faults`` takes a fault rule. Each body is read as JSON here, checked
-by its model (:mod:`target.service.bodies`), then built into the domain object, which
-checks it again: the model with its own rules and :func:`check_servable`, the
+503. ``PUT /admin/faults`` takes a fault rule, ``PUT /admin/capacity``
+``{"capacity": 0.4}``. Each body is read as JSON here, checked by its model
+(:mod:`target.service.bodies`), then built into the domain object, which checks it
+again: the model with its own rules and :func:`check_servable`, the
 :class:`~target.faults.FaultRule`. Any problem raises
 :class:`~retrystorm.errors.UserError` with one line that names the field and what is
 accepted.
@@ -33,7 +34,14 @@ from retrystorm.errors import UserError
 from retrystorm.spec import spec_to_mapping
 from target.faults import FaultRule
 from target.models import OverloadModel, parse_model
-from target.service.bodies import MODEL_REQUEST, FaultRuleRequest, ResetRequest, SpecString, model_problem
+from target.service.bodies import (
+    MODEL_REQUEST,
+    CapacityRequest,
+    FaultRuleRequest,
+    ResetRequest,
+    SpecString,
+    model_problem,
+)
 from target.service.config import check_servable
 
 #: Digits of the longest whole number read as a number; every ceiling has far fewer (int64 has 19).
@@ -116,6 +124,15 @@ def parse_rule_body(body: bytes) -> FaultRule:
     except ValidationError as error:
         raise UserError(first_problem(error)) from None
     return request.rule()
+
+
+def parse_capacity_body(body: bytes) -> float:
+    """The capacity a ``PUT /admin/capacity`` body asks for."""
+    try:
+        request = CapacityRequest.model_validate(read_json_object(body))
+    except ValidationError as error:
+        raise UserError(first_problem(error)) from None
+    return request.capacity
 
 
 def model_document(model: OverloadModel, *, in_flight: int, delay_s: float) -> dict[str, Any]:

@@ -5,7 +5,9 @@ it: 200 ``OK``, or 503 when the model rejects it. A request whose client went aw
 keeps its place in the model until released, as in the seed server (that is what
 sustains a retry storm); with ``cancel_on_disconnect`` it leaves the model at once.
 While a fault rule is armed (``PUT /admin/faults``, :mod:`target.faults`), the
-attempts it picks are answered with its error at once instead.
+attempts it picks are answered with its error at once instead. ``PUT /admin/capacity``
+runs the model at a fraction of its capacity (:mod:`target.models.capacity`), until
+``DELETE /admin/capacity`` or ``POST /admin/reset`` restores it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from retrystorm.errors import UserError
 from target.faults import FaultInjector, FaultRule, parse_attempt
 from target.metrics import build_metrics
 from target.models import Completion, Outcome
-from target.service.admin import model_document, parse_model_body, parse_reset_body, parse_rule_body
+from target.service.admin import (
+    model_document,
+    parse_capacity_body,
+    parse_model_body,
+    parse_reset_body,
+    parse_rule_body,
+)
 from target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
 from target.service.config import ServiceConfig
 from target.service.driver import ModelDriver
@@ -89,6 +97,11 @@ class TargetApp:
             "/admin/model": {b"GET": self._get_model, b"PUT": self._put_model},
             "/admin/reset": {b"POST": self._reset},
             "/admin/faults": {b"GET": self._get_faults, b"PUT": self._put_faults, b"DELETE": self._delete_faults},
+            "/admin/capacity": {
+                b"GET": self._get_capacity,
+                b"PUT": self._put_capacity,
+                b"DELETE": self._delete_capacity,
+            },
         }
         self._listener: asyncio.Server | None = None
         self._reporter: asyncio.Task[None] | None = None
@@ -262,7 +275,28 @@ class TargetApp:
             return self._bad(400, str(error))
         released = self._answer_all(RESET) if release else 0
         self.metrics.traffic.reset()
+        self.driver.set_capacity(1.0)
         return _json(200, {"reset": True, "released": released})
+
+    def _capacity_document(self) -> Response:
+        return _json(200, {"capacity": self.driver.capacity})
+
+    def _get_capacity(self, request: Request) -> Response:
+        return self._capacity_document()
+
+    def _put_capacity(self, request: Request) -> Response:
+        try:
+            capacity = parse_capacity_body(request.body)
+        except UserError as error:
+            return self._bad(400, str(error))
+        self.driver.set_capacity(capacity)
+        logger.info("capacity set to %s", capacity)
+        return self._capacity_document()
+
+    def _delete_capacity(self, request: Request) -> Response:
+        self.driver.set_capacity(1.0)
+        logger.info("capacity restored")
+        return self._capacity_document()
 
     def _faults_document(self) -> Response:
         return _json(200, self.faults.to_json())

@@ -6,7 +6,8 @@
   the bounds a live server adds (:func:`~target.service.config.live_param`);
 * ``POST /admin/reset``: :class:`ResetRequest`;
 * ``PUT /admin/faults``: :class:`FaultRuleRequest`, every rule of a
-  :class:`~target.faults.FaultRule` stated as bounds.
+  :class:`~target.faults.FaultRule` stated as bounds;
+* ``PUT /admin/capacity``: :class:`CapacityRequest`.
 
 The bodies check what their schema states; a model's text and its rules across
 parameters are the spec's to check (:mod:`target.service.admin` builds the model).
@@ -117,3 +118,11 @@ class FaultRuleRequest(Body):
     def rule(self) -> FaultRule:
         """The rule this body asks for (which checks it again)."""
         return FaultRule(**self.model_dump(exclude_unset=True))
+
+
+class CapacityRequest(Body):
+    """The fraction of its capacity the model runs at: every delay, tick and service time 1/capacity as long."""
+
+    capacity: Annotated[float, Strict(), Field(gt=0, le=1, allow_inf_nan=False), explained("a number > 0 and <= 1")] = (
+        Field(description="1: full capacity; 0.4: the model does in 1 s what it did in 0.4 s", examples=[0.4])
+    )

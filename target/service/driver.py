@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from target.models import Completion, ModelServer, OverloadModel, switch_model
+from target.models import Completion, ModelServer, OverloadModel, ScaledServer, switch_model
 
 logger = logging.getLogger(__name__)
 
@@ -96,9 +96,34 @@ class ModelDriver(Generic[P]):
         return withdrawn
 
     def switch(self, model: OverloadModel) -> None:
-        """Run ``model`` from now on, keeping everything in flight."""
-        self.server = switch_model(self.server, model, self._clock())
+        """Run ``model`` from now on, keeping everything in flight (and the capacity in force)."""
+        capacity, now = self.capacity, self._clock()
+        self.server = switch_model(self.server, model, now)
         self.model = model
+        if capacity != self.capacity:  # a new server of another kind: at the capacity in force too
+            self.server = ScaledServer(self.server, now)
+            self.server.set_capacity(now, capacity)
+        self._kick()
+
+    @property
+    def capacity(self) -> float:
+        """The fraction of the model's speed it runs at (1: full; see :mod:`target.models.capacity`)."""
+        server = self.server
+        return server.capacity if isinstance(server, ScaledServer) else 1.0
+
+    def set_capacity(self, capacity: float) -> None:
+        """Run the model at ``capacity`` (0 < capacity <= 1) of its speed from now on; 1 restores it.
+
+        The model gets a clock of its own (:class:`~target.models.ScaledServer`) at the first
+        cut and keeps it: work in progress goes on at the speed of the moment.
+        """
+        now, server = self._clock(), self.server
+        if not isinstance(server, ScaledServer):
+            if capacity == 1.0:
+                return
+            server = ScaledServer(server, now)
+            self.server = server
+        server.set_capacity(now, capacity)
         self._kick()
 
     def drain(self) -> list[tuple[float, P]]:

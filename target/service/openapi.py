@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 
 from retrystorm import __version__
 from target.faults import RECENT_CAPACITY
-from target.service.bodies import MODEL_REQUEST, FaultRuleRequest, ResetRequest
+from target.service.bodies import MODEL_REQUEST, CapacityRequest, FaultRuleRequest, ResetRequest
 from target.service.http import MAX_BODY_BYTES
 
 _TEXT = {"text/plain": {"schema": {"type": "string"}}}
@@ -57,6 +57,7 @@ _BODIES: dict[str, TypeAdapter[Any]] = {
     "ModelRequest": MODEL_REQUEST,
     "ResetRequest": TypeAdapter(ResetRequest),
     "FaultRuleRequest": TypeAdapter(FaultRuleRequest),
+    "CapacityRequest": TypeAdapter(CapacityRequest),
 }
 _MODEL_REQUEST = (
     "The new model: a spec string, or a mapping whose missing parameters take their defaults. Beyond this "
@@ -128,6 +129,11 @@ def _schemas() -> dict[str, Any]:
                 "delay_seconds": {"type": "number", "minimum": 0},
             },
         },
+        "CapacityDocument": {
+            "type": "object",
+            "required": ["capacity"],
+            "properties": {"capacity": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
+        },
         "ResetResult": {
             "type": "object",
             "required": ["reset", "released"],
@@ -191,10 +197,11 @@ def _paths() -> dict[str, Any]:
             ),
         },
         "/admin/faults": {method: _admin(operation) for method, operation in _faults_path().items()},
+        "/admin/capacity": {method: _admin(operation) for method, operation in _capacity_path().items()},
         "/admin/reset": {
             "post": _admin(
                 {
-                    "summary": "Zero the counters and histograms between scenario runs",
+                    "summary": "Zero the counters and histograms between scenario runs; full capacity again",
                     "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
                     "responses": {
                         "200": _json_response("reset done", "#/components/schemas/ResetResult"),
@@ -221,6 +228,25 @@ def _faults_path() -> dict[str, Any]:
         "delete": {
             "summary": "Disarm the fault rule; its counters stay readable",
             "responses": {"200": _json_response("no rule armed", document)},
+        },
+    }
+
+
+def _capacity_path() -> dict[str, Any]:
+    document = "#/components/schemas/CapacityDocument"
+    return {
+        "get": {
+            "summary": "The fraction of its capacity the model runs at (1: full, the default)",
+            "responses": {"200": _json_response("the capacity", document)},
+        },
+        "put": {
+            "summary": "Run the model at a fraction of its capacity (a slow trigger); work in flight slows too",
+            "requestBody": _json_body("#/components/schemas/CapacityRequest"),
+            "responses": {"200": _json_response("the capacity set", document), **_bad_input("bad capacity")},
+        },
+        "delete": {
+            "summary": "Full capacity again",
+            "responses": {"200": _json_response("the capacity: 1", document)},
         },
     }
 

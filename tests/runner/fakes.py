@@ -18,6 +18,7 @@ from typing import Any
 from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
 from chaos.targets import FaultTarget
 from runner.errors import RunFailedError
+from runner.live_triggers import builtin_refusal
 from runner.orchestrate import Stack
 from runner.readings import ClientReading, TargetReading
 from runner.runtime import Runtime
@@ -80,6 +81,8 @@ class World:
         self.at: dict[tuple[str, float], Any] = {}
         #: ``strategy label -> (virtual time -> the generator's share of a core)``; unset: 0.2 of a core.
         self.cpu_of: dict[str, Callable[[float], float | None]] = {}
+        #: The number of the trigger change (from 1) the target's controls refuse; ``None``: none.
+        self.fail_control_at: int | None = None
 
     def cpu(self, label: str, now: float) -> dict[str, float] | None:
         share = self.cpu_of.get(label, lambda _: 0.2)(now)
@@ -124,12 +127,35 @@ class FakeBackend(FaultBackend):
         return TargetState.PAUSED if ref.ident in self.paused else TargetState.RUNNING
 
 
+class FakeControls:
+    """Records each capacity and error change, and the restore; ``fail_at``: the change of that number raises."""
+
+    def __init__(self, world: World, fail_at: int | None = None) -> None:
+        self.world, self.fail_at, self.calls = world, fail_at, 0
+
+    def _call(self, event: str) -> None:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RunFailedError(f"the target refused: {event}")
+        self.world.note(event)
+
+    async def set_capacity(self, capacity: float, hold_s: float) -> None:
+        self._call(f"capacity {capacity:g}")
+
+    async def set_errors(self, status: int | None, probability: float) -> None:
+        self._call(f"errors {status} {probability:g}" if status is not None else "errors off")
+
+    async def restore(self) -> None:
+        self.world.note("restore")
+
+
 class FakeTarget:
     def __init__(self, world: World, label: str, backend: FakeBackend) -> None:
         self.world, self.label, self.backend = world, label, backend
         self.base_url = "http://127.0.0.1:1"
         self.metrics_url = self.base_url + "/metrics"
         self.faults = {"target": FaultTarget("target", backend)}
+        self.controls = FakeControls(world, world.fail_control_at)
         self.dead = False
 
     def describe(self) -> str:
@@ -153,6 +179,9 @@ class FakeTargets:
 
     def fault_target_names(self) -> list[str]:
         return ["target"]
+
+    def trigger_refusal(self, kind: str) -> str | None:
+        return builtin_refusal(kind)
 
     def describe(self, model: object) -> str:
         return "fake targets"
@@ -190,7 +219,10 @@ class FakeDriver:
     def describe(self, settings: object) -> str:
         return "fake load"
 
-    async def start(self, target: FakeTarget, settings: Any) -> FakeLoad:
+    def spike_refusal(self) -> str | None:
+        return None
+
+    async def start(self, target: FakeTarget, settings: Any, spikes: Any = ()) -> FakeLoad:
         self.world.note(f"start load {settings.label}")
         return FakeLoad(self.world, settings.label)
 

@@ -54,6 +54,10 @@ BAD = textwrap.dedent(
         (BAD, "bad.yaml:5: load.think_time"),
         (BAD.replace("exp:10s", "exponential:1s") + "faults: [{pause: db, at: 5s, for: 5s}]\n", "'db' is not a target"),
         (BAD.replace("exp:10s", "exponential:1s").replace("fixed:100ms", "fixed:fast"), "bad.yaml:7: strategies[0]"),
+        (
+            BAD.replace("exp:10s", "exponential:1s") + "faults: [{slow: db, capacity: 0.5, at: 5s, for: 5s}]\n",
+            "faults: slow: 'db' is not a target of the",
+        ),
         ("name: [unclosed\n", "bad.yaml:2: not valid YAML"),
     ],
 )

@@ -98,3 +98,34 @@ def test_simulate_beside_a_live_run_needs_a_model_of_the_service(tmp_path):
     with_model = write(tmp_path, "model: queue:workers=2\n" + OWN.format(pause="command: x"), "approx.yaml")
     done = retrystorm("run", with_model, "--simulate", "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("trigger", "expected"),
+    [
+        (
+            "{errors: target, status: 503, at: 10s, for: 5s}",
+            (
+                "faults[0]: errors: target: your own service's answers cannot be changed from outside; an error burst "
+                "needs a fault proxy in front of it (not part of retrystorm)"
+            ),
+        ),
+    ],
+)
+def test_a_trigger_a_service_of_ones_own_cannot_take_live_is_exit_2_in_one_line_on_a_dry_run(
+    tmp_path, trigger, expected
+):
+    text = OWN.format(pause="command: gunicorn app:app").replace("faults: [{at: 10s, for: 5s}]", f"faults: [{trigger}]")
+    done = retrystorm("run", write(tmp_path, text), "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert expected in error_line(done)
+
+
+def test_a_slow_of_a_service_with_nothing_to_freeze_is_exit_2_in_one_line_on_a_dry_run(tmp_path):
+    text = OWN.format(pause="").replace(
+        "faults: [{at: 10s, for: 5s}]", "faults: [{slow: target, capacity: 0.4, at: 10s, for: 5s}]"
+    )
+    done = retrystorm("run", write(tmp_path, text), "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert "faults[0]: slow: target: a capacity cut of your own service is a CPU quota of what a pause would" in (
+        error_line(done)
+    )

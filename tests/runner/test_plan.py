@@ -2,9 +2,10 @@
 
 import pytest
 
-from experiment.scenario import OutageWindow, RunSpec
+from experiment.scenario import ErrorsFault, OutageWindow, RunSpec, SlowFault, SlowWindow, SpikeFault, SpikeWindow
 from retrystorm.errors import UserError
-from runner.plan import check_fault_targets, make_plan, phase_at, select
+from runner.live_triggers import SPIKE_NOT_ON_MASTER, builtin_refusal, foreign_refusal
+from runner.plan import check_fault_targets, check_live_triggers, make_plan, phase_at, select
 
 OUTAGES = [OutageWindow(20.0, 35.0), OutageWindow(50.0, 55.0)]
 
@@ -49,3 +50,48 @@ def test_unknown_fault_target():
 def test_each_strategy_runs_its_resolved_spec(small):
     plan = make_plan(small, small.strategies)
     assert [strategy.spec for strategy in plan.strategies] == [RunSpec.of(small, entry) for entry in small.strategies]
+
+
+def test_the_plan_lists_every_trigger_at_its_start_and_end(small):
+    faults = [
+        *small.faults,
+        SlowFault.model_validate({"slow": "target", "capacity": 0.4, "at": 26, "for": 4}),
+        SpikeFault.model_validate({"spike": "load", "factor": 2, "at": 30, "for": 2}),
+        ErrorsFault.model_validate({"errors": "target", "status": 429, "probability": 0.5, "at": 33, "for": 1}),
+    ]
+    scenario = small.model_copy(update={"faults": faults})
+    plan = make_plan(scenario, scenario.strategies)
+    steps = [(step.at_s, step.what) for step in plan.strategies[0].steps]
+    assert steps[2:10] == [
+        (20.0, "pause target for 5s"),
+        (25.0, "resume target"),
+        (26.0, "slow target to 0.4x its capacity for 4s"),
+        (30.0, "end: slow target to 0.4x its capacity"),
+        (30.0, "spike the load 2x for 2s"),
+        (32.0, "end: spike the load 2x"),
+        (33.0, "errors from target: 429 to 0.5 of the attempts for 1s"),
+        (34.0, "end: errors from target: 429 to 0.5 of the attempts"),
+    ]
+    assert [window.kind for window in plan.triggers] == ["slow", "spike", "errors"]
+
+
+def test_a_trigger_the_stack_cannot_play_is_refused_naming_it_and_what_would_make_it_possible(small):
+    errors = ErrorsFault.model_validate({"errors": "target", "status": 503, "at": 33, "for": 1})
+    spike = SpikeFault.model_validate({"spike": "load", "factor": 2, "at": 30, "for": 2})
+    own = small.model_copy(update={"faults": [*small.faults, errors]})
+    with pytest.raises(UserError, match=r"^faults\[1\]: errors: target: your own service.*needs a fault proxy"):
+        check_live_triggers(own, foreign_refusal)
+    check_live_triggers(own, builtin_refusal)  # the built-in target takes an error burst
+    spiking = small.model_copy(update={"faults": [spike, errors]})
+    check_live_triggers(spiking, builtin_refusal)  # a spike is the load driver's to refuse
+    with pytest.raises(UserError, match=r"^faults\[0\]: spike: load: not available live on the compose backend"):
+        check_live_triggers(spiking, lambda kind: SPIKE_NOT_ON_MASTER if kind == "spike" else None)
+    check_live_triggers(small, foreign_refusal)  # pauses only: every stack plays them
+
+
+def test_a_slow_or_errors_trigger_names_a_target_of_the_stack(small):
+    plan = make_plan(small, small.strategies)
+    window = SlowWindow(1, 2, "db", capacity=0.5)
+    with pytest.raises(UserError, match=r"^faults: slow: 'db' is not a target of the local stack; accepted: target$"):
+        check_fault_targets([*plan.outages, window], ["target"], "local stack")
+    check_fault_targets([SpikeWindow(1, 2, "load", factor=2.0)], ["target"], "local stack")

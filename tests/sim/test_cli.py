@@ -134,7 +134,7 @@ def test_contention_and_edge_json(small):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["bogus"], "unknown experiment 'bogus'; valid: wyegelwel, smira, contention, edge, run"),
+        (["bogus"], "unknown experiment 'bogus'; valid: wyegelwel, smira, contention, edge, osdi22, brooker, run"),
         (["run"], "give a SCENARIO file, or at least one --strategy"),
         (["run", "--strategy", "bogus"], "unknown strategy 'bogus'; valid:"),
         (["run", "--strategy", "fixed", "--outage", "30s"], "expected FOR@AT like 30s@20s"),

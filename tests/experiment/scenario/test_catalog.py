@@ -6,7 +6,16 @@ import experiment.scenario
 from experiment.scenario import ScenarioError, find_scenario, load_scenario, shipped_folder, shipped_names
 from experiment.scenario.catalog import is_bare_name
 
-SHIPPED = ["flapping", "jitter-shootout", "real-clients", "smira-laptop", "smira-sigstop", "wyegelwel-burst"]
+SHIPPED = [
+    "brooker-spike",
+    "flapping",
+    "jitter-shootout",
+    "osdi22-retry",
+    "real-clients",
+    "smira-laptop",
+    "smira-sigstop",
+    "wyegelwel-burst",
+]
 
 
 def test_the_shipped_files_are_inside_the_package():
@@ -48,7 +57,7 @@ def test_an_unknown_name_lists_the_shipped_ones_and_the_closest(tmp_path, monkey
     message = str(unknown.value)
     assert message.startswith("scenario 'smira-lapton': no such file, and no shipped scenario; ")
     assert "did you mean 'smira-laptop'? shipped scenarios: " + ", ".join(SHIPPED) in message
-    with pytest.raises(ScenarioError, match=r"^scenario 'zzz': .*; shipped scenarios: flapping, ") as far:
+    with pytest.raises(ScenarioError, match=r"^scenario .zzz.: .*; shipped scenarios: brooker-spike, ") as far:
         load_scenario("zzz")
     assert "did you mean" not in str(far.value)
 

@@ -51,7 +51,7 @@ HOSTILE = {
     "a two-hour pause": (BASE.replace("for: 15s", "for: 2h"), "faults[0].for: got 7200.0"),
     "a pause every millisecond": (
         BASE.replace("for: 15s", "for: 1ms\n    repeat: {every: 2ms}").replace("duration: 70s", "duration: 24h"),
-        "more than 10,000 pauses",
+        "more than 10,000 windows",
     ),
     "a mapping as a key": ("? [1, 2]\n: 3\n", "a key must be a name"),
     "a huge seed": (BASE.replace("seed: 1", "seed: " + "9" * 30), "seed: got"),

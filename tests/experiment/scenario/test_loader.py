@@ -163,10 +163,10 @@ def test_bad_scenarios_name_file_line_field_and_what_is_accepted(old, new, expec
     assert error_of(BASE.replace(old, new, 1)).startswith(expected)
 
 
-def test_recovery_assertions_need_an_outage():
+def test_recovery_assertions_need_a_trigger():
     text = BASE.split("faults:")[0] + "assertions:\n  S:\n    client_recovers_within: never\n"
     assert error_of(text) == (
-        "s.yaml:16: assertions.S.client_recovers_within: needs an outage to recover from; add one under faults"
+        "s.yaml:16: assertions.S.client_recovers_within: needs a trigger to recover from; add one under faults"
     )
 
 

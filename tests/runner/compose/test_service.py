@@ -15,9 +15,9 @@ import pytest
 
 from chaos.backends import ProcessBackend, TargetState
 from runner.compose.service import ServiceTarget, ServiceTargets
-from runner.compose.webapi import WebApi
 from runner.errors import RunFailedError
 from runner.lazy import LazyBackend
+from runner.webapi import WebApi
 from target.models import parse_model
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there

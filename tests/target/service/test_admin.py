@@ -67,7 +67,7 @@ BAD_MODEL_BODIES = [
     (b"{nope", "body: not valid JSON"),
     (b"[1, 2]", "body: got a JSON list, expected a JSON object"),
     (b'{"limit": 3}', f"body: needs 'name' (one of {NAMES}) or 'spec'"),
-    (b'{"name": "nosuch"}', f"unknown model 'nosuch'; valid: {NAMES}"),
+    (b'{"name": "quadratic"}', f"unknown model 'quadratic'; valid: {NAMES}"),
     (b'{"name": 5}', f"unknown model 5; valid: {NAMES}"),
     (b'{"name": "exponential", "limit": true}', f"model 'exponential': limit: got True, {LIMIT}"),
     (b'{"name": "exponential", "limit": -1}', "limit: got -1, expected a whole number >= 0"),

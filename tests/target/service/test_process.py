@@ -86,7 +86,7 @@ def retrystorm(*args):
         (["--limit", "-1"], "limit: got -1, expected a whole number >= 0"),
         (["--workers", "3"], "--workers does not apply to --model exponential; its flags: --base-delay"),
         (["--model", "queue", "--limit", "3"], "--limit does not apply to --model queue"),
-        (["--model", "linear"], "unknown model 'linear'; valid: exponential, fixed, queue"),
+        (["--model", "quadratic"], "unknown model 'quadratic'; valid: exponential, fixed, linear, queue"),
         (["--tick", "1us"], "tick: got 1us, expected a duration"),
         (["--base-delay", "100"], "add a unit"),
         (["--port", "70000"], "--port"),

@@ -1,0 +1,175 @@
+"""The triggers a scenario's ``faults:`` lists: one kind per entry, on the timeline rules of a pause.
+
+::
+
+    faults:
+      - {pause: target, at: 20s, for: 10s}                                 # freeze the target
+      - {slow: target, capacity: 0.4, at: 60s, for: 10s}                   # 40 % of its capacity
+      - {spike: load, factor: 2, at: 20s, for: 5s}                         # twice the load
+      - {errors: target, status: 503, probability: 0.5, at: 30s, for: 5s} # half the attempts fail
+
+Every kind takes ``at``, ``for``, ``repeat`` and ``random_start``
+(:class:`~experiment.scenario.timeline.FaultPlan`); an entry without a kind is a pause
+of ``target``. Each kind has ceilings: ``capacity`` in (0, 1], ``factor`` from 1 to
+:data:`MAX_SPIKE_FACTOR`, ``status`` 429 or 5xx, ``probability`` in (0, 1], ``for`` at
+most :data:`MAX_TRIGGER_S`. What a kind does, live and simulated, is in
+:mod:`experiment.scenario.timeline` and the README.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator
+
+from experiment.scenario.fields import Duration, PositiveDuration
+from experiment.scenario.timeline import WINDOW_TYPES, FaultPlan
+from target.faults import is_injectable_status
+
+#: The longest any one trigger lasts (a pause is undone by its deadline: one hour at most).
+MAX_TRIGGER_S = 3600.0
+#: The most windows a timeline holds once repeats are expanded.
+MAX_WINDOWS = 10_000
+#: The most a spike multiplies the load by.
+MAX_SPIKE_FACTOR = 100.0
+#: The longest target name.
+MAX_TARGET_CHARS = 200
+#: The kinds of trigger, as the key that names each one's target.
+KINDS = ("pause", "slow", "spike", "errors")
+#: The fields every kind takes.
+TIMING = ("at", "for", "repeat", "random_start")
+EXAMPLE = "{slow: target, capacity: 0.4, at: 60s, for: 10s}"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+
+class Repeat(_Strict):
+    """Start the fault again every ``every``, ``times`` times in all (default: until the end)."""
+
+    every: PositiveDuration
+    times: int | None = Field(default=None, ge=1, le=MAX_WINDOWS)
+
+
+class _Timed(_Strict):
+    """``for`` seconds from ``at``; optionally repeated, optionally at a random start within
+    ``random_start`` after each nominal start."""
+
+    kind: ClassVar[str] = "pause"
+
+    at: Duration
+    for_s: PositiveDuration = Field(alias="for", le=MAX_TRIGGER_S)
+    repeat: Repeat | None = None
+    random_start: Duration = 0.0
+
+    @property
+    def target(self) -> str:
+        """What the trigger acts on: a target's name, or ``load``."""
+        return str(getattr(self, self.kind))
+
+    def settings(self) -> dict[str, float | int]:
+        """The kind's own fields, as its window takes them."""
+        return {}
+
+    def plan(self) -> FaultPlan:
+        """This fault in seconds, for :func:`~experiment.scenario.timeline.expand_faults`."""
+        every = self.repeat.every if self.repeat else None
+        times = self.repeat.times if self.repeat else None
+        settings = tuple(self.settings().items())
+        window = WINDOW_TYPES[self.kind]
+        return FaultPlan(self.target, self.at, self.for_s, every, times, self.random_start, window, settings)
+
+
+class Fault(_Timed):
+    """Pause target ``pause`` (``SIGSTOP``, ``docker pause``): it does nothing until the resume."""
+
+    kind: ClassVar[str] = "pause"
+    pause: str = Field(default="target", min_length=1, max_length=MAX_TARGET_CHARS)
+
+
+class SlowFault(_Timed):
+    """Run target ``slow`` at ``capacity`` of its capacity: its work takes ``1 / capacity`` as long."""
+
+    kind: ClassVar[str] = "slow"
+    slow: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    capacity: float = Field(gt=0, le=1)
+
+    def settings(self) -> dict[str, float | int]:
+        return {"capacity": self.capacity}
+
+
+class SpikeFault(_Timed):
+    """Multiply the load by ``factor``: ``users * (factor - 1)`` extra users, or arrival streams in open loop."""
+
+    kind: ClassVar[str] = "spike"
+    spike: Literal["load"]
+    factor: float = Field(ge=1, le=MAX_SPIKE_FACTOR)
+
+    def settings(self) -> dict[str, float | int]:
+        return {"factor": self.factor}
+
+
+class ErrorsFault(_Timed):
+    """Answer each attempt reaching target ``errors`` at once with ``status``, with ``probability``."""
+
+    kind: ClassVar[str] = "errors"
+    errors: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    status: int = 503
+    probability: float = Field(default=1.0, gt=0, le=1)
+
+    @field_validator("status")
+    @classmethod
+    def _status(cls, status: int) -> int:
+        if not is_injectable_status(status):
+            raise ValueError(f"got {status}; expected 429 or 500 to 599 (what a retrying client retries)")
+        return status
+
+    def settings(self) -> dict[str, float | int]:
+        return {"status": self.status, "probability": self.probability}
+
+
+#: Each kind's scenario model.
+TRIGGER_TYPES: dict[str, type[_Timed]] = {model.kind: model for model in (Fault, SlowFault, SpikeFault, ErrorsFault)}
+
+
+def _kind_of(raw: Any) -> str | None:
+    """The kind an entry names (a pause when it names none); ``None`` for what is no entry."""
+    if isinstance(raw, _Timed):
+        return raw.kind
+    if isinstance(raw, dict):
+        kinds = [kind for kind in KINDS if kind in raw]
+        return kinds[0] if len(kinds) == 1 else "pause"
+    return None
+
+
+def _one_kind(raw: Any) -> Any:
+    """Refuse an entry of two kinds, or one whose unknown key is no kind, with the kinds accepted."""
+    if isinstance(raw, _Timed):
+        return raw
+    if not isinstance(raw, dict):
+        raise ValueError(f"got {raw!r}; expected a trigger, e.g. {EXAMPLE}")  # noqa: TRY004 - pydantic wants ValueError
+    kinds = [kind for kind in KINDS if kind in raw]
+    if len(kinds) > 1:
+        raise ValueError(f"names {' and '.join(kinds)}: one trigger per entry; kinds: {', '.join(KINDS)}")
+    if not kinds:
+        unknown = [str(key) for key in raw if key not in TIMING]
+        if unknown:
+            raise ValueError(
+                f"{unknown[0]!r} is no kind of trigger; kinds: {', '.join(KINDS)} (each with {', '.join(TIMING)}), "
+                f"e.g. {EXAMPLE}"
+            )
+    return raw
+
+
+Trigger = Annotated[
+    Annotated[
+        Annotated[Fault, Tag("pause")]
+        | Annotated[SlowFault, Tag("slow")]
+        | Annotated[SpikeFault, Tag("spike")]
+        | Annotated[ErrorsFault, Tag("errors")],
+        Discriminator(_kind_of),
+    ],
+    BeforeValidator(_one_kind),
+]
+"""One entry of ``faults:``: a pause, a slow, a spike or errors."""
