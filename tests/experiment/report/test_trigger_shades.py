@@ -52,5 +52,7 @@ def test_the_page_says_the_shades_are_triggers(tmp_path):
     live = [with_triggers()]
     write_report(tmp_path, document(result(live[0])), live)
     text = words((tmp_path / "report.html").read_text(encoding="utf-8"))
-    assert "Every strategy overlaid; triggers shaded by kind" in text
+    assert "Every strategy overlaid: goodput, attempts/s, in flight, censored p99 latency; triggers shaded by kind" in (
+        text
+    )
     assert "smira: live; triggers shaded by kind" in text

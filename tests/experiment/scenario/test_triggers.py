@@ -124,7 +124,10 @@ def test_episodes_merge_overlapping_or_touching_triggers_of_any_kind():
             "t.yaml:6: faults[0]: 'freeze' is no kind of trigger; kinds: pause, slow, spike, errors",
         ),
         ("{pause: target, spike: load, at: 2s, for: 1s}", "t.yaml:6: faults[0]: names pause and spike: one trigger"),
-        ("{slow: target, capcity: 0.4, at: 60s, for: 10s}", "t.yaml:6: faults[0].capcity: unknown field; accepted:"),
+        (
+            "{slow: target, capcity: 0.4, at: 60s, for: 10s}",
+            "t.yaml:6: faults[0].capcity: unknown field (did you mean 'capacity'?); accepted:",
+        ),
         ("{slow: target, capacity: 0, at: 60s, for: 10s}", "t.yaml:6: faults[0].capacity: got 0; expected greater"),
         ("{slow: target, capacity: 1.5, at: 60s, for: 10s}", "faults[0].capacity: got 1.5; expected less than or"),
         ("{slow: target, at: 60s, for: 10s}", "faults[0].capacity: missing"),
@@ -147,7 +150,8 @@ def test_bad_triggers_are_one_line_naming_file_line_and_field(fault, expected):
 
 def test_unknown_field_lists_the_kinds_own_fields():
     assert error_of("{errors: target, stats: 503, at: 2s, for: 1s}").endswith(
-        "faults[0].stats: unknown field; accepted: at, for, repeat, random_start, errors, status, probability"
+        "faults[0].stats: unknown field (did you mean 'status'?); "
+        "accepted: at, for, repeat, random_start, errors, status, probability"
     )
 
 
