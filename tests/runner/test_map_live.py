@@ -80,3 +80,14 @@ def test_map_live_dry_run_bounds_the_live_time_and_runs_nothing(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "up to 2 cells along the simulated boundary" in done.stdout and "at most 64s in all" in done.stdout
     assert not (tmp_path / "maps").exists()
+
+
+def test_a_trigger_the_local_backend_cannot_play_live_is_refused_before_the_grid_runs(tmp_path):
+    own = TINY.replace("model: exponential:limit=6,k=3", "model: exponential:limit=6,k=3\ntarget: {url: "
+                       "'http://127.0.0.1:18599', command: 'sleep 60'}")  # fmt: skip
+    (tmp_path / "own.yaml").write_text(own.replace("{pause: target,", "{errors: target, status: 503, probability: 1,"))
+    args = ("own.yaml", "--vary", "faults[0].for=1s,8s", "--dry-run")
+    assert map_cli(*args, cwd=tmp_path).returncode == 0  # the simulator maps it
+    done = map_cli(*args, "--live", "1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "faults[0]: errors: target: your own service's answers cannot be changed from outside" in done.stderr
