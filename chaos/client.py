@@ -1,11 +1,13 @@
 """A client of the chaos API (``retrystorm chaos serve``): the web UI's Chaos tab and the runner use it.
 
-Three calls, each answering what the tab needs in one round trip from the browser:
+Four calls, each answering what a web UI tab needs in one round trip from the browser:
 
 * :meth:`ChaosClient.overview`: every target with its state and its active outages
   (``GET /targets`` and ``GET /outages``, merged by :func:`merge_overview`);
 * :meth:`ChaosClient.pause`: ``POST /outages {target, duration}``;
-* :meth:`ChaosClient.resume`: ``DELETE /outages/{id}`` for every active outage of a target.
+* :meth:`ChaosClient.resume`: ``DELETE /outages/{id}`` for every active outage of a target;
+* :meth:`ChaosClient.outages`: ``GET /outages``, every outage with its start and end (the
+  web UI's Retry storm tab shades them).
 
 Every failure is a :class:`ChaosApiError` with an HTTP status for the web UI and one
 readable line: the chaos API's own ``{"error": ...}`` message when it answered
@@ -120,6 +122,32 @@ class ChaosClient:
                 "here (`retrystorm chaos recover` resumes what a stopped controller left paused)",
             )
         return [self._call("DELETE", f"/outages/{urllib.parse.quote(outage['id'])}") for outage in active]
+
+    def throttle(self, target: str, capacity: float, duration: str, backend: str | None = None) -> dict[str, Any]:
+        """Cut ``target``'s CPU to ``capacity`` of its allowance for ``duration`` (``POST /throttles``)."""
+        body: dict[str, Any] = {"target": target, "capacity": capacity, "duration": duration}
+        if backend:
+            body["backend"] = backend
+        throttle: dict[str, Any] = self._call("POST", "/throttles", body)
+        return throttle
+
+    def end_throttles(self, target: str, backend: str | None = None) -> list[dict[str, Any]]:
+        """Restore every active throttle of ``target`` now; the throttles as they ended ([] when none was active)."""
+        active = [
+            throttle
+            for throttle in self._call("GET", "/throttles")
+            if throttle["status"] == "active"
+            and throttle["target"] == target
+            and backend in (None, throttle["backend"])
+        ]
+        return [self._call("DELETE", f"/throttles/{urllib.parse.quote(throttle['id'])}") for throttle in active]
+
+    def outages(self) -> list[dict[str, Any]]:
+        """Every outage the chaos API knows, as ``GET /outages`` lists them."""
+        outages = self._call("GET", "/outages")
+        if not isinstance(outages, list):
+            raise ChaosApiError(502, f"{self.base_url}/outages did not answer a list: is it the chaos API?")
+        return outages
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         headers = {"Accept": "application/json"}

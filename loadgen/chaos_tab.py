@@ -32,11 +32,12 @@ from typing import Any
 from flask import Response, jsonify, request
 
 from chaos.client import ChaosApiError, ChaosClient
+from loadgen.page_scripts import add_page_script
 
 logger = logging.getLogger(__name__)
 
 TAB = {"title": "Chaos", "key": "chaos"}
-SCRIPT_TAG = b'<script src="/chaos/tab.js" defer></script>'
+SCRIPT_SRC = "/chaos/tab.js"
 HOW_TO_ENABLE = (
     "Chaos is off. Start the chaos API (retrystorm chaos serve --target target=PID) and start Locust "
     "with --chaos-url http://127.0.0.1:8071 (and --chaos-token or RETRYSTORM_CHAOS_TOKEN when it needs one)."
@@ -150,12 +151,6 @@ def add_chaos_tab(web_ui: Any, url: str | None, token: str) -> ChaosTab:
     def chaos_script() -> Response:
         return Response(_script(), mimetype="text/javascript")
 
-    @app.after_request  # type: ignore[untyped-decorator]
-    def load_script(response: Response) -> Response:
-        if request.endpoint == "locust.index" and response.mimetype == "text/html" and not response.direct_passthrough:
-            page = response.get_data()
-            if SCRIPT_TAG not in page:
-                response.set_data(page.replace(b"</body>", SCRIPT_TAG + b"</body>", 1))
-        return response
+    add_page_script(app, SCRIPT_SRC)
 
     return tab

@@ -7,7 +7,9 @@ attaches the listeners:
 
 * ``init_command_line_parser``: register the options (:mod:`loadgen.options`);
 * ``init``: build the runtime, add ``/metrics``, the start-form check and the Chaos
-  tab (:mod:`loadgen.chaos_tab`) to the web UI, start the ``--metrics-port`` server;
+  tab (:mod:`loadgen.chaos_tab`) to the web UI, the Retry storm tab
+  (:mod:`loadgen.storm_view`) and the start form's help (:mod:`loadgen.start_form`),
+  start the ``--metrics-port`` server;
 * ``test_start``: read the run's options (after the web form or the master set them),
   start a fresh budget;
 * ``report_to_master`` / ``worker_report``: carry metric snapshots to the master
@@ -34,7 +36,7 @@ import locust.runners
 from prometheus_client import CollectorRegistry
 
 from chaos.client import check_chaos_url
-from loadgen import chaos_tab, web
+from loadgen import chaos_tab, start_form, storm_sources, storm_view, web
 from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
 from loadgen.metrics import StrategyMetrics, build_metrics
 from loadgen.options import LoadOptions, add_arguments, load_options
@@ -129,6 +131,7 @@ def install(events: Any) -> None:
     """Attach the listeners to Locust's ``events`` (call once, from the locustfile); report every second."""
     locust.runners.WORKER_REPORT_INTERVAL = WORKER_REPORT_INTERVAL_S  # read by each worker's report loop
     events.init_command_line_parser.add_listener(lambda parser, **_: add_arguments(parser))
+    events.init_command_line_parser.add_listener(lambda parser, **_: storm_sources.add_arguments(parser))
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
     events.report_to_master.add_listener(_on_report_to_master)
@@ -143,19 +146,28 @@ def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
     options = environment.parsed_options
     if web_ui is not None:  # a standalone or master process serving the web UI; never a worker
         web.add_routes(web_ui, runtime.exposition)
-        _add_chaos_tab(web_ui, options)
+        tab = _add_chaos_tab(web_ui, options)
+        storm_view.add_storm_view(
+            web_ui,
+            runtime.exposition,
+            tab.client,
+            target_metrics=str(getattr(options, "target_metrics", storm_sources.AUTO)),
+            in_flight_metric=str(getattr(options, "in_flight_metric", storm_sources.IN_FLIGHT_METRIC)),
+        )
+        start_form.add_start_form(web_ui)
     port = getattr(options, "metrics_port", 0) if options is not None else 0
     forked_worker = getattr(options, "worker", False) and getattr(options, "processes", None)
     if port and not forked_worker:  # --processes workers share the flags; their master serves the sum
         web.serve_metrics(runtime.exposition, getattr(options, "web_host", ""), port)
 
 
-def _add_chaos_tab(web_ui: Any, options: Any) -> None:
+def _add_chaos_tab(web_ui: Any, options: Any) -> chaos_tab.ChaosTab:
     url = check_chaos_url(str(getattr(options, "chaos_url", None) or "none"))
     token = str(getattr(options, "chaos_token", None) or "")
-    chaos_tab.add_chaos_tab(web_ui, url, token)
+    tab = chaos_tab.add_chaos_tab(web_ui, url, token)
     if token:
         options.chaos_token = ""  # a master sends its parsed options to every worker: the token stays here
+    return tab
 
 
 def _on_test_start(environment: Any, **_: Any) -> None:

@@ -81,6 +81,8 @@ class ParamType:
     max_items: int | None = None
     bound_text: Callable[[float], str] = _format_number
     optional_of: ParamType | None = None
+    #: The words a word-valued type accepts (``choice``), for schemas and generators.
+    choices: tuple[str, ...] = ()
 
 
 def _number_from_text(text: str, what: str) -> float:
@@ -198,6 +200,23 @@ def optional(inner: ParamType, none_text: str = "none") -> ParamType:
         bound_text=inner.bound_text,
         optional_of=inner,
     )
+
+
+def choice(*words: str) -> ParamType:
+    """One of ``words``, written as itself (``overflow=go``)."""
+    accepted = "one of " + ", ".join(words)
+
+    def from_text(text: str, what: str) -> str:
+        if text not in words:
+            raise SpecError(f"{what}: got {shown(text)}, expected {accepted}")
+        return text
+
+    def from_value(value: object, what: str) -> str:
+        if not isinstance(value, str):
+            raise SpecError(f"{what}: got {shown(value)}, expected {accepted}")
+        return from_text(value, what)
+
+    return ParamType("|".join(words), accepted, from_text, from_value, str, choices=words)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

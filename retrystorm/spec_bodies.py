@@ -69,6 +69,8 @@ def param_forms(info: ParamInfo) -> Any:
         str, Strict(), Field(min_length=1, max_length=MAX_SPEC_CHARS, description="the value as in a spec")
     ]
     kind = info.type.optional_of or info.type
+    if kind.choices:  # a word: one of its choices, and nothing else
+        return Annotated[Literal[kind.choices], explained(f"one of {', '.join(kind.choices)}")]
     value = _value_forms(info, kind)
     forms: list[Any] = [value] if value is not None else []
     if kind is not DURATION:  # duration_forms has its text form

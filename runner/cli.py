@@ -122,7 +122,7 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         curves = [live_curves(record) for record in records]
         simulated_doc = {"results": sim_rows, "compared": comparison(live_rows, sim_rows, curves, simulated_curves)}
     run_info = {"scenario": scenario.name, "seed": scenario.seed, "stack": stack.name, "folder": str(folder)}
-    document = run_document(scenario.name, results, records, run_info, simulated_doc)
+    document = run_document(scenario.name, results, records, run_info, simulated_doc, description=scenario.description)
     written = write_run(folder, document, records, simulated_curves)
     report = next(path for path in written if path.name == "report.html")
     print_verdicts(out, f"{scenario.name}: live, one run per strategy (times in seconds)", results, report)

@@ -21,8 +21,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Sequence
 
+from chaos.backends.base import BackendError
+from chaos.controller import OutageController
+from chaos.targets import FaultTarget
+from chaos.throttles import Throttle
 from experiment.scenario import ErrorWindow, SlowWindow, SpikeWindow, TriggerWindow
 from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
+from retrystorm.errors import UserError
+from runner.errors import RunFailedError
 from runner.interfaces import TargetControls
 from runner.runtime import Runtime
 
@@ -37,9 +43,9 @@ FOREIGN_ERRORS = (
     "(not part of retrystorm); retrystorm sim run SCENARIO simulates it with a model:"
 )
 FOREIGN_SLOW = (
-    "a capacity cut of your own service needs a CPU quota (cgroups cpu.max or cpu.cfs_quota_us for a process, "
-    "docker update --cpus for a container), not available live yet; retrystorm sim run SCENARIO simulates it "
-    "with a model:"
+    "a capacity cut of your own service is a CPU quota of what a pause would freeze, and target: names nothing to "
+    "freeze; add command (its process group), pid, container or service, or retrystorm sim run SCENARIO "
+    "simulates it with a model:"
 )
 
 
@@ -51,6 +57,33 @@ def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signatu
 def foreign_refusal(kind: str) -> str | None:
     """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's)."""
     return {"errors": FOREIGN_ERRORS, "slow": FOREIGN_SLOW}.get(kind)
+
+
+class ThrottleControls:
+    """``slow`` on a target a fault backend can cut (a process, a process group, a container): a chaos
+    throttle (:meth:`chaos.controller.OutageController.throttle`) per level, journaled and guarded by a
+    dead-man watchdog that restores it at the level's planned end even if the runner is killed."""
+
+    def __init__(self, controller: OutageController, target: FaultTarget) -> None:
+        self.controller = controller
+        self.target = target
+        self.current: Throttle | None = None
+
+    async def set_capacity(self, capacity: float, hold_s: float) -> None:
+        await self.restore()  # one throttle at a time: the next would measure the first as the allowance
+        if capacity < 1:
+            try:
+                self.current = await self.controller.throttle(self.target, capacity, hold_s)
+            except (BackendError, UserError) as error:
+                raise RunFailedError(f"cannot cut the CPU of {self.target.name!r}: {error}") from error
+
+    async def set_errors(self, status: int | None, probability: float) -> None:
+        raise RunFailedError(f"errors: {self.target.name!r} takes no error burst (refused before the run)")
+
+    async def restore(self) -> None:
+        if self.current is not None:
+            throttle, self.current = self.current, None
+            await throttle.end()
 
 
 def spike_users(users: int, windows: Sequence[TriggerWindow]) -> list[tuple[float, float, int]]:
@@ -93,6 +126,8 @@ class LiveTriggers:
         self.runtime = runtime
         #: Each change as applied: (real time, the change).
         self.applied: list[tuple[float, Change]] = []
+        #: A change was asked for (it may have reached the target even if it failed or was interrupted).
+        self.touched = False
         self.restored_at: float | None = None
 
     async def play(self, t0: float) -> None:
@@ -100,6 +135,7 @@ class LiveTriggers:
         for index, change in enumerate(self.changes):
             await self.runtime.sleep_until(t0 + change.at_s)
             following = [later.at_s for later in self.changes[index + 1 :] if later.kind == change.kind]
+            self.touched = True
             await self._apply(change, (following[0] if following else change.at_s) - change.at_s)
             self.applied.append((self.runtime.clock(), change))
 
@@ -115,8 +151,8 @@ class LiveTriggers:
         return controls.set_capacity(1.0, 0.0) if change.kind == "slow" else controls.set_errors(None, 0.0)
 
     async def restore(self) -> None:
-        """Everything back as it was before the first change (no call when nothing changed)."""
-        if self.controls is not None and self.applied and self.restored_at is None:
+        """Everything back as it was before the first change (no call when none was asked for)."""
+        if self.controls is not None and self.touched and self.restored_at is None:
             self.restored_at = self.runtime.clock()
             await self.controls.restore()
 

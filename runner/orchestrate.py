@@ -22,11 +22,11 @@ from chaos.annotations import annotations_from_env
 from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
-from experiment.scenario import OutageWindow, SpikeWindow
+from experiment.scenario import OutageWindow, SlowWindow, SpikeWindow
 from retrystorm.durations import format_duration
 from runner.errors import RunFailedError
-from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetHandle, TargetProvider
-from runner.live_triggers import LiveTriggers
+from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetControls, TargetHandle, TargetProvider
+from runner.live_triggers import LiveTriggers, ThrottleControls
 from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from runner.progress import Display, Status
 from runner.readings import Reading
@@ -161,6 +161,14 @@ class StrategyRun:
         return "no outage planned" if not self.outages else "no more outages"
 
 
+def controls_of(target: TargetHandle, plan: Plan, controller: OutageController) -> TargetControls | None:
+    """The target's own controls (an admin API), else chaos throttles of its fault target for a slow."""
+    if target.controls is not None:
+        return target.controls
+    slowed = [window.target for window in plan.triggers if isinstance(window, SlowWindow)]
+    return ThrottleControls(controller, target.faults[slowed[0]]) if slowed and slowed[0] in target.faults else None
+
+
 async def run_strategy(
     plan: Plan, index: int, stack: Stack, controller: OutageController, *, display: Display, runtime: Runtime
 ) -> StrategyRecord:
@@ -173,7 +181,7 @@ async def run_strategy(
     started_utc = utc_now()
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:
-        triggers = LiveTriggers(plan.triggers, target.controls, runtime)
+        triggers = LiveTriggers(plan.triggers, controls_of(target, plan, controller), runtime)
         spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
         load = await stack.load.start(target, spec, spikes)
         try:
@@ -224,7 +232,8 @@ async def execute(
     its target at that deadline even if this process is killed.
     """
     runtime = runtime or Runtime()
-    longest = max((outage.duration_s for outage in plan.outages), default=1.0)
+    timed = [*plan.outages, *(window for window in plan.triggers if isinstance(window, SlowWindow))]
+    longest = max((window.duration_s for window in timed), default=1.0)
     controller = OutageController(
         journal,
         dead_man=runtime.dead_man or WatchdogSwitch(journal.path),

@@ -3,7 +3,8 @@
 ``results.json`` has the shape ``retrystorm sim --json`` prints
 (:func:`experiment.analysis.results_document`), with the run's own keys beside ``results``:
 ``ok``, ``choices`` (how the live figures were measured), ``run`` (scenario, stack,
-seed, times, what ran for each strategy) and, with ``--simulate``, ``simulated``.
+seed, times, what ran for each strategy), the scenario's ``description`` and, with
+``--simulate``, ``simulated``.
 ``timeseries.csv`` has one row per strategy per second: ``strategy``, ``t_s`` (the end
 of the interval, seconds after the load started), the rates per second and the gauges
 of :class:`~runner.series.LiveSeries`, named as the simulator's (:mod:`experiment.analysis.series_names`).
@@ -76,8 +77,11 @@ def run_document(
     records: Sequence[StrategyRecord],
     run: Mapping[str, Any],
     simulated: Mapping[str, Any] | None = None,
+    *,
+    description: str = "",
 ) -> dict[str, object]:
-    """The ``results.json`` document (see the module docstring)."""
+    """The ``results.json`` document (see the module docstring); ``description``, the
+    scenario's, heads the report."""
     details = {
         record.label: {
             "target": record.target,
@@ -94,6 +98,8 @@ def run_document(
     }
     if simulated is not None:
         extra["simulated"] = dict(simulated)
+    if description:
+        extra["description"] = description
     return results_document(scenario_name, results, **extra)
 
 

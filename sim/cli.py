@@ -125,15 +125,20 @@ def wyegelwel(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], **o
 @sim.command()
 @seed_option
 @strategy_option
+@click.option(
+    "--overflow", type=click.Choice(["clamp", "go"]), default="clamp", show_default=True,
+    help="go: the Go server's delay, which overflows above 7,792 in flight (its plateau); clamp: stop at 10 min.",
+)  # fmt: skip
 @output_options
-def smira(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], **output: Any) -> None:
+def smira(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], overflow: str, **output: Any) -> None:
     """The seed outage: 1000 clients, the Go server's model frozen 30 s; fixed:100ms against smira.
 
-    --strategy adds strategies to the two.
+    --strategy adds strategies to the two. --overflow go reproduces the Go server's
+    overflowing delay, which holds its in-flight count at 7,792.
     """
     from sim.experiments import smira as experiment
 
-    scenario = _with_strategies(experiment.load(seed), strategies)
+    scenario = _with_strategies(experiment.load(seed, overflow), strategies)
     report, cpu = _timed(lambda: experiment.run(scenario, _progress))
     emit(report, cpu_s=cpu, **output)
 

@@ -28,9 +28,10 @@ Semantics, as in the seed experiment:
 * **Rejections** by the model are HTTP 503 answers, timeouts are timeouts: a policy's
   retry conditions (a preset's) decide whether they are retried.
 * **Wake-ups**: the engine asks the model for its next wake-up after each
-  ``advance``, and after an admit only when none is scheduled (an idle server). The
-  models' wake-ups are ticks or the oldest request's deadline, which an admit to a
-  busy server never brings forward. The in-flight peak is read before each
+  ``advance``, and after an admit only when none is scheduled (an idle server): an
+  admission raises the load, which never brings a model's next release forward, except
+  where the model says so (``admission_hastens``: past the overflow point of
+  ``exponential:overflow=go`` every check passes), and then after every admit. The in-flight peak is read before each
   ``advance`` (only ``advance`` lowers in-flight) and at each sample.
 * **Outages freeze the server**: no ``advance`` while frozen; attempts arriving wait
   in an accept queue (bounded by ``accept_backlog``, beyond which they are dropped,
@@ -93,6 +94,7 @@ class Simulation(ServerSide):
         self.think = spec.think
         self.server: Any = TriggerPlay.scaled(config, config.model.start(0.0))
         self.admit = self.server.admit
+        self.admission_hastens = self.server.admission_hastens
         self.series = Series.empty(spec.duration_s, config.sample_every_s)
         self.budget = spec.budget.start() if spec.budget is not None else None
         self.think_rng = rng_for(spec.seed, "think")
@@ -224,7 +226,7 @@ class Simulation(ServerSide):
             self.queue_attempt(client, aid)
         else:
             self.admit(now, (client, aid))
-            if self.wake_at is None:
+            if self.wake_at is None or self.admission_hastens:
                 self.schedule_wake(now)
         timeout = self.timeout_s
         if timeout is not None:

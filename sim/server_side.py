@@ -51,6 +51,7 @@ class ServerSide:
     network_rng: random.Random
     server_rng: random.Random
     accept_backlog: int | None
+    admission_hastens: bool
 
     def push(self, time_s: float, kind: int, client: Any = None, token: int = 0) -> None:
         """Schedule an event."""
@@ -81,7 +82,7 @@ class ServerSide:
             self.queue_attempt(client, aid)
             return
         self.admit(now, (client, aid))
-        if self.wake_at is None:
+        if self.wake_at is None or self.admission_hastens:
             self.schedule_wake(now)
 
     def on_answer(self, now: float, client: Client, token: int) -> None:

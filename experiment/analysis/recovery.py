@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from experiment.analysis.samples import Samples
 from experiment.scenario.timeline import Span, span_key
@@ -135,6 +135,21 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values) if values else 0.0
 
 
+def _first_sustained_gauge(
+    samples: Samples, ok: Callable[[int], bool], rule: RecoveryRule, resume_s: float, until_s: float
+) -> float | None:
+    """Seconds from ``resume_s`` to the first gauge reading after it from which ``ok`` holds for
+    ``rule.sustain_s`` of readings, all by ``until_s``; ``None`` if there is none."""
+    needed = max(1, round(rule.sustain_s / samples.step_s))
+    for index in (i for i in range(len(samples)) if samples.gauge_time(i) > resume_s + 1e-9):
+        window = range(index, index + needed)
+        if window.stop > len(samples) or samples.gauge_time(window.stop - 1) > until_s + 1e-9:
+            return None
+        if all(ok(i) for i in window):
+            return samples.gauge_time(index) - resume_s
+    return None
+
+
 def server_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
@@ -147,15 +162,7 @@ def server_recovery_s(
         in_flight, delay = samples.in_flight[index], samples.delay_s[index]
         return in_flight is not None and delay is not None and in_flight <= max_in_flight and delay <= max_delay
 
-    needed = max(1, round(rule.sustain_s / samples.step_s))
-    candidates = [i for i in range(len(samples)) if samples.gauge_time(i) > resume_s + 1e-9]
-    for index in candidates:
-        window = range(index, index + needed)
-        if window.stop > len(samples) or samples.gauge_time(window.stop - 1) > until_s + 1e-9:
-            return None
-        if all(ok(i) for i in window):
-            return samples.gauge_time(index) - resume_s
-    return None
+    return _first_sustained_gauge(samples, ok, rule, resume_s, until_s)
 
 
 def client_side_server_recovery_s(
@@ -174,14 +181,7 @@ def client_side_server_recovery_s(
         latency = samples.attempt_latency_s[index]
         return latency is not None and latency <= max_latency + 1e-12 and samples.timeouts[index] <= max_timeouts
 
-    needed = max(1, round(rule.sustain_s / samples.step_s))
-    for index in (i for i in range(len(samples)) if samples.gauge_time(i) > resume_s + 1e-9):
-        window = range(index, index + needed)
-        if window.stop > len(samples) or samples.gauge_time(window.stop - 1) > until_s + 1e-9:
-            return None
-        if all(ok(i) for i in window):
-            return samples.gauge_time(index) - resume_s
-    return None
+    return _first_sustained_gauge(samples, ok, rule, resume_s, until_s)
 
 
 def client_recovery_s(

@@ -167,7 +167,9 @@ class ServiceTargets:
         return [self.fault_target]
 
     def trigger_refusal(self, kind: str) -> str | None:
-        return foreign_refusal(kind) if self.foreign is not None else builtin_refusal(kind)
+        if self.foreign is None:
+            return builtin_refusal(kind)
+        return None if kind == "slow" else foreign_refusal(kind)  # slow: a chaos throttle of the container
 
     def describe(self, model: OverloadModel | None) -> str:
         if self.foreign is not None or model is None:

@@ -30,13 +30,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from chaos.backends import FaultBackend, ProcessBackend
+from chaos.cgroups import cpu_hierarchies
 from chaos.targets import FaultTarget
 from experiment.scenario.service import ServiceTarget
 from runner import server_metrics
 from runner.lazy import LazyBackend, docker_backend
 from runner.live_triggers import foreign_refusal
 from runner.local.processes import ManagedProcess
-from runner.local.throttle import GroupThrottleControls, slow_refusal
 from runner.paths import slug
 from runner.readiness import READY_TIMEOUT_S, wait_ready
 from target.models import OverloadModel
@@ -55,8 +55,7 @@ class OwnService:
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
         self.process = process
-        # slow: a CPU quota of the process group the runner started; errors are refused before the run
-        self.controls = GroupThrottleControls(process.pid, f"{os.getpid()}-{process.pid}") if process else None
+        self.controls = None  # slow: a chaos throttle of its fault target (the orchestration's); errors: refused
         self.faults: Mapping[str, FaultTarget] = (
             {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
         )
@@ -71,11 +70,7 @@ class OwnService:
 
     async def stop(self) -> None:
         if self.process is not None:
-            try:
-                await self.process.stop_group()
-            finally:
-                if self.controls is not None:
-                    await self.controls.close()
+            await self.process.stop_group()
 
 
 class OwnServiceTargets:
@@ -109,7 +104,10 @@ class OwnServiceTargets:
         return [FAULT_TARGET] if self.spec.pause_kind is not None else []
 
     def trigger_refusal(self, kind: str) -> str | None:
-        return slow_refusal(self.spec) if kind == "slow" else foreign_refusal(kind)
+        if kind == "slow" and self.spec.pause_kind is not None:
+            # a CPU cut of what a pause freezes: a chaos throttle (runner.live_triggers.ThrottleControls)
+            return cgroup_refusal() if self.spec.pause_kind in ("command", "pid") else None
+        return foreign_refusal(kind)
 
     def describe(self, model: OverloadModel | None) -> str:
         how = (
@@ -147,6 +145,21 @@ class OwnServiceTargets:
                 await process.stop_group()
             raise
         return OwnService(self.spec, backend, process)
+
+
+def cgroup_refusal() -> str | None:
+    """Why a process here cannot be given a CPU quota (no writable cgroup cpu controller), or ``None``."""
+    try:
+        hierarchies = cpu_hierarchies(Path("/proc/self/mountinfo").read_text())
+    except OSError:
+        hierarchies = []
+    if any(os.access(hierarchy.mount, os.W_OK) for hierarchy in hierarchies):
+        return None
+    where = ", ".join(str(hierarchy.mount) for hierarchy in hierarchies) or "none mounted"
+    return (
+        f"a CPU quota needs a writable cgroup cpu controller (v2 cpu.max or v1 cpu.cfs_quota_us; here: {where}); "
+        "run as root or delegate one, or retrystorm sim run SCENARIO simulates it with a model:"
+    )
 
 
 def _alive(process: ManagedProcess) -> None:

@@ -109,6 +109,8 @@ def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report
         notes.insert(0, f"The model {scenario.model.spec()} stands for the service at {scenario.target.url}.")
     timeline = scenario.timeline()
     report = Report(experiment=scenario.name, kind="runs", rows=[], notes=notes)
+    if scenario.description:
+        report.extra["description"] = scenario.description  # heads report.html
     for entry in scenario.strategies:
         if progress is not None:
             progress(f"simulating {entry.label} ({format_duration(scenario.load.duration)} of virtual time)")

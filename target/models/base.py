@@ -61,6 +61,12 @@ class ModelServer(ABC, Generic[P]):
     def next_wakeup_s(self, now_s: float) -> float | None:
         """When :meth:`advance` should next run (may be ``<= now_s``); ``None`` when idle."""
 
+    @property
+    def admission_hastens(self) -> bool:
+        """Whether :meth:`admit` can bring :meth:`next_wakeup_s` forward while requests are in
+        flight. A shell that keeps its wake-up across admissions asks again after each one when true."""
+        return False
+
     @abstractmethod
     def withdraw(self, payload: P) -> bool:
         """Remove ``payload`` (compared by identity) before its release, as when its

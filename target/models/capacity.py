@@ -82,6 +82,10 @@ class ScaledServer(ModelServer[P]):
         delay = self.inner.delay_s
         return delay if self.capacity == 1.0 else delay / self.capacity
 
+    @property
+    def admission_hastens(self) -> bool:
+        return self.inner.admission_hastens
+
     def admit(self, now_s: float, payload: P) -> None:
         self.inner.admit(self.server_time(now_s), payload)
 

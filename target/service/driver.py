@@ -88,8 +88,12 @@ class ModelDriver(Generic[P]):
         return now
 
     def withdraw(self, payload: P) -> bool:
-        """Remove a request before its release; ``True`` if it was in flight."""
-        return self.server.withdraw(payload)
+        """Remove a request before its release; ``True`` if it was in flight (the load drops,
+        which may bring the next release forward: the clock task looks again)."""
+        withdrawn = self.server.withdraw(payload)
+        if withdrawn:
+            self._kick()
+        return withdrawn
 
     def switch(self, model: OverloadModel) -> None:
         """Run ``model`` from now on, keeping everything in flight (and the capacity in force)."""

@@ -33,6 +33,9 @@ def test_pause_and_resume_through_the_api(chaos_api, victim):
     assert not is_stopped(victim.pid)
     assert backend.state(ref) is TargetState.RUNNING
     backend.resume(ref)  # nothing active any more: a no-op, not an error
+    [listed] = ChaosClient(base).outages()  # what the web UI's Retry storm tab shades
+    assert (listed["id"], listed["status"]) == (outage["id"], "resumed")
+    assert listed["started_utc"] < listed["ended_utc"]
 
 
 def test_the_chaos_service_resumes_when_the_hold_runs_out(chaos_api, victim):

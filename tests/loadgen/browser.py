@@ -92,11 +92,20 @@ class Page:
             await asyncio.sleep(0.1)
 
     async def click(self, selector: str) -> None:
-        """A left click with the mouse at the centre of the element ``selector`` matches."""
+        """A left click with the mouse at the centre of the element ``selector`` matches.
+
+        The element is scrolled into view first, and the click waits until the element
+        itself is what lies under that point (the browser may still scroll to a field
+        that was just typed into).
+        """
         box = await self.wait_for(
-            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
-            " const r = e.getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()",
-            f"{selector} to be on the page",
+            f"(async () => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+            " e.scrollIntoView({block: 'center'});"
+            " for (let i = 0; i < 2; i++) await new Promise((done) => requestAnimationFrame(done));"
+            " const r = e.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;"
+            " const hit = document.elementFromPoint(x, y);"
+            " return hit && (hit === e || e.contains(hit)) ? {x, y} : null; })()",
+            f"{selector} to be on the page, under the mouse",
         )
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             await self.send("Input.dispatchMouseEvent", type=kind, x=box["x"], y=box["y"], button="left", clickCount=1)

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 #: loadgen modules that run inside Locust only (they import locust, gevent or flask).
-LOCUST_ONLY = {"loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web"}
+LOCUST_ONLY = {"loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web", "loadgen.storm_view"}
 
 PROBE = textwrap.dedent(
     """
@@ -49,7 +49,7 @@ def test_no_locust_or_gevent_outside_the_locust_process():
     )
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["leaked"] == []
-    for module in ("target", "loadgen.strategies", "loadgen.think", "loadgen.options", "loadgen.aggregate"):
+    for module in ("target", "loadgen.strategies", "loadgen.options", "loadgen.aggregate", "loadgen.storm_sources"):
         assert module in report["imported"]
 
 

@@ -30,6 +30,7 @@ from .conftest import Processes, Target, free_port, get_text, locust_argv, post_
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 
 TOKEN = "chaos-tab-test-token"
+TABS = '"extended_tabs": [{"key": "chaos", "title": "Chaos"}, {"key": "storm", "title": "Retry storm"}]'
 RETRYSTORM = str(Path(sys.executable).with_name("retrystorm"))
 
 
@@ -120,8 +121,10 @@ def test_the_tab_lists_the_targets_and_the_token_stays_on_the_server(chaos):
         "targets": [{"backend": "process", "target": "target", "state": "running", "outages": []}],
     }
     page = get_text(chaos.web + "/")
-    assert '"extended_tabs": [{"key": "chaos", "title": "Chaos"}]' in page
-    assert '<script src="/chaos/tab.js" defer></script></body>' in page
+    assert TABS in page
+    scripts = page[page.index("</script>", page.index("window.templateArgs")) :]
+    assert '<script src="/chaos/tab.js" defer></script>' in scripts  # after the page's data, before </body>
+    assert scripts.index('<script src="/chaos/tab.js"') < scripts.index("</body>")
     assert TOKEN not in page
     assert TOKEN not in json.dumps(data)
     with urllib.request.urlopen(chaos.web + "/chaos/tab.js", timeout=10) as response:
@@ -201,7 +204,10 @@ def test_without_chaos_url_the_tab_says_how_to_turn_it_on(stack):
     status, answer = call(stack.web_off + "/chaos/pause", "POST", {"target": "target", "duration": "1s"})
     assert status == 409
     assert answer["error"] == data["message"]
-    assert '"extended_tabs": [{"key": "chaos", "title": "Chaos"}]' in get_text(stack.web_off + "/")
+    assert TABS in get_text(stack.web_off + "/")
+    status, view = call(stack.web_off + "/storm/series")  # the Retry storm tab: no bands, and why
+    assert (status, view["bands"], view["sources"]["outages"]["enabled"]) == (200, [], False)
+    assert "start Locust with --chaos-url" in view["sources"]["outages"]["error"]
     assert not is_stopped(stack.pid)
 
 

@@ -9,7 +9,11 @@ retried: every kind of series has something to sum.
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from .conftest import get_text
 
 pytestmark = pytest.mark.live
 
@@ -27,6 +31,14 @@ def summed_series(metrics_list) -> dict:
 
 def counted(totals: dict) -> dict:
     return {key: value for key, value in totals.items() if key[0].endswith(COUNTED)}
+
+
+def attempts_in_view(url: str) -> tuple[float, dict]:
+    """The attempts the Retry storm tab's per-second rates add up to since the run started."""
+    data = json.loads(get_text(url + "/storm/series"))
+    times = [0.0, *data["t_s"]]
+    rates = data["series"]["attempts"]["values"]
+    return sum(rate * (times[i + 1] - times[i]) for i, rate in enumerate(rates) if rate is not None), data
 
 
 def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wait):
@@ -76,5 +88,14 @@ def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wai
 
     stats = wait(locust_stats, 15, "Locust's own statistics to show the same attempts")
     assert stats["/api (logical)"] == ok
+
+    # the master's Retry storm tab reads the same sums, once a second
+    _, view = wait(
+        lambda: (found := attempts_in_view(master.url)) and abs(found[0] - started) <= 1 and found,
+        30,
+        "the Retry storm tab's attempts to add up to the attempts the workers sent",
+    )
+    assert max(view["series"]["active_users"]["values"]) == 4  # 2 users on each worker
+    assert view["run_started"] is True
     for log in [master.log, *cluster.worker_logs]:
         assert "Traceback" not in log.read_text(), log.read_text()

@@ -142,6 +142,9 @@ def assert_numbers_finite_and_bounded(obj: Spec) -> None:
         if not any(word in info.type.short for word in ("number", "duration")):
             continue  # a choice, a flag or retry conditions: no number to bound
         value = getattr(obj, info.field)
+        if info.type.choices:  # a word: one of them
+            assert value in info.type.choices, (info.key, value)
+            continue
         numbers_ = value if isinstance(value, tuple) else (value,)
         if isinstance(value, Jitter):
             numbers_ = (value.amount,)

@@ -37,6 +37,8 @@ def _values_for(info: ParamInfo) -> st.SearchStrategy[object]:
         low = int(info.at_least) if info.at_least is not None else 0
         values: st.SearchStrategy[object] = st.integers(min_value=low, max_value=10_000)
         return values if info.type is INTEGER else st.none() | values
+    if info.type.choices:
+        return st.sampled_from(info.type.choices)
     if info.type is DURATION_LIST:
         return st.lists(st.floats(min_value=0, max_value=1e4, allow_nan=False), min_size=1, max_size=12).map(tuple)
     if info.type is JITTER:

@@ -86,3 +86,12 @@ def test_a_change_the_target_refuses_fails_the_run_after_restoring_it(tmp_path):
     names = world.names()
     assert names[2:] == ["capacity 0.5", "restore", "stop load fixed:100ms", "stop target fixed:100ms", "close metrics"]
     assert 25.0 <= world.events[3][0] < 27.0  # at the next reading, not at the run's end
+
+
+def test_a_first_change_that_fails_is_restored_all_the_same(tmp_path):
+    """It may have reached the target before it failed (an answer lost, an interrupt mid-call)."""
+    world, stack, _, _, _, plan, journal, runtime = setting(tmp_path, text=TRIGGERS)
+    world.fail_control_at = 1
+    with pytest.raises(RunFailedError, match=r"the target refused: capacity 0\.5"):
+        run(plan, stack, journal, runtime)
+    assert world.names()[2:] == ["restore", "stop load fixed:100ms", "stop target fixed:100ms", "close metrics"]

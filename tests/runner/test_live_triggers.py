@@ -12,11 +12,11 @@ import socket
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from chaos.backends.base import BackendError
-from chaos.cgroups import find_hierarchy
+from chaos.cgroups import cpu_hierarchies
 from experiment.scenario import ErrorWindow, SlowWindow
 from runner.live_triggers import LiveTriggers
 from runner.local.target import LocalTargets
@@ -105,8 +105,9 @@ def test_retrystorm_run_plays_a_capacity_cut_and_an_error_burst_and_undoes_them(
     assert float(rows[3.0]["delay_s"]) == pytest.approx(0.2)  # the model's delay, read from the target
     assert float(rows[7.0]["delay_s"]) == pytest.approx(0.8)  # a quarter of the capacity: four times as long
     assert float(rows[16.0]["delay_s"]) == pytest.approx(0.2)
-    assert float(rows[12.0]["goodput"]) == 0  # every attempt of the burst failed at once
-    assert float(rows[3.0]["goodput"]) > 0 and float(rows[17.0]["goodput"]) > 0
+    # every attempt of the burst failed at once (readings are a few ms off the whole second: a sliver remains)
+    assert float(rows[12.0]["goodput"]) < 0.05 * float(rows[3.0]["goodput"])
+    assert float(rows[17.0]["goodput"]) > 0.5 * float(rows[3.0]["goodput"])
     log = (folder / "logs" / "fixed-100ms-target.log").read_text()
     changes = [line.split(": ", 1)[1] for line in log.splitlines() if "capacity" in line or "fault rule" in line]
     assert changes == [
@@ -174,13 +175,12 @@ SERVER = textwrap.dedent(
 )
 
 
-def test_retrystorm_run_cuts_the_cpu_of_a_service_it_started_through_a_cgroup_and_lifts_it(tmp_path):
-    try:
-        _, base = find_hierarchy()
-    except BackendError:
-        pytest.skip("no cgroup cpu controller here")
-    if not os.access(base, os.W_OK):
+def test_retrystorm_run_cuts_the_cpu_of_a_service_it_started_through_a_chaos_throttle_and_lifts_it(tmp_path):
+    mountinfo = Path("/proc/self/mountinfo").read_text()
+    writable = [hierarchy.mount for hierarchy in cpu_hierarchies(mountinfo) if os.access(hierarchy.mount, os.W_OK)]
+    if not writable:
         pytest.skip("needs a writable cgroup cpu controller (root)")
+    base = writable[0]
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

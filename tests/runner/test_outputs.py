@@ -31,6 +31,15 @@ def test_results_json_and_timeseries_csv(tmp_path, small, record_of, storm_run, 
     assert all(path.is_file() for path in written)
 
 
+def test_the_scenarios_description_heads_the_report(tmp_path, small, record_of, storm_run):
+    record = record_of("smira", storm_run)
+    results = [analyse(record, small.assertions["smira"])]
+    document = run_document(small.name, results, [record], {}, description="Why the storm never ends.")
+    write_run(tmp_path, document, [record])
+    assert document["description"] == "Why the storm never ends."
+    assert "<p>Why the storm never ends.</p>" in (tmp_path / "report.html").read_text()
+
+
 def test_a_failed_assertion_makes_the_document_not_ok(small, record_of, storm_run):
     record = record_of("smira", storm_run)
     document = run_document(small.name, [analyse(record, small.assertions["smira"])], [record], {})

@@ -121,9 +121,11 @@ def test_a_trigger_a_service_of_ones_own_cannot_take_live_is_exit_2_in_one_line_
     assert expected in error_line(done)
 
 
-def test_a_slow_of_a_service_the_runner_does_not_start_is_exit_2_in_one_line_on_a_dry_run(tmp_path):
+def test_a_slow_of_a_service_with_nothing_to_freeze_is_exit_2_in_one_line_on_a_dry_run(tmp_path):
     text = OWN.format(pause="").replace(
         "faults: [{at: 10s, for: 5s}]", "faults: [{slow: target, capacity: 0.4, at: 10s, for: 5s}]"
     )
     done = retrystorm("run", write(tmp_path, text), "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
-    assert "faults[0]: slow: target: a CPU quota is given here only to a service the runner starts" in error_line(done)
+    assert "faults[0]: slow: target: a capacity cut of your own service is a CPU quota of what a pause would" in (
+        error_line(done)
+    )

@@ -64,6 +64,14 @@ def test_json_is_the_only_thing_on_stdout():
     assert all(finding["holds"] for finding in document["findings"])
 
 
+def test_smira_with_the_go_overflow():
+    result = run("smira", "--overflow", "go", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert "7,792" in document["findings"][0]["text"]
+    assert any("overflow=go" in choice for choice in document["choices"])
+
+
 def test_run_a_scenario_file_as_csv(small):
     result = run("run", str(small), "--csv")
     assert result.returncode == 0, result.stderr

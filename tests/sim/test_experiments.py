@@ -79,6 +79,31 @@ def test_smira_recovers_the_server_within_15_s_while_goodput_lags(smira_report):
     assert smira_report.ok
 
 
+def test_smira_explains_the_go_servers_plateau_and_what_the_clamp_does_instead(smira_report):
+    text = " ".join(smira_report.notes)
+    assert "7,792" in text and "overflow" in text and "max_delay" in text
+    assert "0.0 OK/s" in smira_report.findings[0].text
+
+
+@pytest.fixture(scope="module")
+def smira_go_report():
+    return smira.run(smira.load(overflow="go"))
+
+
+def test_smira_with_the_go_overflow_settles_at_7792_and_lets_tens_of_answers_through(smira_go_report):
+    fixed = by_label(smira_go_report)["fixed:100ms"]
+    (recovery,) = fixed.recoveries
+    assert recovery.server_s is None
+    run = next(run for run in smira_go_report.runs if run.config.spec.label == "fixed:100ms")
+    after = run.series.in_flight[60:]
+    assert statistics.median(after) == 7792  # the Go server's int64 delay overflows from 7,793
+    assert max(after) <= 7800
+    ok_per_s = statistics.fmean(run.series.goodput[60:])
+    assert ok_per_s >= 10  # tens per second; the clamped model gives none
+    assert all(finding.holds for finding in smira_go_report.findings)
+    assert smira_go_report.ok  # fixed's client recovery is reported as a finding, not asserted
+
+
 def test_contention_reproduces_the_posts_charts():
     report = contention.run(clients=(10, 100, 190), repetitions=4)
     at = {(row["strategy"], row["clients"]): row for row in report.rows}

@@ -87,3 +87,10 @@ def test_wake_ups_never_come_before_the_model_can_release(cuts, delay_s):
         assert got or changes, "a wake-up released nothing"
         assert steps < 1000
     assert released == 40
+
+
+@pytest.mark.parametrize(("spec", "hastens"), [("exponential:overflow=go", True), ("exponential", False)])
+def test_a_cut_server_says_what_its_model_says_of_admissions_hastening_a_release(spec, hastens):
+    scaled = ScaledServer(parse_model(spec).start(0.0), 0.0)
+    scaled.set_capacity(1.0, 0.5)
+    assert scaled.admission_hastens is hastens  # else a shell keeps a wake-up an admission brought forward

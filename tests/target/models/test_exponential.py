@@ -1,15 +1,16 @@
-"""The seed server's model: its formula, its clamp, and the FIFO release rule."""
+"""The seed server's model: its formula, its clamp, the Go server's overflow, and single requests.
 
-import heapq
+How many requests leave when, against a per-request reference: ``test_own_grid.py``.
+"""
+
 import math
 import random
 
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from retrystorm.errors import SpecError
-from target.models import ExponentialModel, Outcome, parse_model
+from target.models import ExponentialModel, parse_model
+from target.models.exponential import go_delay_ns
 
 SEED = ExponentialModel()
 NO_RNG = random.Random(0)
@@ -78,114 +79,78 @@ def test_zero_base_delay_finishes_at_the_first_check():
     assert release_time(model.start(0.0), 0.3) == pytest.approx(0.35)
 
 
-def drive(server, arrivals, horizon_s):
-    """Admit ``arrivals`` (time, id) and evaluate at every wake-up the server asks for,
-    as the simulator and the live clock task do; id -> release time.
-
-    Like them, it keeps a wake-up already scheduled when an arrival makes the server
-    name a later one: an arrival that lands on a check (0.3 against a check computed as
-    0.30000000000000004) must not skip that check.
-    """
-    released = {}
-    pending = sorted(arrivals)
-    i, now, scheduled = 0, 0.0, None
-    while now < horizon_s:
-        fresh = server.next_wakeup_s(now)
-        if fresh is not None and (scheduled is None or fresh < scheduled):
-            scheduled = fresh
-        arrival = pending[i][0] if i < len(pending) else None
-        if arrival is not None and (scheduled is None or arrival < scheduled):
-            now = arrival
-            server.admit(*pending[i])
-            i += 1
-            continue
-        if scheduled is None:
-            break
-        now, scheduled = scheduled, None
-        for payload, outcome, _ in server.advance(now, NO_RNG):
-            assert outcome is Outcome.OK
-            released[payload] = now
-    return released
-
-
-class NaiveServer:
-    """Reference: the seed's goroutines, one per request, each checking on its own grid
-    ``arrival + n * tick`` whether ``n * tick`` reached the delay at the current count."""
-
-    def __init__(self, model):
-        self.model = model
-
-    def run(self, arrivals, horizon_s):
-        tick = self.model.tick_s
-        checks = [(t + tick, i, t) for t, i in arrivals]  # (check time, id, arrival)
-        heapq.heapify(checks)
-        in_flight, released = 0, {}
-        admitted = sorted(arrivals)
-        j = 0
-        while checks and checks[0][0] < horizon_s:
-            at, payload, arrival = heapq.heappop(checks)
-            while j < len(admitted) and admitted[j][0] <= at:
-                in_flight += 1
-                j += 1
-            if round((at - arrival) / tick) * tick >= self.model.delay_at(in_flight) - 1e-9:
-                released[payload] = at
-                in_flight -= 1
-            else:
-                heapq.heappush(checks, (at + tick, payload, arrival))
-        return released
-
-
-@given(
-    arrivals=st.lists(st.floats(min_value=0, max_value=3, allow_nan=False), max_size=300),
-    base_delay=st.sampled_from([0.0, 0.05, 0.1, 0.12, 0.3]),
-)
-@example(arrivals=[0.0, 0.3], base_delay=0.3)  # an arrival on a check: the check still happens
-def test_below_the_limit_every_request_finishes_as_the_seeds_goroutine_would(arrivals, base_delay):
-    model = ExponentialModel(base_delay_s=base_delay, limit=1000)
-    requests = [(t, i) for i, t in enumerate(arrivals)]
-    fifo = drive(model.start(0.0), requests, 10.0)
-    naive = NaiveServer(model).run(requests, 10.0)
-    assert fifo.keys() == naive.keys() == {i for _, i in requests}
-    for payload, at in naive.items():
-        assert fifo[payload] == pytest.approx(at)
-
-
-@given(
-    arrivals=st.lists(st.floats(min_value=0, max_value=3, allow_nan=False), max_size=300),
-    limit=st.integers(min_value=0, max_value=40),
-    factor=st.floats(min_value=1, max_value=3),
-    k=st.floats(min_value=0.5, max_value=20),
-    max_delay=st.floats(min_value=0.1, max_value=2),
-)
-def test_under_load_every_request_waits_out_its_delay_and_leaves_oldest_first(arrivals, limit, factor, k, max_delay):
-    model = ExponentialModel(limit=limit, factor=factor, k=k, max_delay_s=max_delay)
-    requests = sorted((t, i) for i, t in enumerate(arrivals))
-    released = drive(model.start(0.0), requests, 30.0)
-    assert released.keys() == {i for _, i in requests}  # max_delay bounds every wait
-    in_arrival_order = [released[i] for _, i in requests]
-    assert in_arrival_order == sorted(in_arrival_order)  # oldest first
-    for t, i in requests:
-        assert released[i] - t >= model.base_delay_s - 1e-9  # never before the base delay
-
-
-def test_releases_are_oldest_first_under_load():
-    server = SEED.start(0.0)
-    for i in range(500):
-        server.admit(i * 0.001, i)
-    order = []
-    t = 0.0
-    while server.in_flight:
-        t = server.next_wakeup_s(t)
-        order += [payload for payload, _, _ in server.advance(t, NO_RNG)]
-    assert order == list(range(500))
-
-
 def test_after_a_freeze_one_evaluation_catches_up():
     server = SEED.start(0.0)
     for i in range(10):
         server.admit(0.001 * i, i)
     released = server.advance(30.0, NO_RNG)  # resumed after 30 s
     assert [payload for payload, _, _ in released] == list(range(10))
+
+
+def test_a_freeze_replays_the_checks_each_at_its_own_time():
+    # 40 in flight (105 ms: three checks each), frozen before any could leave: on resume
+    # each is decided at its own third check, the count dropping as they go, as an
+    # on-time server would have; all are reported at the resume.
+    server = SEED.start(0.0)
+    for i in range(40):
+        server.admit(0.001 * i, i)
+    assert server.advance(0.12, NO_RNG) == []
+    released = server.advance(30.0, NO_RNG)
+    assert [payload for payload, _, _ in released] == list(range(40))
+    assert server.in_flight == 0 and server.next_wakeup_s(30.0) is None
+
+
+# -- the Go server's overflow ------------------------------------------------------
+
+GO = ExponentialModel(overflow="go")
+
+
+@pytest.mark.parametrize(
+    ("in_flight", "nanoseconds"),
+    [  # printed by Go 1.19 on amd64: time.Duration(float64(100*time.Millisecond) * math.Pow(1.05, float64(c-30)/15.0))
+        (30, 100_000_000),
+        (31, 100_325_797),
+        (60, 110_250_000),
+        (100, 125_569_277),
+        (7791, 9_190_588_867_711_936_512),
+        (7792, 9_220_531_560_921_252_864),
+        (7793, -9_223_372_036_854_775_808),
+        (8000, -9_223_372_036_854_775_808),
+        (100_000, -9_223_372_036_854_775_808),
+    ],
+)
+def test_go_delay_is_the_seed_servers_int64_nanoseconds(in_flight, nanoseconds):
+    got = go_delay_ns(0.1, 30, 1.05, 15, in_flight)
+    assert got == pytest.approx(nanoseconds, rel=1e-13)  # Python's pow and Go's differ in the last bits
+    assert (got < 0) == (nanoseconds < 0)
+
+
+def test_go_delay_overflows_where_the_float_itself_overflows():
+    assert go_delay_ns(0.1, 0, 1000, 0.001, 10**6) == -(2**63)  # math.pow raises OverflowError; Go gets +Inf
+
+
+def test_go_overflow_is_opt_in_and_round_trips():
+    assert SEED.overflow == "clamp"
+    model = parse_model("exponential:overflow=go")
+    assert model.overflow == "go" and parse_model(model.spec()) == model
+    assert model.delay_at(7792) == pytest.approx(9.22e9, rel=1e-3)  # 292 years
+    assert model.delay_at(7793) < 0 < SEED.delay_at(7793) == 600.0
+    with pytest.raises(SpecError, match="overflow: got 'wrap', expected one of clamp, go"):
+        parse_model("exponential:overflow=wrap")
+
+
+def test_past_the_overflow_a_request_leaves_at_its_next_check():
+    model = ExponentialModel(limit=0, factor=1000, k=1, overflow="go")  # 1e5 s at 2, overflowed from 4
+    server = model.start(0.0)
+    for i in range(3):
+        server.admit(0.01 * i, i)
+    assert server.advance(10.0, NO_RNG) == []  # stuck: 1e14 ns each
+    assert server.admission_hastens  # the shells ask again after each admission
+    server.admit(10.001, "fourth")  # 4 in flight: overflowed
+    wake = server.next_wakeup_s(10.001)
+    assert wake == pytest.approx(10.01)  # the first check after 10.001 is request 1's (its grid: 0.01 + n/20)
+    assert [payload for payload, _, _ in server.advance(wake, NO_RNG)] == [1]
+    assert server.in_flight == 3 and server.delay_s > 1e5  # back below the overflow: stuck again
 
 
 def test_reconfigure_keeps_what_is_in_flight():

@@ -16,7 +16,9 @@ def test_get_model_describes_the_running_model(live):
             reply = await fetch(app.port, "/admin/model")
             document = json.loads(reply.body)
             assert reply.status == 200
-            assert document["spec"] == "exponential:base_delay=100ms,limit=30,factor=1.05,k=15,tick=50ms,max_delay=10m"
+            assert document["spec"] == (
+                "exponential:base_delay=100ms,limit=30,factor=1.05,k=15,tick=50ms,max_delay=10m,overflow=clamp"
+            )
             assert document["model"]["limit"] == "30"
             assert (document["in_flight"], document["delay_seconds"]) == (0, 0.1)
 

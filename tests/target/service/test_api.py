@@ -81,6 +81,26 @@ def test_the_delay_is_clamped_at_max_delay(live):
     live.run(scenario())
 
 
+def test_served_live_the_go_overflow_lets_one_request_through_per_admission_past_it(live):
+    async def scenario():
+        model = parse_model("exponential:limit=0,factor=1000,k=1,overflow=go")  # 1e8 s at 3, overflowed at 4
+        async with live.serve(live.clock, model=model) as app:
+            stuck = await live.hold(app, 3)
+            live.clock.now_s = 1.0
+            await hold()
+            assert app.driver.in_flight == 3
+            live.clock.now_s = 1.01
+            fourth = await live.hold(app, 1)  # admitted at 1.01: past the overflow point
+            live.clock.now_s = 1.05  # the next check of any request: the three stuck ones, oldest first
+            assert (await read_reply(stuck[0][0])).status == 200
+            await hold()
+            assert app.driver.in_flight == 3  # below the point again: stuck
+            assert live.metric(app, REQUESTS, outcome="ok") == 1
+            close_all(stuck + fourth)
+
+    live.run(scenario())
+
+
 def test_abandoned_requests_keep_their_place_until_released(live):
     async def scenario():
         async with live.serve(live.clock) as app:

@@ -55,6 +55,7 @@ def test_every_model_and_parameter_is_documented():
         "minimum": 0,
         "maximum": 1_000_000,
     }
+    assert schemas["ExponentialModel"]["properties"]["overflow"]["enum"] == ["clamp", "go"]
 
 
 TOKEN = "fuzz-token"

@@ -1,0 +1,186 @@
+"""The "Retry storm" tab of Locust's web UI: goodput against attempts, backoff, amplification,
+in flight on the target, and the outages shaded, without Grafana.
+
+The web UI's process (standalone or master, never a worker) takes one reading a second
+in a greenlet of its own (:func:`sample_forever`): the client counters and gauges of its
+``/metrics`` (on a master, the sum over its workers), and the in-flight gauge of the
+target's ``/metrics`` (:mod:`loadgen.storm_sources`). :class:`~loadgen.storm_series.StormHistory`
+turns them into per-second points and keeps the last 15 minutes. A run started from the
+web UI (or its HTTP API) starts the history again: the counters are cumulative and never
+reset, so the run's first reading is its zero.
+
+Routes:
+
+* ``GET /storm/series`` (``?since_s=T``: only the points after ``T``): the points as
+  columns with their units, the outage bands from the chaos API at ``--chaos-url``
+  (asked server-side, through the Chaos tab's client, at most once a second), and where
+  each reading comes from. A bad ``since_s`` is a 400 with one line;
+* ``GET /storm/view.js``: the script that draws the tab (plain SVG, text set with
+  ``textContent`` only). Locust's React UI bundles ECharts inside its own module, with no
+  global a script of ours could call, so the charts are drawn by hand.
+
+Both need the web UI's login when ``--web-login`` is on; neither changes anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import math
+import time
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+import gevent
+from flask import Response, jsonify, request
+from prometheus_client import CollectorRegistry
+
+from chaos.client import ChaosClient
+from loadgen.page_scripts import add_page_script
+from loadgen.storm_series import WINDOW_S, StormHistory, columns, merge_bands, outage_bands
+from loadgen.storm_sources import CHAOS_TIMEOUT_S, OutageSource, TargetGauge, client_reading, metrics_url
+
+logger = logging.getLogger(__name__)
+
+TAB = {"title": "Retry storm", "key": "storm"}
+SCRIPT_SRC = "/storm/view.js"
+#: Seconds between readings.
+INTERVAL_S = 1.0
+NO_CHAOS = (
+    "Outages are not shaded: start Locust with --chaos-url (the chaos API of retrystorm chaos serve) "
+    "and pause targets through it, from the Chaos tab or its HTTP API."
+)
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+class StormView:
+    """The readings of one web UI's process and what ``GET /storm/series`` answers."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        host: Callable[[], str | None],
+        *,
+        target_metrics: str,
+        gauge: TargetGauge,
+        outages: OutageSource,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.registry = registry
+        self.host = host
+        self.target_metrics = target_metrics
+        self.gauge = gauge
+        self.outages = outages
+        self.clock = clock
+        self.history = StormHistory(WINDOW_S)
+        self.runs = 0
+
+    def sample(self) -> None:
+        """Take one reading: the client counters now, then the target's gauge (or a gap)."""
+        at_s, now_utc = self.clock(), _utc_now()
+        counters = client_reading(self.registry, at_s)
+        in_flight = self.gauge.read(self.metrics_url())
+        self.history.add(dataclasses.replace(counters, in_flight=in_flight), now_utc)
+
+    def start_run(self) -> None:
+        """A run starts: forget the points, take the counters now as its zero."""
+        self.history.start_run(client_reading(self.registry, self.clock()), _utc_now())
+        self.runs += 1
+
+    def metrics_url(self) -> str | None:
+        """The target ``/metrics`` scraped now (the host may change with each run from the UI)."""
+        return metrics_url(self.target_metrics, self.host())
+
+    def series(self, since_s: float | None) -> dict[str, Any]:
+        """What ``GET /storm/series`` answers."""
+        points = self.history.since(since_s)
+        client = self.outages.client
+        bands = merge_bands(outage_bands(self.outages.latest(), self.history)) if client is not None else []
+        latest = self.history.points[-1].t_s if self.history.points else 0.0
+        return {
+            "interval_s": INTERVAL_S,
+            "window_s": WINDOW_S,
+            "run": self.runs,
+            "run_started": self.history.run_started,
+            "started_utc": self.history.start_utc.isoformat() if self.history.start_utc else None,
+            "now_s": round(latest, 3),
+            **columns(points),
+            "bands": [band.to_json() for band in bands],
+            "sources": {
+                "in_flight": {"url": self.metrics_url(), "metric": self.gauge.metric, "error": self.gauge.error},
+                "outages": {
+                    "enabled": client is not None,
+                    "url": client.base_url if client is not None else None,
+                    "error": self.outages.error if client is not None else NO_CHAOS,
+                },
+            },
+        }
+
+
+def parse_since(text: str | None) -> float | None:
+    """``since_s`` of the query: ``None`` when absent; raises ``ValueError`` with one line."""
+    if text is None or text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < -1e9 or value > 1e9 or len(text) > 40:
+        raise ValueError(f"since_s: got {text[:40]!r}, expected seconds since the run started, like 12.5")
+    return value
+
+
+def sample_forever(view: StormView, interval_s: float = INTERVAL_S) -> None:
+    """Take a reading every ``interval_s`` (a greenlet); a slow scrape delays, never doubles, the next."""
+    next_at = time.monotonic()
+    while True:
+        try:
+            view.sample()
+        except Exception:
+            logger.exception("retry storm view: a reading failed")
+        next_at += interval_s
+        now = time.monotonic()
+        next_at = max(next_at, now)
+        gevent.sleep(next_at - now)
+
+
+def add_storm_view(
+    web_ui: Any, registry: CollectorRegistry, chaos: ChaosClient | None, *, target_metrics: str, in_flight_metric: str
+) -> StormView:
+    """Add the Retry storm tab, its routes and its sampler to Locust's web UI (master or standalone)."""
+    environment = web_ui.environment
+    client = ChaosClient(chaos.base_url, chaos.token, timeout_s=CHAOS_TIMEOUT_S) if chaos is not None else None
+    view = StormView(
+        registry,
+        lambda: environment.host,
+        target_metrics=target_metrics,
+        gauge=TargetGauge(in_flight_metric),
+        outages=OutageSource(client),
+    )
+    app = web_ui.app
+    guard: Callable[[Callable[..., Any]], Callable[..., Any]] = web_ui.auth_required_if_enabled
+    web_ui.template_args["extended_tabs"] = [*web_ui.template_args.get("extended_tabs", []), TAB]
+
+    @app.route("/storm/series")  # type: ignore[untyped-decorator]
+    @guard
+    def storm_series() -> Any:
+        try:
+            since_s = parse_since(request.args.get("since_s"))
+        except ValueError as error:
+            return jsonify({"error": str(error)}), 400
+        return jsonify(view.series(since_s))
+
+    @app.route("/storm/view.js")  # type: ignore[untyped-decorator]
+    def storm_script() -> Response:
+        script = resources.files("loadgen").joinpath("storm_view.js").read_bytes()
+        return Response(script, mimetype="text/javascript")
+
+    add_page_script(app, SCRIPT_SRC)
+    environment.events.test_start.add_listener(lambda **_: view.start_run())
+    gevent.spawn(sample_forever, view)
+    return view
