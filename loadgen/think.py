@@ -156,3 +156,22 @@ def _bare_duration(spec: str | float) -> float:
         return parse_duration(spec, what="think time", at_most=MAX_THINK_S)
     except SpecError:
         raise SpecError(f"think time: got {shown(spec)}, expected {_ACCEPTED}") from None
+
+
+#: How far an open-loop schedule may fall behind before it lets go of the missed arrivals (seconds).
+MAX_ARRIVAL_LAG_S = 1.0
+
+
+def open_arrival_wait(planned_s: float | None, now_s: float, think_s: float) -> tuple[float, float]:
+    """Open arrival on a schedule: the next arrival's planned time and how long to wait for it.
+
+    Each arrival is planned ``think_s`` after the previous *planned* one (the first
+    ``think_s`` after ``now_s``), not after the moment the wait ended, so the time the
+    load generator spends between two waits (its loop, a late wake-up) does not lower
+    the rate asked for: ``n`` arrivals span the sum of their think times. A schedule
+    more than :data:`MAX_ARRIVAL_LAG_S` behind restarts from ``now_s - MAX_ARRIVAL_LAG_S``
+    (a stalled generator sends at most that second's missed arrivals at once).
+    """
+    base = now_s if planned_s is None else max(planned_s, now_s - MAX_ARRIVAL_LAG_S)
+    planned = base + think_s
+    return planned, max(0.0, planned - now_s)

@@ -47,6 +47,7 @@ from loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status, 
 from loadgen.plugin import runtime_of
 from loadgen.request_mix import RequestMix, RequestSpec
 from loadgen.strategies import GiveUp, RetrySession
+from loadgen.think import open_arrival_wait
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ class RetryingUser(FastHttpUser):
         self.budget = run.budget
         self.rng = self.runtime.new_rng()
         self.think_s = 0.0
+        self.planned_arrival_s: float | None = None  # open arrival: the next arrival's time on its schedule
         self.requests = Group()
         self.idle_sessions: list[RetrySession] = []
         self.attempt_limit_s = max(options.attempt_timeout_s, options.connect_timeout_s)
@@ -137,9 +139,16 @@ class RetryingUser(FastHttpUser):
         )
 
     def wait_time(self) -> float:
-        """The next think time; remembered, because ``smira`` grows its first backoff from it."""
+        """The next think time; remembered, because ``smira`` grows its first backoff from it.
+
+        Open arrival waits until the next arrival of its schedule (:func:`open_arrival_wait`):
+        the rate asked for, whatever Locust's loop costs between two waits.
+        """
         self.think_s = self.options.think.sample(self.rng)
-        return self.think_s
+        if self.options.arrival is not Arrival.OPEN:
+            return self.think_s
+        self.planned_arrival_s, wait_s = open_arrival_wait(self.planned_arrival_s, time.monotonic(), self.think_s)
+        return wait_s
 
     def on_start(self) -> None:
         """Count the user, then think before the first request, as the seed's client does."""

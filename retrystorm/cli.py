@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
     "scenarios": ("experiment.cli:scenarios", "List the shipped scenarios, which run by name; print one as YAML."),
     "map": (
-        "sim.map.cli:map_command",
+        "runner.map_cli:map_command",
         "Sweep trigger size, duration and load in the simulator: where each strategy tips over.",
     ),
     "init": ("experiment.cli:init", "Write a starter scenario for your own service: a URL, what a pause freezes."),

@@ -122,6 +122,33 @@ def how(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def live_lines(document: Mapping[str, Any]) -> list[str]:
+    """The live confirmations (``--live``), a line each; none for a map without them."""
+    live = document.get("live")
+    if not live:
+        return []
+    axes = {axis["path"]: axis for axis in document["axes"]}
+    counts = f"{live['disagree']} disagree, {live['undecided']} undecided"
+    lines = [f"{live['agree']} of {live['cells']} cells confirmed live agree with the simulation (server), {counts}"]
+    for row in live["runs"]:
+        at = ", ".join(f"{path} {value_text(axes[path], value)}" for path, value in row["at"].items())
+        head = f"{row['strategy']} at {at} ({row['side']} side, simulated {row['verdict']}): "
+        if row.get("error"):
+            lines.append(head + f"the live run failed: {row['error']}")
+            continue
+        parts = []
+        for who, name in (("server", "server"), ("client", "users")):
+            agrees = row[f"{who}_agrees"]
+            word = "agrees" if agrees else "undecided" if agrees is None else "disagrees"
+            time_s = row[f"{who}_recovery_s_live"]
+            ratio = row[f"{who}_recovery_ratio"]
+            shown = f"back after {seconds(float(time_s))}" if time_s is not None else "never back"
+            times = f", {ratio:.2f}x the simulated time" if ratio is not None else ""
+            parts.append(f"{name} {row[f'{who}_live']} live ({shown}{times}): {word}")
+        lines.append(head + "; ".join(parts) + (f" (run folder {row['folder']})" if row.get("folder") else ""))
+    return [*lines, str(live["rule"])]
+
+
 def render(document: Mapping[str, Any], image: Image, extra: Sequence[str] = ()) -> str:
     """The whole page."""
     template = environment().get_template(TEMPLATE)
@@ -132,5 +159,6 @@ def render(document: Mapping[str, Any], image: Image, extra: Sequence[str] = ())
         image=image,
         grids=grids(document),
         marks=_marks(document),
+        live=live_lines(document),
         how=[*how(document), *extra],
     )

@@ -4,7 +4,9 @@ Drawn from ``map.json`` alone (:mod:`sim.map.document`): the first axis across, 
 second up (one row for a one-axis map). A cell that recovers is coloured by its median
 time to recover (one colour scale for every panel), a metastable one is dark and crossed,
 a mixed one hatched over its colour; a thick line runs between metastable cells and the
-others (the edge), and marks (published results, incidents) are stars with their label.
+others (the edge), and marks (published results, incidents) are stars with their label. A
+cell confirmed live (``--live``) carries a ring: green where the live server verdict agrees
+with the simulated one, red where it does not, grey where undecided.
 Built on matplotlib's Agg canvas (:func:`experiment.report.plots.png_bytes` writes it).
 """
 
@@ -26,6 +28,8 @@ from matplotlib.patches import Patch, Rectangle
 
 METASTABLE = "#3d0c11"
 CMAP = "viridis"
+#: A live-confirmed cell's ring colour by its agreement (True, False, None).
+LIVE_COLOURS = {True: "#2ca02c", False: "#d62728", None: "#9e9e9e"}
 #: Where each mark's label goes, in points from the mark, in turn.
 LABEL_OFFSETS = ((8, 8), (8, -8), (-8, 8), (-8, -8))
 
@@ -77,6 +81,13 @@ def _draw_panel(axis: Axes, document: Mapping[str, Any], label: str, norm: Norma
                 axis.plot([x_edges[i + 1]] * 2, [y_edges[j], y_edges[j + 1]], color="black", lw=2.2)
             if j + 1 < len(column) and stuck != column[j + 1]:
                 axis.plot([x_edges[i], x_edges[i + 1]], [y_edges[j + 1]] * 2, color="black", lw=2.2)
+    for i, column in enumerate(grid):  # cells confirmed live: a ring coloured by their agreement
+        for j, cell in enumerate(column):
+            found = cell.get("agreement")
+            if found:
+                x, y = axes[0]["values"][i], axes[1]["values"][j] if len(axes) > 1 else 0.5
+                axis.plot([x], [y], marker="o", ms=13, mfc="none", mew=2.5, color=LIVE_COLOURS[found.get("agrees")],
+                          zorder=4)  # fmt: skip
     for index, mark in enumerate(document.get("marks") or []):
         x = mark["at"][axes[0]["path"]]
         y = mark["at"][axes[1]["path"]] if len(axes) > 1 else 0.5
@@ -143,7 +154,12 @@ def phase_figure(document: Mapping[str, Any]) -> Figure:
     if document.get("marks"):
         handles.append(Line2D([], [], marker="*", ls="none", ms=12, color="white", markeredgecolor="black",
                               label="marked"))  # fmt: skip
-    figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
+    if any(cell.get("agreement") for cell in document["cells"]):
+        for agrees, word in ((True, "agrees"), (False, "disagrees")):
+            handles.append(Line2D([], [], marker="o", ls="none", ms=10, mfc="none", mew=2,
+                                  color=LIVE_COLOURS[agrees], label=f"live: {word}"))  # fmt: skip
+    ncols = len(handles) if len(handles) <= 4 or len(labels) > 1 else math.ceil(len(handles) / 2)  # one panel: 2 rows
+    figure.legend(handles=handles, loc="outside lower center", ncols=ncols, fontsize=8)
     runs = len(document.get("seeds") or [1])
     figure.suptitle(f"{document['map']}: where each strategy tips over ({runs} seed{'s' if runs > 1 else ''} a cell)")
     return figure

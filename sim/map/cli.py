@@ -5,21 +5,29 @@ cell with ``--repeat`` seeds, in parallel over the cores, and writes ``map.json`
 ``map.csv``, the phase diagram ``map.png`` and ``report.html``. A map that would take
 more CPU than ``--budget`` is refused with the estimate; bad paths, ranges and marks are
 one line naming the field. Exit 0, or 2 on bad input or a map over budget.
+
+The command ``retrystorm map`` is :mod:`runner.map_cli`'s, which adds ``--live`` (cells
+confirmed by the live runner, which the simulator may not import) to these options and
+calls :func:`simulate_map`; :func:`map_command` here is the simulated map alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from retrystorm.cli_types import DURATION
 from retrystorm.console import err, out
 from retrystorm.durations import format_duration
+from sim.map.document import MapPlan
 
 MAX_AXES = 2
 
@@ -29,34 +37,53 @@ def _progress(message: str) -> None:
         err.print(f"[dim]{message}[/dim]")
 
 
-@click.command("map")
-@click.argument("scenario_file", metavar="SCENARIO")
-@click.option(
-    "--vary", "varies", multiple=True, required=True, metavar="PATH=RANGE",
-    help="A field and its values: faults[0].for=5s..60s:12, load.users=200..2000:10:log, or PATH=A,B,C (1 or 2).",
+MAP_OPTIONS = (
+    click.argument("scenario_file", metavar="SCENARIO"),
+    click.option(
+        "--vary", "varies", multiple=True, required=True, metavar="PATH=RANGE",
+        help="A field and its values: faults[0].for=5s..60s:12, load.users=200..2000:10:log, or PATH=A,B,C (1 or 2).",
+    ),
+    click.option("--strategy", "labels", multiple=True, metavar="LABEL", help="Only this strategy (repeatable)."),
+    click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True, help="Seeds per cell."),
+    click.option("--seed", type=int, default=None, help="The first seed (default: the scenario's)."),
+    click.option(
+        "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+        help="Folder for map.json, map.csv, map.png, report.html (default: maps/<scenario>-<UTC time>).",
+    ),
+    click.option("--budget", type=DURATION, default="30m", show_default=True, help="Most CPU time the map may take."),
+    click.option(
+        "--workers", type=click.IntRange(1, 256), default=None, help="Processes running cells (default: one per core)."
+    ),
+    click.option(
+        "--horizon", type=DURATION, default=None,
+        help="How long each cell runs after its last trigger (default: the scenario's own time after it).",
+    ),
+    click.option(
+        "--mark", "marks", multiple=True, metavar="LABEL@PATH=V[,PATH=V]",
+        help="A point to star on the map, at a value of every varied field, e.g. 'published@faults[0].for=10s'.",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print map.json on stdout and nothing else there."),
+    click.option("--dry-run", is_flag=True, help="Print the grid and the runs it takes; run nothing."),
 )  # fmt: skip
-@click.option("--strategy", "labels", multiple=True, metavar="LABEL", help="Only this strategy (repeatable).")
-@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True, help="Seeds per cell.")
-@click.option("--seed", type=int, default=None, help="The first seed (default: the scenario's).")
-@click.option(
-    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Folder for map.json, map.csv, map.png, report.html (default: maps/<scenario>-<UTC time>).",
-)  # fmt: skip
-@click.option("--budget", type=DURATION, default="30m", show_default=True, help="Most CPU time the map may take.")
-@click.option(
-    "--workers", type=click.IntRange(1, 256), default=None, help="Processes running cells (default: one per core)."
-)
-@click.option(
-    "--horizon", type=DURATION, default=None,
-    help="How long each cell runs after its last trigger (default: the scenario's own time after it).",
-)  # fmt: skip
-@click.option(
-    "--mark", "marks", multiple=True, metavar="LABEL@PATH=V[,PATH=V]",
-    help="A point to star on the map, at a value of every varied field, e.g. 'published@faults[0].for=10s'.",
-)  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print map.json on stdout and nothing else there.")
-@click.option("--dry-run", is_flag=True, help="Print the grid and the runs it takes; run nothing.")
-def map_command(
+
+
+def map_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of ``retrystorm map`` (the simulated part), for a command that adds its own."""
+    for option in reversed(MAP_OPTIONS):
+        command = option(command)
+    return command
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SimulatedMap:
+    """A map simulated and written: its plan, ``map.json``'s content and the folder holding its files."""
+
+    plan: MapPlan
+    document: dict[str, Any]
+    folder: Path
+
+
+def simulate_map(
     *,
     scenario_file: str,
     varies: tuple[str, ...],
@@ -68,19 +95,16 @@ def map_command(
     workers: int | None,
     horizon: float | None,
     marks: tuple[str, ...],
-    as_json: bool,
     dry_run: bool,
-) -> None:
-    """Map where each strategy of SCENARIO tips over: vary one or two fields, see which cells recover.
-
-    SCENARIO is a shipped scenario's name or a YAML file with at least one trigger
-    under faults. Each cell runs every strategy (or each --strategy) with --repeat
-    seeds, until the scenario's own time after its last trigger has passed.
-    """
+    check: Callable[[MapPlan], None] | None = None,
+) -> SimulatedMap | None:
+    """Plan, check (``check``, before any run), estimate, run and write a map; ``None`` for a dry run."""
     from sim.map.budget import STATIC_US_PER_REQUEST, estimate, offered_requests
     from sim.map.build import prepare
 
     plan = prepare(scenario_file, varies, labels, repeat=repeat, seed=seed, horizon_s=horizon, marks=marks)
+    if check is not None:
+        check(plan)
     cells, tasks = plan.cells, plan.tasks
     if dry_run:
         offered = sum(offered_requests(cells[task.cell].scenario()) for task in tasks)
@@ -90,7 +114,7 @@ def map_command(
             f"({offered:,.0f} offered requests x {STATIC_US_PER_REQUEST:g} us); dry run: nothing was run",
             markup=False,
         )
-        return
+        return None
     wall, cpu = time.perf_counter(), time.process_time()
     found = estimate(tasks, cells, budget, _progress, shape=[len(axis.values) for axis in plan.axes])
     found.check(budget)
@@ -104,13 +128,32 @@ def map_command(
 
     written = write_map(target, document)
     spent = time.process_time() - cpu + sum(run.cpu_s for run in figures if run not in found.calibration.values())
+    err.print(f"wrote {', '.join(str(path) for path in written)}", markup=False, soft_wrap=True)
+    err.print(
+        f"{len(tasks):,} runs in {time.perf_counter() - wall:.1f} s, {spent:.1f} s of CPU", markup=False, soft_wrap=True
+    )
+    return SimulatedMap(plan, document, target)
+
+
+def show_map(document: dict[str, Any], *, as_json: bool) -> None:
+    """``map.json`` on stdout (``--json``), or the map's tables."""
     if as_json:
         click.echo(json.dumps(document, indent=2))
     else:
         from sim.map.show import print_map
 
         print_map(document, out)
-    err.print(f"wrote {', '.join(str(path) for path in written)}", markup=False, soft_wrap=True)
-    err.print(
-        f"{len(tasks):,} runs in {time.perf_counter() - wall:.1f} s, {spent:.1f} s of CPU", markup=False, soft_wrap=True
-    )
+
+
+@click.command("map")
+@map_options
+def map_command(*, as_json: bool, **options: Any) -> None:
+    """Map where each strategy of SCENARIO tips over: vary one or two fields, see which cells recover.
+
+    SCENARIO is a shipped scenario's name or a YAML file with at least one trigger
+    under faults. Each cell runs every strategy (or each --strategy) with --repeat
+    seeds, until the scenario's own time after its last trigger has passed.
+    """
+    found = simulate_map(**options)
+    if found is not None:
+        show_map(found.document, as_json=as_json)

@@ -168,11 +168,17 @@ def document(plan: MapPlan, figures: Sequence[RunFigures]) -> dict[str, Any]:
 
 
 def csv_rows(document: dict[str, Any]) -> list[dict[str, object]]:
-    """``map.csv``: one row per strategy and cell, the axes as columns, the per-run figures left out."""
+    """``map.csv``: one row per strategy and cell, the axes as columns, the per-run figures left out; a cell
+    confirmed live has its agreement as ``live_*`` columns (:func:`sim.map.confirm.agreement`)."""
     rows = []
     for cell in document["cells"]:
         row = {"strategy": cell["strategy"], **cell["at"]}
-        row.update({key: value for key, value in cell.items() if key not in ("strategy", "at", "seeds")})
+        row.update({key: value for key, value in cell.items() if key not in ("strategy", "at", "seeds", "agreement")})
+        found = cell.get("agreement")
+        if found:  # a live run confirmed the cell: its figures as live_* columns (empty in the other rows)
+            row.update({f"live_{key}": value for key, value in found.items()})
+        else:
+            row["agreement"] = None
         rows.append(row)
     return rows
 

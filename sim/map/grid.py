@@ -86,7 +86,8 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def _longest(values: Sequence[float | None]) -> float | None:
+def longest(values: Sequence[float | None]) -> float | None:
+    """The longest of the times to recover, ``None`` when one is missing (a trigger not recovered from) or none."""
     return None if not values or any(value is None for value in values) else max(v for v in values if v is not None)
 
 
@@ -102,8 +103,8 @@ def run_task(task: Task) -> RunFigures:
         cell=task.cell,
         label=task.label,
         seed=task.seed,
-        server_recovery_s=_longest([recovery.server_s for recovery in result.recoveries]),
-        client_recovery_s=_longest([recovery.client_s for recovery in result.recoveries]),
+        server_recovery_s=longest([recovery.server_s for recovery in result.recoveries]),
+        client_recovery_s=longest([recovery.client_s for recovery in result.recoveries]),
         peak_in_flight=output.peak_in_flight,
         amplification=result.amplification,
         success_ratio=result.success_ratio,

@@ -157,3 +157,19 @@ def test_between_stays_within_bounds(low, width, seed):
     draw = think.sample(random.Random(seed))
     assert low <= draw <= low + width
     assert think.mean_s == pytest.approx(low + width / 2)
+
+
+def test_open_arrivals_keep_their_schedule_whatever_the_loop_costs_between_waits():
+    from loadgen.think import MAX_ARRIVAL_LAG_S, open_arrival_wait
+
+    planned, now = None, 100.0
+    for _ in range(1000):  # each wait ends late and the loop takes 1 ms before the next: 2 ms lost per arrival
+        planned, wait_s = open_arrival_wait(planned, now, 0.008)
+        now += wait_s + 0.002
+    assert planned == pytest.approx(100.0 + 1000 * 0.008)  # 1,000 arrivals at 125/s, not at 100/s
+    stalled = planned + 5.0  # a 5 s stall: the schedule restarts a second behind, that second's arrivals at once
+    planned, wait_s = open_arrival_wait(planned, stalled, 0.008)
+    assert wait_s == 0.0 and planned == pytest.approx(stalled - MAX_ARRIVAL_LAG_S + 0.008)
+    later, wait_s = open_arrival_wait(100.0, 200.0, 0.5)
+    assert later == pytest.approx(200.0 - MAX_ARRIVAL_LAG_S + 0.5) and wait_s == 0.0
+    assert open_arrival_wait(None, 7.0, 0.25) == (7.25, 0.25)

@@ -72,3 +72,18 @@ def test_the_page_tables_and_summary():
     assert summary(document())[0] == (
         "fixed: 1 cells recover, 0 mixed, 5 metastable; edge along faults[0].for: 100: 20s; 200: 10s"
     )
+
+
+def test_cells_confirmed_live_carry_a_ring_coloured_by_their_agreement():
+    from experiment.report.map_page import live_lines
+    from experiment.report.phase import LIVE_COLOURS
+
+    found = document()
+    found["cells"][1]["agreement"] = {"agrees": False}  # fixed at 10 s, 200 users
+    found["cells"][0]["agreement"] = {"agrees": True}  # fixed at 10 s, 100 users
+    fixed, eb = phase_figure(found).axes[:2]
+    rings = [(line.get_xdata()[0], line.get_ydata()[0], line.get_color()) for line in fixed.lines
+             if line.get_marker() == "o"]  # fmt: skip
+    assert sorted(rings) == sorted([(10.0, 100.0, LIVE_COLOURS[True]), (10.0, 200.0, LIVE_COLOURS[False])])
+    assert [line for line in eb.lines if line.get_marker() == "o"] == []
+    assert live_lines(found) == []  # no live summary: no section on the page
