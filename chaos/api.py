@@ -2,6 +2,8 @@
 
 ``POST /outages`` ``{"target": "target", "duration": "30s"}``  -> 201 with the outage
 ``GET /outages``  every outage;  ``GET /outages/{id}``;  ``DELETE /outages/{id}`` resumes early
+``POST /throttles`` ``{"target": "target", "capacity": 0.4, "duration": "10s"}`` -> 201 with the throttle
+``GET /throttles``; ``GET /throttles/{id}``; ``DELETE /throttles/{id}`` restores early
 ``GET /targets``  targets this controller may pause, and whether each is paused
 ``GET /metrics``  Prometheus text;  ``GET /healthz``;  ``GET /openapi.json`` (:mod:`chaos.openapi`)
 
@@ -30,7 +32,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import ValidationError
 
 from chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
-from chaos.bodies import PauseRequest, problem
+from chaos.bodies import PauseRequest, ThrottleRequest, problem, throttle_problem
 from chaos.controller import OutageController
 from chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
@@ -114,17 +116,57 @@ def _too_large(size: int) -> web.HTTPException:
     )
 
 
-async def _pause_request(request: web.Request) -> PauseRequest:
+async def _body(request: web.Request) -> bytes:
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise _too_large(request.content_length)
     try:
-        raw = await request.read()
+        return await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise _too_large(MAX_BODY_BYTES + 1) from None
+
+
+async def _pause_request(request: web.Request) -> PauseRequest:
+    raw = await _body(request)
     try:
         return PauseRequest.model_validate_json(raw)
     except ValidationError as error:
         raise UserError(problem(error)) from None
+
+
+async def create_throttle(request: web.Request) -> web.Response:
+    """``POST /throttles``: cut a registered target's CPU to a fraction of its allowance for a duration."""
+    raw = await _body(request)
+    try:
+        body = ThrottleRequest.model_validate_json(raw)
+    except ValidationError as error:
+        raise UserError(throttle_problem(error)) from None
+    target = request.app[TARGETS].find(body.target, body.backend)
+    throttle = await request.app[CONTROLLER].throttle(target, body.capacity, body.duration_s)
+    return web.json_response(throttle.to_json(), status=201)
+
+
+async def list_throttles(request: web.Request) -> web.Response:
+    """``GET /throttles``."""
+    return web.json_response([t.to_json() for t in request.app[CONTROLLER].throttles.throttles()])
+
+
+def _throttle(request: web.Request) -> Any:
+    throttle_id = request.match_info["throttle_id"]
+    for throttle in request.app[CONTROLLER].throttles.throttles():
+        if throttle.id == throttle_id:
+            return throttle
+    raise _error(web.HTTPNotFound, f"no throttle {throttle_id[:40]!r}")
+
+
+async def get_throttle(request: web.Request) -> web.Response:
+    """``GET /throttles/{id}``."""
+    return web.json_response(_throttle(request).to_json())
+
+
+async def end_throttle(request: web.Request) -> web.Response:
+    """``DELETE /throttles/{id}``: restore now."""
+    throttle = await _throttle(request).end("early")
+    return web.json_response(throttle.to_json())
 
 
 async def create_outage(request: web.Request) -> web.Response:
@@ -181,7 +223,9 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``."""
-    return web.json_response({"status": "ok", "active_outages": len(request.app[CONTROLLER].active())})
+    controller = request.app[CONTROLLER]
+    active = {"active_outages": len(controller.active()), "active_throttles": len(controller.throttles.active())}
+    return web.json_response({"status": "ok", **active})
 
 
 async def openapi(_request: web.Request) -> web.Response:
@@ -195,6 +239,10 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("GET", "/outages", list_outages),
     ("GET", "/outages/{outage_id}", get_outage),
     ("DELETE", "/outages/{outage_id}", end_outage),
+    ("POST", "/throttles", create_throttle),
+    ("GET", "/throttles", list_throttles),
+    ("GET", "/throttles/{throttle_id}", get_throttle),
+    ("DELETE", "/throttles/{throttle_id}", end_throttle),
     ("GET", "/targets", list_targets),
     ("GET", "/metrics", metrics),
     ("GET", "/healthz", healthz),

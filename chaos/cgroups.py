@@ -1,174 +1,317 @@
-"""CPU quotas through cgroups: the live ``slow`` trigger of a process group the runner started.
+"""A CPU capacity cut of local processes through cgroupfs (v1 ``cpu`` or v2 ``cpu.max``), and its undo.
 
-A :class:`CpuGroup` is a cgroup of its own (``retrystorm-...``) under the hierarchy that
-has the ``cpu`` controller, detected by :func:`find_hierarchy`:
+Standard library only: the dead-man watchdog (:mod:`chaos.watchdog`, started with ``-S``) imports it
+to undo a cut at its deadline.
 
-* **v2** (unified, most machines now): ``/sys/fs/cgroup/cgroup.controllers`` lists ``cpu``;
-  the quota is ``cpu.max``, ``"QUOTA PERIOD"`` or ``"max PERIOD"`` (no limit);
-* **v1**: the ``cpu`` controller mounted at ``/sys/fs/cgroup/cpu`` (or ``cpu,cpuacct``);
-  the quota is ``cpu.cfs_quota_us`` (``-1``: no limit) per ``cpu.cfs_period_us``.
+**Where.** :func:`locate` reads ``/proc/self/mountinfo`` (which hierarchies are mounted where) and
+``/proc/PID/cgroup`` (where the process sits in them):
 
-A cut to ``capacity`` of what the group had (:func:`cut_quota`): of its quota, or, with
-none, of every CPU this machine lets it use. :meth:`CpuGroup.quota` reads the quota
-before the cut so that it is put back exactly. A group's *ident*, ``v1:/sys/fs/cgroup/cpu/
-retrystorm-123-1``, is what a watchdog (:mod:`chaos.watchdog`, backend ``cgroup``) is
-given, with the quota to restore, so that a cut ends at its deadline even if the runner
-was killed; only such groups are accepted (:data:`IDENT`).
+- **v1**, when a ``cgroup`` hierarchy with the ``cpu`` controller is mounted (``/sys/fs/cgroup/cpu``
+  here): the cut is a *child* of the process's own cpu cgroup, ``retrystorm-throttle-<tag>``, with
+  ``cpu.cfs_period_us`` / ``cpu.cfs_quota_us``. Being a child, it stays under every limit it had.
+- **v2** otherwise, when a ``cgroup2`` hierarchy offers ``cpu``: v2 forbids processes in a group whose
+  children take controllers, so the cut is a *sibling* of the process's cgroup (a child of the hierarchy's
+  root when the process sits at the root), ``cpu.max`` ``"QUOTA PERIOD"``. Its parent must have ``cpu``
+  in ``cgroup.subtree_control`` and be writable: root, or a delegated subtree. The sibling leaves the
+  process's own group, so the quota already accounts for that group's limit (the allowance below), but
+  its other limits (memory...) are its parent's for the duration.
+
+**Quota.** capacity x allowance (:mod:`chaos.cpu_quota`): the tightest quota on the process's cgroup path,
+else the CPUs of its affinity mask.
+
+**Apply.** mkdir the group, write the limit, then each pid into its ``cgroup.procs`` (a pid moves its
+whole thread group); children forked during the cut are born inside it.
+
+**Undo.** Every pid in the group goes back to the cgroup it came from (``original``), repeated until the
+group is empty, then the group is removed. Undo only acts on a directory named ``retrystorm-throttle-*``
+under a cgroup mount: a journal or an order naming anything else is refused.
+
+v2 is not mounted with ``cpu`` on the machines this was built on; its path is tested against a
+directory laid out like cgroupfs (``root`` and ``mountinfo`` parameters).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
-import re
+import time
 from pathlib import Path
+from typing import Any
 
-from chaos.backends.base import BackendError
+from chaos.cpu_quota import CfsLimit, allowance_cpus, throttled_quota_us, v2_cpu_max, v2_cpu_max_text
 
-#: Where cgroup hierarchies are mounted.
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-#: Every group made here is named so: a watchdog acts on no other.
-PREFIX = "retrystorm-"
-#: ``VERSION:PATH`` of a group made here.
-IDENT = re.compile(r"(v1|v2):(/sys/fs/cgroup(?:/[A-Za-z0-9_,.-]+)*/retrystorm-[A-Za-z0-9_-]+)")
-#: The shortest quota the kernel takes (v1 and v2: 1 ms per period).
-MIN_QUOTA_US = 1000
+GROUP_PREFIX = "retrystorm-throttle-"
+#: What a refusal names as the way to make a cut possible.
+CGROUP_HINT = (
+    "run as root with a cgroup cpu controller mounted (v1 /sys/fs/cgroup/cpu, or v2 with cpu in "
+    "cgroup.subtree_control), or delegate a writable cgroup v2 subtree (systemd-run -p Delegate=yes)"
+)
+#: How long undo keeps moving pids out of a group before giving up (a process forking without pause).
+UNDO_TRIES = 50
+
+
+class CgroupUnavailableError(Exception):
+    """No writable cgroup cpu controller for this process (the message says what would make one)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Quota:
-    """``quota_us`` of CPU time per ``period_us`` (``None``: no limit)."""
+class Hierarchy:
+    """A mounted cgroup hierarchy that can limit CPU: ``version`` 1 or 2, mounted at ``mount`` from ``root``."""
 
-    quota_us: int | None
+    version: int
+    mount: Path
+    root: str  # the mount's root inside the hierarchy (``/`` except in a container's namespace)
+
+
+def cpu_hierarchies(mountinfo: str) -> list[Hierarchy]:
+    """The v1 ``cpu`` and the v2 hierarchies of a ``/proc/self/mountinfo`` text, v1 first."""
+    found = []
+    for line in mountinfo.splitlines():
+        head, sep, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if not sep or len(fields) < 5 or len(rest) < 3:
+            continue
+        fstype, options = rest[0], rest[2].split(",")
+        mount = Path(fields[4].replace("\\040", " "))
+        if fstype == "cgroup" and "cpu" in options:
+            found.append(Hierarchy(1, mount, fields[3]))
+        elif fstype == "cgroup2":
+            found.append(Hierarchy(2, mount, fields[3]))
+    return sorted(found, key=lambda h: h.version)
+
+
+def cgroup_path(proc_cgroup: str, version: int) -> str | None:
+    """The process's path in the v1 ``cpu`` or the v2 hierarchy, from a ``/proc/PID/cgroup`` text."""
+    for line in proc_cgroup.splitlines():
+        number, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if version == 2 and number == "0" and controllers == "":
+            return path
+        if version == 1 and "cpu" in controllers.split(","):
+            return path
+    return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Place:
+    """Where a process's CPU is accounted: its cgroup directory in a hierarchy."""
+
+    hierarchy: Hierarchy
+    directory: Path
+
+    def base(self) -> Path:
+        """Where a throttle group is created: the directory itself (v1), its parent or the root (v2)."""
+        if self.hierarchy.version == 1 or self.directory == self.hierarchy.mount:
+            return self.directory
+        return self.directory.parent
+
+    def limits(self) -> list[CfsLimit]:
+        """The CFS limit of the directory and of each ancestor up to the mount (unreadable ones skipped)."""
+        limits, directory = [], self.directory
+        while True:
+            limit = _read_limit(directory, self.hierarchy.version)
+            if limit is not None:
+                limits.append(limit)
+            if directory in (self.hierarchy.mount, directory.parent):
+                return limits
+            directory = directory.parent
+
+
+def _read_limit(directory: Path, version: int) -> CfsLimit | None:
+    try:
+        if version == 2:
+            return v2_cpu_max((directory / "cpu.max").read_text())
+        quota = int((directory / "cpu.cfs_quota_us").read_text())
+        return CfsLimit(quota, int((directory / "cpu.cfs_period_us").read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def locate(pid: int, *, proc: Path = Path("/proc"), mountinfo: str | None = None) -> Place:
+    """The cgroup that accounts ``pid``'s CPU; :class:`CgroupUnavailableError` if none can be cut."""
+    try:
+        info = mountinfo if mountinfo is not None else (proc / "self" / "mountinfo").read_text()
+        own = (proc / str(pid) / "cgroup").read_text()
+    except OSError as error:
+        raise CgroupUnavailableError(f"cannot read the cgroups of pid {pid}: {error}") from None
+    tried = []
+    for hierarchy in cpu_hierarchies(info):
+        path = cgroup_path(own, hierarchy.version)
+        if path is None:
+            continue
+        relative = path.removeprefix(hierarchy.root.rstrip("/")).strip("/") if hierarchy.root != "/" else path
+        place = Place(hierarchy, hierarchy.mount / relative.strip("/"))
+        if hierarchy.version == 2 and "cpu" not in _words(place.base() / "cgroup.subtree_control"):
+            tried.append(f"cgroup v2 at {hierarchy.mount} has no cpu controller enabled in {place.base()}")
+            continue
+        if not os.access(place.base(), os.W_OK):
+            tried.append(f"{place.base()} (cgroup v{hierarchy.version}) is not writable")
+            continue
+        return place
+    why = "; ".join(tried) or "no cgroup v1 cpu or cgroup v2 hierarchy is mounted"
+    raise CgroupUnavailableError(f"no writable cgroup cpu controller for pid {pid} ({why}); {CGROUP_HINT}")
+
+
+def _words(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CgroupCut:
+    """One throttle group: its directory, the cgroup its processes came from, and the limit it sets."""
+
+    version: int
+    group: Path
+    original: Path
+    quota_us: int
     period_us: int
 
-    def text(self) -> str:
-        """``"40000/100000"`` or ``"max/100000"``: how a watchdog order carries it."""
-        return f"{'max' if self.quota_us is None else self.quota_us}/{self.period_us}"
-
     @classmethod
-    def parse(cls, text: str) -> Quota:
-        """What :meth:`text` wrote (``ValueError`` otherwise)."""
-        quota, period = text.split("/")
-        value = None if quota == "max" else int(quota)
-        if (value is not None and value < MIN_QUOTA_US) or int(period) < MIN_QUOTA_US:
-            raise ValueError(f"quota {text!r}: expected QUOTA/PERIOD in microseconds, at least {MIN_QUOTA_US}")
-        return cls(value, int(period))
-
-
-def cut_quota(before: Quota, capacity: float, cpus: int) -> Quota:
-    """``capacity`` (0 < capacity <= 1) of ``before``; with no limit before, of ``cpus`` CPUs."""
-    if not 0 < capacity <= 1:
-        raise ValueError(f"capacity must be in (0, 1], got {capacity}")
-    whole = before.quota_us if before.quota_us is not None else cpus * before.period_us
-    return Quota(max(MIN_QUOTA_US, round(capacity * whole)), before.period_us)
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (what an unlimited group of its children gets)."""
-    return len(os.sched_getaffinity(0))
-
-
-def find_hierarchy(root: Path = CGROUP_ROOT) -> tuple[str, Path]:
-    """``("v2", root)`` or ``("v1", the cpu hierarchy)``; :class:`BackendError` saying what is missing."""
-    controllers = root / "cgroup.controllers"
-    if controllers.exists() and "cpu" in controllers.read_text().split():
-        return "v2", root
-    for name in ("cpu", "cpu,cpuacct"):
-        if (root / name / "cpu.cfs_quota_us").exists():
-            return "v1", root / name
-    raise BackendError(f"no cgroup cpu controller under {root} (neither cgroup v2's cpu.max nor v1's cpu.cfs_quota_us)")
-
-
-class CpuGroup:
-    """A cgroup made here for one target, and its CPU quota."""
-
-    def __init__(self, version: str, path: Path) -> None:
-        if version not in ("v1", "v2"):
-            raise ValueError(f"cgroup version {version!r}: expected v1 or v2")
-        self.version = version
-        self.path = path
+    def plan(cls, place: Place, capacity: float, tag: str, cpus_available: int) -> CgroupCut:
+        """The cut of the processes at ``place`` to ``capacity`` of their allowance (nothing is written)."""
+        limits = place.limits()
+        allowance = allowance_cpus(limits, cpus_available)
+        period = limits[0].period_us if place.hierarchy.version == 1 and limits else 100_000
+        return cls(
+            version=place.hierarchy.version,
+            group=place.base() / f"{GROUP_PREFIX}{tag}",
+            original=place.directory,
+            quota_us=throttled_quota_us(capacity, allowance, period),
+            period_us=period,
+        )
 
     @property
-    def ident(self) -> str:
-        """``VERSION:PATH``, as a watchdog order carries it."""
-        return f"{self.version}:{self.path}"
+    def cpus(self) -> float:
+        """The CPUs the group allows."""
+        return self.quota_us / self.period_us
+
+    def undo(self) -> dict[str, Any]:
+        """What undo needs, as the journal and the watchdog's order carry it."""
+        return {"kind": "cgroup", "version": self.version, "group": str(self.group), "original": str(self.original),
+                "quota_us": self.quota_us, "period_us": self.period_us}  # fmt: skip
 
     @classmethod
-    def of(cls, ident: str) -> CpuGroup:
-        """The group an ident names; only groups made here (:data:`IDENT`)."""
-        found = IDENT.fullmatch(ident)
-        if found is None or ".." in ident:
-            raise ValueError(f"cgroup {ident!r}: expected VERSION:/sys/fs/cgroup/.../{PREFIX}NAME")
-        return cls(found.group(1), Path(found.group(2)))
+    def from_undo(cls, undo: dict[str, Any]) -> CgroupCut:
+        """The inverse of :meth:`undo`; ``ValueError`` for one that names anything but a throttle group."""
+        cut = cls(
+            version=int(undo["version"]),
+            group=Path(str(undo["group"])),
+            original=Path(str(undo["original"])),
+            quota_us=int(undo["quota_us"]),
+            period_us=int(undo["period_us"]),
+        )
+        if problem := cut.problem():
+            raise ValueError(problem)
+        return cut
 
-    @classmethod
-    def create(cls, name: str, root: Path = CGROUP_ROOT) -> CpuGroup:
-        """A new group ``retrystorm-NAME`` under the cpu hierarchy (:class:`BackendError`: why not)."""
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            raise ValueError(f"cgroup name {name!r}: letters, digits, - and _ only")
-        version, base = find_hierarchy(root)
-        try:
-            if version == "v2":
-                control = base / "cgroup.subtree_control"
-                if "cpu" not in control.read_text().split():
-                    control.write_text("+cpu")
-            path = base / f"{PREFIX}{name}"
-            path.mkdir()
-        except OSError as error:
-            raise BackendError(f"cannot make a cgroup under {base}: {error.strerror or error}") from error
-        return cls(version, path)
+    def problem(self) -> str | None:
+        """Why this cut is not one retrystorm would make (so undo refuses it), or ``None``."""
+        if self.version not in (1, 2):
+            return f"cgroup version {self.version}: expected 1 or 2"
+        if not self.group.is_absolute() or not self.group.name.startswith(GROUP_PREFIX) or ".." in self.group.parts:
+            return f"group {str(self.group)[:200]!r}: expected an absolute path to a {GROUP_PREFIX}* directory"
+        if not self.original.is_absolute() or ".." in self.original.parts:
+            return f"original cgroup {str(self.original)[:200]!r}: expected an absolute path"
+        if self.group.parent not in (self.original, self.original.parent):  # v1: its child; v2: its sibling
+            return f"original cgroup {str(self.original)[:200]!r}: not the parent or a sibling of {self.group.name}"
+        return None
 
-    def add(self, pid: int) -> None:
-        """Move process ``pid`` into the group (its children forked later are born in it)."""
-        try:
-            (self.path / "cgroup.procs").write_text(str(pid))
-        except ProcessLookupError:
-            return  # it exited meanwhile: nothing to throttle
-        except OSError as error:
-            raise BackendError(f"cannot move pid {pid} into {self.path}: {error.strerror or error}") from error
+    def apply(self, pids: list[int]) -> list[int]:
+        """:meth:`create` and :meth:`move_in`."""
+        self.create()
+        return self.move_in(pids)
 
-    def quota(self) -> Quota:
-        """The group's quota now."""
-        if self.version == "v2":
-            quota, period = (self.path / "cpu.max").read_text().split()
-            return Quota(None if quota == "max" else int(quota), int(period))
-        quota_us = int((self.path / "cpu.cfs_quota_us").read_text())
-        period_us = int((self.path / "cpu.cfs_period_us").read_text())
-        return Quota(None if quota_us < 0 else quota_us, period_us)
+    def create(self) -> None:
+        """Create the group with its limit, empty."""
+        self.group.mkdir()
+        if self.version == 1:
+            (self.group / "cpu.cfs_period_us").write_text(str(self.period_us))
+            (self.group / "cpu.cfs_quota_us").write_text(str(self.quota_us))
+        else:
+            (self.group / "cpu.max").write_text(v2_cpu_max_text(self.quota_us, self.period_us))
+        if not (self.group / "cgroup.procs").exists():  # the kernel makes it with the group; a fake cgroupfs not
+            (self.group / "cgroup.procs").touch()
 
-    def set_quota(self, quota: Quota) -> None:
-        """Set the group's quota (:class:`BackendError` if the kernel refuses)."""
-        try:
-            if self.version == "v2":
-                (self.path / "cpu.max").write_text(f"{'max' if quota.quota_us is None else quota.quota_us} "
-                                                   f"{quota.period_us}")  # fmt: skip
-            else:
-                # v1 refuses a period below the quota's current period ratio in some orders: quota off first.
-                (self.path / "cpu.cfs_quota_us").write_text("-1")
-                (self.path / "cpu.cfs_period_us").write_text(str(quota.period_us))
-                (self.path / "cpu.cfs_quota_us").write_text(str(-1 if quota.quota_us is None else quota.quota_us))
-        except OSError as error:
-            raise BackendError(f"cannot set the CPU quota of {self.path}: {error.strerror or error}") from error
+    def move_in(self, pids: list[int]) -> list[int]:
+        """Move ``pids`` into the group; return those moved (a pid that exited is skipped)."""
+        return [pid for pid in pids if _move(pid, self.group)]
 
     def members(self) -> list[int]:
-        """The processes in the group."""
+        """The pids in the group now ([] once it is gone)."""
         try:
-            return [int(line) for line in (self.path / "cgroup.procs").read_text().split()]
+            return [int(word) for word in (self.group / "cgroup.procs").read_text().split()]
         except FileNotFoundError:
             return []
 
-    def remove(self) -> None:
-        """Move what is left to the parent group and remove this one (gone already: nothing to do)."""
-        if not self.path.exists():
-            return
-        for pid in self.members():
-            with contextlib.suppress(OSError):  # exited meanwhile
-                (self.path.parent / "cgroup.procs").write_text(str(pid))
+    def restore(self) -> str:
+        """Move every member back to ``original`` and remove the group: ``"restored"``, or ``"gone"`` if it was.
+
+        Raises ``OSError`` when the group cannot be emptied or removed.
+        """
+        if not self.group.is_dir():
+            return "gone"
+        # Where the original cgroup went away (a container that stopped), the group's parent takes them.
+        target = self.original if (self.original / "cgroup.procs").is_file() else self.group.parent
+        moved: list[int] = []
+        for _ in range(UNDO_TRIES):
+            members = self.members()
+            if not members or members == moved:  # empty; or unchanged, as in a fake cgroupfs of plain files
+                break
+            for pid in members:
+                _move(pid, target)
+            moved = members
+        for attempt in range(UNDO_TRIES):
+            try:
+                _remove_group(self.group)
+            except OSError as error:
+                if error.errno != errno.EBUSY or attempt == UNDO_TRIES - 1:
+                    raise
+                for pid in self.members():  # one forked into it since
+                    _move(pid, target)
+                time.sleep(0.01)
+            else:
+                break
+        return "restored"
+
+
+def _move(pid: int, directory: Path) -> bool:
+    """Write ``pid`` into ``directory/cgroup.procs`` (never created: only a cgroup has one); False if it is gone."""
+    try:
+        procs = os.open(directory / "cgroup.procs", os.O_WRONLY | os.O_APPEND)
         try:
-            self.path.rmdir()
-        except FileNotFoundError:
-            pass
-        except OSError as error:
-            raise BackendError(f"cannot remove the cgroup {self.path}: {error.strerror or error}") from error
+            os.write(procs, f"{pid}\n".encode())
+        finally:
+            os.close(procs)
+    except ProcessLookupError:
+        return False
+    except OSError as error:
+        if error.errno == errno.ESRCH:
+            return False
+        raise
+    return True
+
+
+def _remove_group(group: Path) -> None:
+    """rmdir a cgroup (its control files go with it); a plain directory (a fake cgroupfs) is emptied first."""
+    try:
+        group.rmdir()
+    except OSError as error:
+        if error.errno != errno.ENOTEMPTY:
+            raise
+        for entry in group.iterdir():  # only a fake cgroupfs holds plain files
+            with contextlib.suppress(IsADirectoryError):
+                entry.unlink()
+        group.rmdir()
+
+
+def cpus_available(pid: int) -> int:
+    """The CPUs ``pid`` may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(pid)))
+    except OSError:
+        return max(1, os.cpu_count() or 1)

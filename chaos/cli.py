@@ -1,4 +1,4 @@
-"""``retrystorm chaos``: one-shot outages, the chaos API, and recovery of targets left paused."""
+"""``retrystorm chaos``: one-shot outages and throttles, the chaos API, and recovery of what was left behind."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import click
 from chaos.annotations import annotations_from_env
 from chaos.backends import FaultBackend, ProcessBackend
 from chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING_S, OutageController, check_max_outage
+from chaos.cpu_quota import check_capacity
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, default_journal_path
 from chaos.targets import FaultTarget, TargetRegistry
@@ -82,7 +83,7 @@ def make_controller(
 
 @click.group()
 def chaos() -> None:
-    """Pause targets the way SIGSTOP / docker pause does, and always resume them."""
+    """Pause targets the way SIGSTOP / docker pause does, or cut their CPU; always resume and restore them."""
 
 
 @chaos.command()
@@ -90,14 +91,18 @@ def chaos() -> None:
 @click.option("--project", default=None, help="Only this compose project (docker).")
 @JOURNAL_OPTION
 def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Path | None) -> None:
-    """Resume every target a killed controller left paused (journal; labelled paused containers)."""
+    """Resume every target a killed controller left paused, restore every one it left throttled (journal)."""
 
     async def run() -> list[str]:
         controller = make_controller(make_backends(backend_names, project), journal)
-        return [ref.describe() for ref in await controller.recover()]
+        throttled = {pending.ref for pending in controller.journal.pending_throttles()}
+        return [
+            f"{'restored the CPU of' if ref in throttled else 'resumed'} {ref.describe()}"
+            for ref in await controller.recover()
+        ]
 
-    resumed = asyncio.run(run())
-    out.print("\n".join(f"resumed {what}" for what in resumed) if resumed else "nothing was left paused")
+    done = asyncio.run(run())
+    out.print("\n".join(done) if done else "nothing was left paused or throttled")
 
 
 def _one_shot_target(target: str, backend: FaultBackend) -> FaultTarget:
@@ -142,6 +147,59 @@ def pause(
                 await asyncio.wait([waiter], timeout=0.1)
             waiter.cancel()
             out.print(f"resumed {target} ({outage.end_reason})")
+
+    asyncio.run(run())
+
+
+@chaos.command()
+@click.argument("target")
+@click.option(
+    "--capacity",
+    type=float,
+    required=True,
+    help="The fraction of its CPU allowance the target keeps, in (0, 1]: of its existing CPU limit, else of "
+    "every CPU it may run on. 0.4 = 40 %.",
+)
+@click.option("--for", "duration", type=DURATION, required=True, help="How long, e.g. 10s.")
+@click.option(
+    "--backend", "backend_name", type=click.Choice(["process", "docker"]), default="process", show_default=True
+)
+@click.option("--project", default=None, help="Only this compose project (docker).")
+@MAX_OUTAGE_OPTION
+@JOURNAL_OPTION
+def throttle(
+    *,
+    target: str,
+    capacity: float,
+    duration: float,
+    backend_name: str,
+    project: str | None,
+    max_outage: float,
+    journal: Path | None,
+) -> None:
+    """Cut TARGET's CPU to a fraction of what it had for a while, then restore it exactly; Ctrl-C restores at once.
+
+    TARGET is pid:NUMBER for the process backend (a cgroup v1 cpu or v2 cpu.max quota: root, or a
+    delegated cgroup), a labelled compose service name for docker (docker update --cpus). A dead-man
+    watchdog restores it at the deadline even if this command is killed; `retrystorm chaos recover`
+    restores what the journal shows left throttled.
+    """
+    check_capacity(capacity)
+    backends = make_backends((backend_name,), project)
+    fault_target = _one_shot_target(target, backends[backend_name])
+
+    async def run() -> None:
+        async with make_controller(backends, journal, max_outage) as controller:
+            done = asyncio.Event()
+            controller.install_signal_handlers(done.set)
+            cut = await controller.throttle(fault_target, capacity, duration)
+            cpus = ", ".join(f"{c.cpus_before:g} -> {c.cpus_during:g} CPU" for c in cut.cuts)
+            out.print(f"throttled {target} to {capacity:g} for {format_duration(cut.duration_s)} ({cpus}; {cut.id})")
+            waiter = asyncio.create_task(done.wait())
+            while cut.status == "active" and not done.is_set():
+                await asyncio.wait([waiter], timeout=0.1)
+            waiter.cancel()
+            out.print(f"restored {target} ({cut.end_reason})")
 
     asyncio.run(run())
 

@@ -123,6 +123,25 @@ class ChaosClient:
             )
         return [self._call("DELETE", f"/outages/{urllib.parse.quote(outage['id'])}") for outage in active]
 
+    def throttle(self, target: str, capacity: float, duration: str, backend: str | None = None) -> dict[str, Any]:
+        """Cut ``target``'s CPU to ``capacity`` of its allowance for ``duration`` (``POST /throttles``)."""
+        body: dict[str, Any] = {"target": target, "capacity": capacity, "duration": duration}
+        if backend:
+            body["backend"] = backend
+        throttle: dict[str, Any] = self._call("POST", "/throttles", body)
+        return throttle
+
+    def end_throttles(self, target: str, backend: str | None = None) -> list[dict[str, Any]]:
+        """Restore every active throttle of ``target`` now; the throttles as they ended ([] when none was active)."""
+        active = [
+            throttle
+            for throttle in self._call("GET", "/throttles")
+            if throttle["status"] == "active"
+            and throttle["target"] == target
+            and backend in (None, throttle["backend"])
+        ]
+        return [self._call("DELETE", f"/throttles/{urllib.parse.quote(throttle['id'])}") for throttle in active]
+
     def outages(self) -> list[dict[str, Any]]:
         """Every outage the chaos API knows, as ``GET /outages`` lists them."""
         outages = self._call("GET", "/outages")

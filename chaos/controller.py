@@ -15,6 +15,11 @@ also from the labelled containers found paused).
 
 Overlapping outages of one target are allowed: the target stays paused until the last
 of them ends.
+
+CPU capacity cuts go through the same controller, with the same nets:
+:meth:`OutageController.throttle` (:mod:`chaos.throttles` says how) returns a
+:class:`~chaos.throttles.Throttle` whose ``end()`` restores the target's original settings;
+signals, shutdown and :meth:`OutageController.recover` restore throttles as they resume pauses.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any, Protocol, Self
 from chaos.backends.base import BackendError, FaultBackend, TargetRef
 from chaos.journal import Journal, controller_alive, utc_now
 from chaos.targets import FaultTarget
+from chaos.throttles import Throttle, ThrottleKeeper
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 
@@ -158,6 +164,24 @@ class OutageController:
         self._holders: dict[TargetRef, set[str]] = {}
         self._ids = itertools.count(1)
         self._lock = asyncio.Lock()
+        self.throttles = ThrottleKeeper(
+            journal=journal,
+            dead_man=dead_man,  # type: ignore[arg-type] # a switch that takes undo= (WatchdogSwitch does)
+            max_outage_s=lambda: self.max_outage_s,
+            clock=clock,
+            sleep=sleep,
+            run_blocking=run_blocking,
+            recovery_backends=self.recovery_backends,
+        )
+
+    async def throttle(self, target: FaultTarget, capacity: float, duration_s: float) -> Throttle:
+        """Cut ``target``'s CPU to ``capacity`` (in (0, 1]) of its allowance for ``duration_s``; ``end()`` restores.
+
+        Journaled and guarded by a dead-man watchdog like a pause (:mod:`chaos.throttles`). Refusals
+        (capacity out of range, a target that cannot be throttled, one throttled already) are
+        :class:`~retrystorm.errors.UserError`, naming what would make it possible.
+        """
+        return await self.throttles.start(target, capacity, duration_s)
 
     async def __aenter__(self) -> Self:
         await self.recover()
@@ -167,7 +191,8 @@ class OutageController:
         await self.resume_all("shutdown")
 
     async def recover(self) -> list[TargetRef]:
-        """Resume what a killed controller left paused; return what was resumed."""
+        """Resume what a killed controller left paused, restore what it left throttled; return those refs."""
+        restored = await self.throttles.recover()
         resumed: list[TargetRef] = []
         held_elsewhere: set[TargetRef] = set()
         for pending in self.journal.pending():
@@ -187,7 +212,7 @@ class OutageController:
         self.journal.compact()
         for ref in resumed:
             log.warning("resumed %s, left paused by a controller that did not finish", ref.describe())
-        return resumed
+        return [*restored, *resumed]
 
     async def _recover_ref(self, backend: FaultBackend, ref: TargetRef, outage_id: str) -> bool:
         try:
@@ -303,7 +328,8 @@ class OutageController:
             )
 
     async def resume_all(self, reason: str) -> None:
-        """End every active outage (used on shutdown and on signals)."""
+        """End every active outage and throttle (used on shutdown and on signals)."""
+        await self.throttles.end_all(reason)
         active = self.active()
         if active:
             targets = ", ".join(sorted({outage.target for outage in active}))

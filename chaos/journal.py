@@ -7,6 +7,12 @@ same ``(backend, ident)`` is *pending*; a pending pause whose controller process
 longer exists was left behind by a controller that was killed, and the next controller
 resumes it at start-up (:meth:`chaos.controller.OutageController.recover`).
 
+CPU capacity cuts (throttles) are journaled the same way, as ``"throttle"`` before the cut and
+``"restore"`` after it, with ``backend`` ``cgroup`` (ident: the throttle group's directory) or
+``docker`` (ident: the container id) and an ``undo`` object holding the original settings; a
+pending throttle of a dead controller is restored from that ``undo``
+(:meth:`Journal.pending_throttles`).
+
 Reading never fails on a damaged file: a line that is not UTF-8, not JSON, not an object,
 has an unknown ``op`` or lacks what names its target is skipped with one warning naming
 the file and line. A pause whose bookkeeping (``outage``, ``controller``, ``utc``) is
@@ -38,7 +44,14 @@ JOURNAL_ENV = "RETRYSTORM_CHAOS_JOURNAL"
 #: ``PID@STARTTICKS``: how the journal names a process (a controller, a process target).
 PROCESS_IDENT = re.compile(r"([0-9]+)@([0-9]+)")
 #: Per op, the string fields without which a record names nothing to resume.
-_REQUIRED = {"pause": ("backend", "target", "ident"), "resume": ("backend", "ident")}
+_REQUIRED = {
+    "pause": ("backend", "target", "ident"),
+    "resume": ("backend", "ident"),
+    "throttle": ("backend", "target", "ident"),
+    "restore": ("backend", "ident"),
+}
+#: Each op that starts a fault, and the op that ends it.
+_ENDS = {"pause": "resume", "throttle": "restore"}
 
 
 def default_journal_path() -> Path:
@@ -77,6 +90,17 @@ class PendingPause:
     outage: str
     controller: str
     utc: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PendingThrottle:
+    """A CPU cut the journal has no restore for, with what undoes it."""
+
+    ref: TargetRef
+    outage: str
+    controller: str
+    utc: str
+    undo: dict[str, Any]
 
 
 class Journal:
@@ -133,6 +157,16 @@ class Journal:
         """Pauses with no later resume of the same ``(backend, ident)``."""
         return _pending(self.records())
 
+    def pending_throttles(self) -> list[PendingThrottle]:
+        """CPU cuts with no later successful restore of the same ``(backend, ident)``."""
+        found = []
+        for record in _open_records(self.records(), "throttle"):
+            undo = record.get("undo")
+            ref = TargetRef(record["backend"], record["target"], record["ident"])
+            controller, utc, outage = _text(record, "controller"), _text(record, "utc"), _text(record, "outage") or "?"
+            found.append(PendingThrottle(ref, outage, controller, utc, undo if isinstance(undo, dict) else {}))
+        return found
+
     def orphaned(self) -> list[PendingPause]:
         """Pending pauses whose controller is no longer running."""
         return [p for p in self.pending() if not controller_alive(p.controller)]
@@ -142,7 +176,8 @@ class Journal:
         if not self.path.exists():
             return
         with self._locked("r+b") as handle:
-            if not _pending(_parse(handle.read(), None)):
+            records = _parse(handle.read(), None)
+            if not _pending(records) and not _open_records(records, "throttle"):
                 handle.seek(0)
                 handle.truncate(0)
 
@@ -175,14 +210,14 @@ def _record(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"skipped: a JSON {type(record).__name__}, not an object"
     op = record.get("op")
     if not isinstance(op, str) or op not in _REQUIRED:
-        return None, f"skipped: unknown op {op!r:.40}, expected pause or resume"
+        return None, f"skipped: unknown op {op!r:.40}, expected pause, resume, throttle or restore"
     for field in _REQUIRED[op]:
         value = record.get(field)
         if not isinstance(value, str) or not value:
             return None, f"skipped: {op} without a text {field!r} (got {value!r:.40})"
     if record["backend"] == "process" and not PROCESS_IDENT.fullmatch(record["ident"]):
         return None, f"skipped: process ident {record['ident']!r:.40} is not PID@STARTTICKS"
-    if op == "pause":
+    if op in _ENDS:
         controller = record.get("controller")
         if not isinstance(controller, str) or not PROCESS_IDENT.fullmatch(controller):
             return record, f"controller {controller!r:.40} names no process: counted as not running"
@@ -194,14 +229,22 @@ def _text(record: dict[str, Any], field: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _pending(records: list[dict[str, Any]]) -> list[PendingPause]:
-    open_pauses: dict[tuple[str, str], PendingPause] = {}
+def _open_records(records: list[dict[str, Any]], start: str) -> list[dict[str, Any]]:
+    """The ``start`` records (pause, throttle) with no later successful end of the same ``(backend, ident)``."""
+    open_records: dict[tuple[str, str], dict[str, Any]] = {}
     for record in records:
         key = (record["backend"], record["ident"])
-        if record["op"] == "pause":
-            ref = TargetRef(record["backend"], record["target"], record["ident"])
-            controller = _text(record, "controller")
-            open_pauses[key] = PendingPause(ref, _text(record, "outage") or "?", controller, _text(record, "utc"))
-        elif record.get("status") != "failed":  # a resume; a failed one left the target paused
-            open_pauses.pop(key, None)
-    return list(open_pauses.values())
+        if record["op"] == start:
+            open_records[key] = record
+        elif record["op"] == _ENDS[start] and record.get("status") != "failed":  # a failed end left it in place
+            open_records.pop(key, None)
+    return list(open_records.values())
+
+
+def _pending(records: list[dict[str, Any]]) -> list[PendingPause]:
+    pending = []
+    for record in _open_records(records, "pause"):
+        ref = TargetRef(record["backend"], record["target"], record["ident"])
+        controller = _text(record, "controller")
+        pending.append(PendingPause(ref, _text(record, "outage") or "?", controller, _text(record, "utc")))
+    return pending

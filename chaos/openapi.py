@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from chaos.bodies import PauseRequest
+from chaos.bodies import PauseRequest, ThrottleRequest
 from retrystorm import __version__
 
 _ERROR = {
@@ -39,6 +39,35 @@ _OUTAGE = {
     },
     "required": ["id", "target", "backend", "status", "duration_s", "started_utc"],
 }
+_THROTTLE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "target": {"type": "string"},
+        "backend": {"type": "string"},
+        "capacity": {"type": "number"},
+        "instances": {"type": "array", "items": {"type": "string"}},
+        "cpus_before": {
+            "type": "array",
+            "items": {"type": "number"},
+            "description": "CPUs allowed before, per instance",
+        },
+        "cpus_during": {
+            "type": "array",
+            "items": {"type": "number"},
+            "description": "CPUs allowed during, per instance",
+        },
+        "requested_s": {"type": "number"},
+        "duration_s": {"type": "number"},
+        "clamped": {"type": "boolean"},
+        "status": {"type": "string", "enum": ["active", "restored", "failed"]},
+        "started_utc": {"type": "string"},
+        "ended_utc": {"type": ["string", "null"]},
+        "end_reason": {"type": ["string", "null"]},
+        "error": {"type": ["string", "null"]},
+    },
+    "required": ["id", "target", "backend", "capacity", "status", "duration_s", "started_utc"],
+}
 _TARGET = {
     "type": "object",
     "properties": {
@@ -58,7 +87,8 @@ def _refusals(*codes: str) -> dict[str, Any]:
     meaning = {
         "400": "a malformed field",
         "401": "a missing or wrong bearer token (a server bound beyond loopback)",
-        "403": "a cross-site request, a Host that is not loopback without a token, or a target that may not be paused",
+        "403": "a cross-site request, a Host that is not loopback without a token, or a target that may not be "
+        "paused or throttled (e.g. no writable cgroup cpu controller)",
         "404": "no such target or outage",
         "413": "a body larger than 16 KiB",
         "415": "a body that is not application/json",
@@ -67,20 +97,22 @@ def _refusals(*codes: str) -> dict[str, Any]:
     return {code: _json({"$ref": "#/components/schemas/Error"}, meaning[code]) for code in codes}
 
 
-def _outage_id() -> dict[str, Any]:
-    return {"name": "outage_id", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+def _outage_id(name: str = "outage_id") -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
 
 
 def build_openapi() -> dict[str, Any]:
     """The chaos API as an OpenAPI 3.1 document."""
     pause = PauseRequest.model_json_schema(by_alias=True)
+    throttle = ThrottleRequest.model_json_schema(by_alias=True)
     outage_ref = {"$ref": "#/components/schemas/Outage"}
+    throttle_ref = {"$ref": "#/components/schemas/Throttle"}
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "retrystorm chaos API",
             "version": __version__,
-            "description": "Pause registered targets for a while; every pause ends by its deadline.",
+            "description": "Pause or throttle registered targets for a while; each ends by its deadline.",
         },
         "paths": {
             "/outages": {
@@ -108,6 +140,31 @@ def build_openapi() -> dict[str, Any]:
                     "responses": {"200": _json(outage_ref, "the outage, ended"), **_refusals("404", "502")},
                 },
             },
+            "/throttles": {
+                "post": {
+                    "summary": "Cut a registered target's CPU to a fraction of its allowance for a duration",
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": throttle}}},
+                    "responses": {
+                        "201": _json(throttle_ref, "the throttle, active"),
+                        **_refusals("400", "401", "403", "404", "413", "415", "502"),
+                    },
+                },
+                "get": {
+                    "summary": "Every throttle of this controller, oldest first",
+                    "responses": {"200": _json({"type": "array", "items": throttle_ref}, "the throttles")},
+                },
+            },
+            "/throttles/{throttle_id}": {
+                "parameters": [_outage_id("throttle_id")],
+                "get": {
+                    "summary": "One throttle",
+                    "responses": {"200": _json(throttle_ref, "the throttle"), **_refusals("404")},
+                },
+                "delete": {
+                    "summary": "End a throttle now (restore the target's original CPU settings)",
+                    "responses": {"200": _json(throttle_ref, "the throttle, ended"), **_refusals("404", "502")},
+                },
+            },
             "/targets": {
                 "get": {
                     "summary": "The targets this controller may pause, with their state",
@@ -127,7 +184,7 @@ def build_openapi() -> dict[str, Any]:
                 "get": {"summary": "This document", "responses": {"200": _json({"type": "object"}, "the document")}}
             },
         },
-        "components": {"schemas": {"Error": _ERROR, "Outage": _OUTAGE, "Target": _TARGET}},
+        "components": {"schemas": {"Error": _ERROR, "Outage": _OUTAGE, "Throttle": _THROTTLE, "Target": _TARGET}},
     }
 
 

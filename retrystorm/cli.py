@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "strategies": ("loadgen.cli:strategies", "List retry strategies, presets and budgets; show and plot delays."),
     "models": ("target.models_cli:models", "List the overload models and their parameters."),
     "sim": ("sim.cli:sim", "Simulate strategies against a model in virtual time: the seed experiments and more."),
-    "chaos": ("chaos.cli:chaos", "Pause targets like SIGSTOP / docker pause; recover paused ones."),
+    "chaos": ("chaos.cli:chaos", "Pause targets or cut their CPU, always undone; recover what was left."),
     "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
     "scenarios": ("experiment.cli:scenarios", "List the shipped scenarios, which run by name; print one as YAML."),
     "map": (

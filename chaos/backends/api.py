@@ -10,13 +10,18 @@ its longest outage plus a margin) and :meth:`ChaosApiBackend.resume` ends it ear
 time. So the target is resumed by whichever comes first: this process on schedule,
 the chaos service when ``hold_s`` is up (even if this process was SIGKILLed), or the
 chaos service's own shutdown and restart recovery.
+
+A CPU cut goes the same way: ``POST /throttles`` for ``hold_s``, ended on time by this
+process, else restored by the chaos service (its own dead-man watchdog and journal).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from typing import Any
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState, UnknownTargetError
+from chaos.backends.base import BackendError, CpuCut, FaultBackend, TargetRef, TargetState, UnknownTargetError
 from chaos.client import ChaosApiError, ChaosClient
 from retrystorm.durations import format_duration
 
@@ -77,3 +82,54 @@ class ChaosApiBackend(FaultBackend):
     def state(self, ref: TargetRef) -> TargetState:
         state = self._targets().get(ref.target)
         return TargetState(state) if state in set(TargetState) else TargetState.GONE
+
+    def plan_cpu_cut(self, target: str, refs: list[TargetRef], capacity: float, tag: str) -> list[CpuCut]:
+        """One ``POST /throttles`` of ``hold_s`` per target; the chaos API reads and restores the settings."""
+        return [ApiCpuCut(ref=ref, backend=self, capacity=capacity) for ref in refs]
+
+    def restore_cpu(self, ref: TargetRef, undo: dict[str, Any]) -> str:
+        """End the chaos API's active throttles of ``ref``'s target (its own hold would end them anyway)."""
+        try:
+            ended = self.client.end_throttles(ref.target)
+        except ChaosApiError as error:
+            raise BackendError(f"the chaos API did not restore {ref.target!r}: {error.message}") from error
+        return "restored" if ended else "gone"
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class ApiCpuCut:
+    """A :class:`~chaos.backends.base.CpuCut` made by a chaos API: ``POST /throttles``, ended by ``DELETE``."""
+
+    ref: TargetRef
+    backend: ChaosApiBackend
+    capacity: float
+    answer: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def cpus_before(self) -> float:
+        """The allowance the chaos API measured (0 before the cut)."""
+        return float(sum(self.answer.get("cpus_before", [])))
+
+    @property
+    def cpus_during(self) -> float:
+        """The CPUs the chaos API's cut leaves (0 before the cut)."""
+        return float(sum(self.answer.get("cpus_during", [])))
+
+    def undo(self) -> dict[str, Any]:
+        """Where the cut was made: the chaos API restores it by itself at its hold."""
+        return {"kind": "chaos-api", "url": self.backend.client.base_url}
+
+    def prepare(self) -> None:
+        """Nothing: the chaos API guards its own cut."""
+
+    def apply(self) -> None:
+        """``POST /throttles`` for the backend's ``hold_s``."""
+        client, hold = self.backend.client, format_duration(self.backend.hold_s)
+        try:
+            self.answer = client.throttle(self.ref.target, self.capacity, hold)
+        except ChaosApiError as error:
+            raise BackendError(f"the chaos API did not throttle {self.ref.target!r}: {error.message}") from error
+
+    def restore(self) -> str:
+        """``DELETE /throttles/ID`` (``"gone"`` if its hold already ended it)."""
+        return self.backend.restore_cpu(self.ref, self.undo())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar, Protocol
 
 from retrystorm.errors import EnvironmentFailureError, UserError
 
@@ -48,6 +48,43 @@ class UnknownTargetError(UserError):
 
 class BackendError(EnvironmentFailureError):
     """The backend failed to act (engine unreachable, permission denied...)."""
+
+
+class CpuCut(Protocol):
+    """One CPU capacity cut a backend planned (:meth:`FaultBackend.plan_cpu_cut`); nothing changes until :meth:`apply`.
+
+    ``ref`` names what the journal and the dead-man watchdog guard: backend ``cgroup`` (ident: the
+    throttle group's directory) or ``docker`` (ident: the container id). :meth:`undo` is everything a
+    restore needs, the original settings included, as JSON; it is journaled before :meth:`apply`.
+    """
+
+    ref: TargetRef
+
+    @property
+    def cpus_before(self) -> float:
+        """The target's CPU allowance before the cut, in CPUs."""
+        ...
+
+    @property
+    def cpus_during(self) -> float:
+        """The CPUs the cut leaves it."""
+        ...
+
+    def undo(self) -> dict[str, Any]:
+        """What restores the original settings, as JSON (journal, watchdog order)."""
+        ...
+
+    def prepare(self) -> None:
+        """Make what the dead-man switch will guard, changing nothing yet (a cgroup: the empty throttle group)."""
+        ...
+
+    def apply(self) -> None:
+        """Cut now (raises :class:`BackendError`)."""
+        ...
+
+    def restore(self) -> str:
+        """Put the original settings back: ``"restored"`` or ``"gone"``; idempotent (raises :class:`BackendError`)."""
+        ...
 
 
 class FaultBackend(ABC):
@@ -86,6 +123,18 @@ class FaultBackend(ABC):
     @abstractmethod
     def state(self, ref: TargetRef) -> TargetState:
         """Whether ``ref`` runs, is paused, or is gone."""
+
+    def plan_cpu_cut(self, target: str, refs: list[TargetRef], capacity: float, tag: str) -> list[CpuCut]:
+        """The cuts that take ``target``'s CPU to ``capacity`` of its allowance (:mod:`chaos.cpu_quota`).
+
+        Reads the current settings only; raises :class:`TargetRefusedError` when the target cannot be
+        throttled, naming what would make it possible. ``tag`` makes names unique (a cgroup's).
+        """
+        raise TargetRefusedError(f"target {target!r}: the {self.name} backend cannot cut CPU capacity")
+
+    def restore_cpu(self, ref: TargetRef, undo: dict[str, Any]) -> str:
+        """Undo a cut from its journaled ``undo`` (recovery); ``"restored"`` or ``"gone"``."""
+        raise BackendError(f"the {self.name} backend cannot restore the CPU of {ref.describe()}")
 
     def stray_paused(self) -> list[TargetRef]:
         """Targets found paused that this backend may resume at start-up (docker: labelled ones)."""

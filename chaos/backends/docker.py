@@ -9,10 +9,16 @@ for a compose service (``services={"target": "web"}``: ``target: {service: web}`
 The SDK is the optional extra ``docker``: importing this module without it raises
 :class:`~chaos.backends.docker_sdk.DockerSdkMissingError` (one line, exit 2), which
 names ``pip install 'retrystorm[docker]'``.
+
+A *CPU cut* (:meth:`DockerBackend.plan_cpu_cut`) is ``docker update --cpus``: the container's own
+``NanoCpus`` / ``CpuQuota`` / ``CpuPeriod`` are read first and written back at the end
+(:func:`chaos.cpu_quota.container_cut` / :func:`~chaos.cpu_quota.container_restore` say how, and the one
+case the engine cannot put back byte for byte).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -26,12 +32,15 @@ except ImportError:
 
 from chaos.backends.base import (
     BackendError,
+    CpuCut,
     FaultBackend,
     TargetRef,
     TargetRefusedError,
     TargetState,
     UnknownTargetError,
 )
+from chaos.backends.docker_cpu import container_cpus, read_cpu, update_cpu
+from chaos.cpu_quota import DEFAULT_PERIOD_US, allowance_cpus, container_cut, container_restore
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +134,34 @@ class DockerBackend(FaultBackend):
             return TargetState.GONE
         return TargetState.PAUSED if container.status == "paused" else TargetState.RUNNING
 
+    def plan_cpu_cut(self, target: str, refs: list[TargetRef], capacity: float, tag: str) -> list[CpuCut]:
+        """One ``docker update`` per container of ``refs``, each from the container's own settings read now."""
+        cuts: list[CpuCut] = []
+        for ref in refs:
+            container = self._get(ref)
+            if container is None:
+                raise BackendError(f"{ref.describe()} is gone; nothing to throttle")
+            before = read_cpu(container)
+            cpus = container_cpus(self._client, container)
+            limit = before.limit()
+            cut = DockerCpuCut(
+                ref=ref,
+                client=self._client,
+                cut=container_cut(before, capacity, cpus),
+                restore_body=container_restore(before),
+                cpus_before=allowance_cpus([limit] if limit else [], cpus),
+                period_us=before.cpu_period or DEFAULT_PERIOD_US,
+            )
+            cuts.append(cut)
+        return cuts
+
+    def restore_cpu(self, ref: TargetRef, undo: dict[str, Any]) -> str:
+        """Write back the journaled settings of a container; ``"gone"`` if it no longer exists."""
+        body = undo.get("restore")
+        if not isinstance(body, dict) or not set(body) <= {"NanoCpus", "CpuQuota", "CpuPeriod"}:
+            raise BackendError(f"cannot restore {ref.describe()}: the journaled undo is not one ({undo!r:.80})")
+        return _update(self._client, ref, body)
+
     def stray_paused(self) -> list[TargetRef]:
         paused = [c for c in self._containers([f"{OPT_IN_LABEL}={OPT_IN_VALUE}"]) if c.status == "paused"]
         return [TargetRef(self.name, c.labels.get(SERVICE_LABEL, c.name), c.id) for c in paused]
@@ -156,3 +193,48 @@ def connect() -> Any:
             client.close()
         raise BackendError(f"cannot reach a Docker engine ({error}); start dockerd or set DOCKER_HOST") from error
     return client
+
+
+def _update(client: Any, ref: TargetRef, body: dict[str, int]) -> str:
+    try:
+        update_cpu(client, ref.ident, body)
+    except docker.errors.NotFound:
+        return "gone"
+    except Exception as error:
+        raise BackendError(f"cannot update the CPU of {ref.describe()}: {error}") from error
+    return "restored"
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class DockerCpuCut:
+    """A :class:`~chaos.backends.base.CpuCut` of one container: the update that cuts and the one that restores."""
+
+    ref: TargetRef
+    client: Any
+    cut: dict[str, int]
+    restore_body: dict[str, int]
+    cpus_before: float
+    period_us: int = DEFAULT_PERIOD_US
+
+    @property
+    def cpus_during(self) -> float:
+        """The CPUs the cut leaves (from the body: NanoCpus, or CpuQuota per the default period)."""
+        if "NanoCpus" in self.cut:
+            return self.cut["NanoCpus"] / 1e9
+        return self.cut["CpuQuota"] / self.period_us
+
+    def undo(self) -> dict[str, Any]:
+        """The container's original settings as the update body that restores them."""
+        return {"kind": "docker", "restore": dict(self.restore_body), "cut": dict(self.cut)}
+
+    def prepare(self) -> None:
+        """Nothing to make: the container is what the watchdog guards."""
+
+    def apply(self) -> None:
+        """``docker update`` to the cut."""
+        if _update(self.client, self.ref, self.cut) == "gone":
+            raise BackendError(f"{self.ref.describe()} is gone; nothing was throttled")
+
+    def restore(self) -> str:
+        """``docker update`` back to the original settings."""
+        return _update(self.client, self.ref, self.restore_body)

@@ -19,19 +19,28 @@ for every member to stop and reads the group again, returning the members forked
 between for the controller to journal and guard. A resume of any member sends
 ``killpg(SIGCONT)`` (after checking the leader's identity) and then SIGCONT to that member
 by its identity, as its watchdog would.
+
+A *CPU cut* (:meth:`ProcessBackend.plan_cpu_cut`) moves the target's processes (a group's members) into
+a cgroup with a CFS quota of capacity x their allowance (:mod:`chaos.cgroups`), one throttle group per
+cgroup they came from; a group's members forked between planning and applying are moved in too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import errno
+import functools
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import psutil
 
 from chaos.backends.base import (
     BackendError,
+    CpuCut,
     FaultBackend,
     TargetRef,
     TargetRefusedError,
@@ -39,6 +48,8 @@ from chaos.backends.base import (
     UnknownTargetError,
 )
 from chaos.backends.procfs import group_members, process_start_ticks
+from chaos.cgroups import CgroupCut, CgroupUnavailableError, Place, cpus_available, locate
+from chaos.cpu_quota import allowance_cpus
 from retrystorm.polling import poll_until_sync
 
 #: Where a refused registration points the user.
@@ -199,6 +210,23 @@ class ProcessBackend(FaultBackend):
         self._signal(ref, signal.SIGCONT)
         self._settle(ref, TargetState.RUNNING)
 
+    def plan_cpu_cut(self, target: str, refs: list[TargetRef], capacity: float, tag: str) -> list[CpuCut]:
+        """Throttle groups for the processes of ``refs`` (:func:`plan_process_cut`)."""
+        pids = [pid for ref in refs if (pid := live_pid(ref.ident)) is not None]
+        if not pids:
+            raise BackendError(f"the processes of {target!r} are gone; nothing to throttle")
+        cuts = plan_process_cut(target, pids, capacity, tag)
+        if target in self._groups:
+            pgid = self.group_of(target)
+            for cut in cuts:
+                original = cut.cut.original
+                cut.latecomers = functools.partial(_members_in, pgid, original)
+        return list(cuts)
+
+    def restore_cpu(self, ref: TargetRef, undo: dict[str, Any]) -> str:
+        """Undo a journaled cut (:meth:`chaos.cgroups.CgroupCut.restore`)."""
+        return restore_cgroup_cut(ref, undo)
+
     def _settle(self, ref: TargetRef, wanted: TargetState) -> None:
         def settled() -> TargetState | None:
             state = self.state(ref)
@@ -234,3 +262,88 @@ class ProcessBackend(FaultBackend):
             if error.errno == errno.EPERM:
                 raise BackendError(f"not allowed to signal {ref.describe()}: run as its owner or root") from error
             raise BackendError(f"cannot signal {ref.describe()}: {error}") from error
+
+
+@dataclasses.dataclass(slots=True)
+class ProcessCpuCut:
+    """A :class:`~chaos.backends.base.CpuCut` of local processes: one throttle cgroup and the pids it takes."""
+
+    ref: TargetRef
+    cut: CgroupCut
+    pids: list[int]
+    cpus_before: float
+    #: The pids to move in at apply time (a group's members now), besides ``pids``.
+    latecomers: Callable[[], list[int]] = list
+
+    @property
+    def cpus_during(self) -> float:
+        """The CPUs the throttle group allows."""
+        return self.cut.cpus
+
+    def undo(self) -> dict[str, Any]:
+        """The group, the original cgroup and the limit (:meth:`chaos.cgroups.CgroupCut.undo`)."""
+        return self.cut.undo()
+
+    def prepare(self) -> None:
+        """Create the throttle group with its limit, empty (what the watchdog guards)."""
+        try:
+            self.cut.create()
+        except OSError as error:
+            raise BackendError(f"cannot create the throttle group {self.cut.group}: {error}") from error
+
+    def apply(self) -> None:
+        """Move the pids in, then any group member forked since the plan."""
+        try:
+            self.cut.move_in(self.pids)
+            self.cut.move_in([pid for pid in self.latecomers() if pid not in self.pids])
+        except OSError as error:
+            raise BackendError(f"cannot throttle {self.ref.target!r} in {self.cut.group}: {error}") from error
+
+    def restore(self) -> str:
+        """Every member back to its original cgroup; the group removed."""
+        try:
+            return self.cut.restore()
+        except OSError as error:
+            raise BackendError(f"cannot restore {self.ref.target!r} from {self.cut.group}: {error}") from error
+
+
+def plan_process_cut(
+    target: str, pids: list[int], capacity: float, tag: str, *, place_of: Callable[[int], Place] = locate
+) -> list[ProcessCpuCut]:
+    """One cut per cgroup ``pids`` sit in (usually one); :class:`TargetRefusedError` without a writable cpu cgroup."""
+    places: dict[Place, list[int]] = {}
+    for pid in pids:
+        try:
+            places.setdefault(place_of(pid), []).append(pid)
+        except CgroupUnavailableError as error:
+            raise TargetRefusedError(f"cannot throttle {target!r}: {error}") from None
+    cuts = []
+    for number, (place, members) in enumerate(places.items()):
+        cpus = cpus_available(members[0])
+        cut = CgroupCut.plan(place, capacity, f"{tag}-{number}", cpus)
+        ref = TargetRef("cgroup", target, str(cut.group))
+        cuts.append(ProcessCpuCut(ref, cut, members, cpus_before=allowance_cpus(place.limits(), cpus)))
+    return cuts
+
+
+def _members_in(pgid: int | None, original: Any) -> list[int]:
+    """The members of group ``pgid`` that still sit in cgroup ``original`` (forked since the plan)."""
+    if pgid is None:
+        return []
+    found = []
+    for pid, _ in group_members(pgid):
+        with contextlib.suppress(CgroupUnavailableError, TargetRefusedError, UnknownTargetError):
+            check_pausable(pid)  # as every member is checked at resolve
+            if locate(pid).directory == original:
+                found.append(pid)
+    return found
+
+
+def restore_cgroup_cut(ref: TargetRef, undo: dict[str, Any]) -> str:
+    """Undo a journaled cgroup cut: ``"restored"`` or ``"gone"`` (raises :class:`BackendError`)."""
+    try:
+        return CgroupCut.from_undo(undo).restore()
+    except (KeyError, TypeError, ValueError) as error:
+        raise BackendError(f"cannot restore {ref.describe()}: the journaled undo is not one: {error}") from error
+    except OSError as error:
+        raise BackendError(f"cannot restore {ref.describe()}: {error}") from error

@@ -14,6 +14,10 @@ the controller's death. The journal and start-up recovery are the second net.
   "watchdog", ...}``. SIGTERM, SIGINT or SIGHUP sent to the watchdog itself make it act at once: stopping
   it must not leave the target frozen. A resume that fails is logged, not journaled: the pause stays
   pending for recovery.
+- **Throttles.** An order with ``fault="throttle"`` guards a CPU cut instead of a pause: at the deadline it
+  restores the original settings its ``undo`` carries (a cgroup throttle group emptied back into the
+  original cgroup and removed; a container's ``NanoCpus``/``CpuQuota``/``CpuPeriod`` written back), and
+  journals ``{"op": "restore", "reason": "watchdog", ...}``. A throttle group that is gone was restored.
 - **Log.** Its stderr is ``<journal stem>.watchdog.log`` beside the journal (without a journal, the arming
   process's stderr). It writes only when it matters: the arming process died, the target went away, it
   acted, it failed.
@@ -37,6 +41,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from chaos.backends.base import BackendError, TargetRef
 from chaos.journal import PROCESS_IDENT
@@ -56,14 +61,14 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 class WatchdogOrder:
     """What one watchdog guards, and the CLOCK_MONOTONIC time at which it resumes it."""
 
-    backend: str  # "process", "docker" or "cgroup"
-    # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id; cgroup: "VERSION:PATH=QUOTA/PERIOD",
-    # a group of chaos.cgroups and the CPU quota it gets back at the deadline (a slow trigger's dead-man switch)
-    ident: str
+    backend: str  # "process" or "docker"
+    ident: str  # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id
     target: str  # the target's name, for logs and the journal record
     outage: str  # the outage id, for the journal record
     deadline_monotonic: float  # time.monotonic() value at which to resume
     journal: Path | None  # append the resume record there when it acts
+    fault: str = "pause"  # "pause" (resume it) or "throttle" (restore the CPU settings in undo)
+    undo: dict[str, Any] | None = None  # throttle: what restores the original settings (CpuCut.undo())
 
     def ref(self) -> TargetRef:
         """The guarded target as the backends and the journal name it."""
@@ -71,14 +76,39 @@ class WatchdogOrder:
 
     def problem(self) -> str | None:
         """Why this order cannot be guarded, or ``None``."""
-        if self.backend not in ("process", "docker", "cgroup"):
-            return f"backend {self.backend!r}: expected process, docker or cgroup"
-        if self.backend == "cgroup" and (why := cgroup_problem(self.ident)):
-            return why
+        if self.fault == "throttle":
+            return self._throttle_problem() or self._deadline_problem()
+        if self.fault != "pause":
+            return f"fault {self.fault!r}: expected pause or throttle"
+        if self.backend not in ("process", "docker"):
+            return f"backend {self.backend!r}: expected process or docker"
         if self.backend == "process" and not PROCESS_IDENT.fullmatch(self.ident):
             return f"process ident {self.ident!r}: expected PID@STARTTICKS"
         if self.backend == "docker" and not (self.ident.isascii() and self.ident.isalnum()):
             return f"container id {self.ident!r}: expected letters and digits"
+        return self._deadline_problem()
+
+    def _throttle_problem(self) -> str | None:
+        if not isinstance(self.undo, dict):
+            return "a throttle order without undo"
+        if self.backend == "cgroup":
+            from chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
+
+            try:
+                cut = CgroupCut.from_undo(self.undo)
+            except (KeyError, TypeError, ValueError) as error:
+                return f"cgroup undo: {error}"
+            return None if str(cut.group) == self.ident else f"cgroup ident {self.ident!r:.200}: not the undo's group"
+        if self.backend == "docker":
+            body = self.undo.get("restore")
+            if not (self.ident.isascii() and self.ident.isalnum()):
+                return f"container id {self.ident!r}: expected letters and digits"
+            if not isinstance(body, dict) or not body or not set(body) <= {"NanoCpus", "CpuQuota", "CpuPeriod"}:
+                return f"docker undo {self.undo!r:.80}: expected a restore body of NanoCpus, CpuQuota, CpuPeriod"
+            return None
+        return f"backend {self.backend!r}: expected cgroup or docker for a throttle"
+
+    def _deadline_problem(self) -> str | None:
         ahead_s = self.deadline_monotonic - time.monotonic()
         if not math.isfinite(ahead_s) or ahead_s > MAX_AHEAD_S:
             return f"deadline {ahead_s:.0f} s ahead: expected at most {MAX_AHEAD_S:.0f} s (a wall-clock time?)"
@@ -182,19 +212,6 @@ def arm(order: WatchdogOrder) -> Watchdog:
         return Watchdog(process.pid, None, guarding=False)
     reason = detail if verb == "error" else f"it exited with code {process.returncode} before arming{see}"
     raise BackendError(f"cannot arm the {what}: {reason}")
-
-
-def cgroup_problem(ident: str) -> str | None:
-    """Why ``VERSION:PATH=QUOTA/PERIOD`` names no group of :mod:`chaos.cgroups` with a quota, or ``None``."""
-    from chaos.cgroups import CpuGroup, Quota  # noqa: PLC0415 - only a cgroup watchdog needs it
-
-    group, _, quota = ident.partition("=")
-    try:
-        CpuGroup.of(group)
-        Quota.parse(quota)
-    except ValueError as error:
-        return str(error)
-    return None
 
 
 def watchdog_log_path(journal: Path | None) -> Path | None:

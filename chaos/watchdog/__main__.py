@@ -19,7 +19,14 @@ import time
 
 from chaos.journal import Journal
 from chaos.watchdog import WatchdogOrder
-from chaos.watchdog.guards import CgroupGuard, DockerGuard, Guard, NothingToGuardError, ProcessGuard
+from chaos.watchdog.guards import (
+    CgroupThrottleGuard,
+    DockerGuard,
+    DockerThrottleGuard,
+    Guard,
+    NothingToGuardError,
+    ProcessGuard,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +57,12 @@ def main(argv: list[str]) -> int:
     try:
         outcome = guard.resume()
         late_s = time.monotonic() - order.deadline_monotonic
-        done = "resumed by the watchdog" if outcome == "resumed" else f"{outcome}: nothing to resume"
+        verb, op = ("restored", "restore") if order.fault == "throttle" else ("resumed", "resume")
+        done = f"{verb} by the watchdog" if outcome == "resumed" else f"{outcome}: nothing to {op}"
         log.warning("%s: %s (%s, %+.3f s from the deadline)", what, done, trigger, late_s)
         if outcome == "resumed" and order.journal is not None:
             extra = {"reason": "watchdog", "trigger": trigger, "late_s": round(late_s, 3), "status": "ok"}
-            Journal(order.journal).append("resume", order.ref(), order.outage, **extra)
+            Journal(order.journal).append(op, order.ref(), order.outage, **extra)
     except Exception:
         log.exception("%s: could not resume or journal it; the journal keeps the pause for recovery", what)
         return 1
@@ -64,8 +72,10 @@ def main(argv: list[str]) -> int:
 def _guard_for(order: WatchdogOrder) -> Guard:
     if problem := order.problem():
         raise ValueError(problem)
-    if order.backend == "cgroup":
-        return CgroupGuard(order.ident)
+    if order.fault == "throttle" and order.undo is not None:
+        if order.backend == "cgroup":
+            return CgroupThrottleGuard(order.undo)
+        return DockerThrottleGuard(order.ident, order.undo["restore"])
     return ProcessGuard(order.ident) if order.backend == "process" else DockerGuard(order.ident)
 
 

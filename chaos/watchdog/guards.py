@@ -6,11 +6,12 @@
   turns readable when the target exits. Without pidfds (Linux < 5.3, or a sandbox that forbids them) it
   re-checks the start ticks every second and right before ``os.kill``: a window of microseconds remains
   in which a recycled pid could be signalled.
-- **cgroup** (``VERSION:PATH=QUOTA/PERIOD``, a group of :mod:`chaos.cgroups`): :class:`CgroupGuard`
-  gives the group its quota back (a slow trigger's cut ends); a group removed is done.
 - **docker** (container id): :class:`DockerGuard` unpauses the container through the Docker SDK if it is
   paused; a container that is gone is done. The SDK is imported 2 s before the deadline, not while the
   watchdog idles; an engine that does not answer is retried for 5 minutes.
+- **throttles**: :class:`CgroupThrottleGuard` empties a throttle cgroup back into the original one and
+  removes it (:meth:`chaos.cgroups.CgroupCut.restore`); gone once the group is. :class:`DockerThrottleGuard`
+  writes the container's original CPU settings back (``docker update``), with the docker guard's retries.
 """
 
 from __future__ import annotations
@@ -103,39 +104,6 @@ class ProcessGuard:
         return "resumed"
 
 
-class CgroupGuard:
-    """Give a :class:`~chaos.cgroups.CpuGroup` its quota back (the end of a capacity cut)."""
-
-    prepare_s = 0.0
-    watch_fd: int | None = None  # looked at every second
-
-    def __init__(self, ident: str) -> None:
-        from chaos.cgroups import CpuGroup, Quota  # noqa: PLC0415 - only a cgroup watchdog needs it
-
-        group, _, quota = ident.partition("=")
-        self.group = CpuGroup.of(group)
-        self.quota = Quota.parse(quota)
-        if not self.group.path.exists():
-            raise NothingToGuardError(f"no cgroup {self.group.path}")
-
-    def gone(self) -> bool:
-        """Whether the group was removed."""
-        return not self.group.path.exists()
-
-    def prepare(self) -> None:
-        """Nothing to prepare."""
-
-    def resume(self) -> str:
-        """Set the quota back, unless the group is gone or has it already."""
-        try:
-            if self.group.quota() == self.quota:
-                return "not paused"
-            self.group.set_quota(self.quota)
-        except FileNotFoundError:
-            return "gone"
-        return "resumed"
-
-
 class DockerGuard:
     """``unpause`` of one container by id; the SDK is imported by :meth:`prepare`, near the deadline."""
 
@@ -172,10 +140,9 @@ class DockerGuard:
             try:
                 if self._client is None:
                     self.prepare()
-                container = self._client.containers.get(self.ident)
-                if container.status != "paused":
-                    return "not paused"
-                container.unpause()
+                outcome = self._act()
+                if outcome is not None:
+                    return outcome
             except docker.errors.NotFound:
                 return "gone"
             except Exception as error:
@@ -185,3 +152,50 @@ class DockerGuard:
                 time.sleep(DOCKER_RETRY_EVERY_S)
             else:
                 return "resumed"
+
+    def _act(self) -> str | None:
+        """Unpause; what was found instead (``"not paused"``), or ``None`` when done."""
+        container = self._client.containers.get(self.ident)
+        if container.status != "paused":
+            return "not paused"
+        container.unpause()
+        return None
+
+
+class DockerThrottleGuard(DockerGuard):
+    """Writes a container's original CPU settings back (the ``restore`` body of its throttle's undo)."""
+
+    def __init__(self, ident: str, restore: dict[str, int]) -> None:
+        super().__init__(ident)
+        self.restore_body = dict(restore)
+
+    def _act(self) -> str | None:
+        from chaos.backends.docker_cpu import update_cpu  # noqa: PLC0415 - near the deadline, as the SDK
+
+        update_cpu(self._client, self.ident, self.restore_body)
+        return None
+
+
+class CgroupThrottleGuard:
+    """Undoes a cgroup throttle group: members back to their original cgroup, the group removed."""
+
+    prepare_s = 0.0
+    watch_fd: int | None = None
+
+    def __init__(self, undo: dict[str, Any]) -> None:
+        from chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's watchdog
+
+        self.cut = CgroupCut.from_undo(undo)
+        if not self.cut.group.is_dir():
+            raise NothingToGuardError(f"no throttle group {self.cut.group}")
+
+    def gone(self) -> bool:
+        """The group is gone: restored already."""
+        return not self.cut.group.is_dir()
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """Restore: ``"resumed"`` (the members moved back and the group removed) or ``"gone"``."""
+        return "resumed" if self.cut.restore() == "restored" else "gone"

@@ -76,6 +76,7 @@ class ServiceTarget:
         self.foreign = foreign
         self.api = api
         self.controls = AdminControls(api) if foreign is None else None
+        self.cpu_target: FaultTarget | None = None  # a foreign service's slow is refused before the run
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"
         self.faults: Mapping[str, FaultTarget] = {refs[0].target: FaultTarget(refs[0].target, backend)}

@@ -19,13 +19,17 @@ What a pause freezes (:meth:`experiment.scenario.service.ServiceTarget.pause_kin
 * ``container`` / ``service``: through the docker backend (label ``retrystorm.chaos=allow``),
   made when the run starts, never for a dry run.
 
+A ``slow`` cuts what a pause freezes through the chaos controller's CPU throttle
+(:mod:`runner.throttle_controls`): the group or the pid through a throttle cgroup, a
+container through ``docker update``; :func:`runner.local.throttle.slow_refusal` says when
+it cannot.
+
 Nothing is reset between strategies but what the runner starts: a service it does not
 start keeps its state from one strategy to the next, and the plan says so.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -36,7 +40,7 @@ from runner import server_metrics
 from runner.lazy import LazyBackend, docker_backend
 from runner.live_triggers import foreign_refusal
 from runner.local.processes import ManagedProcess
-from runner.local.throttle import GroupThrottleControls, slow_refusal
+from runner.local.throttle import slow_refusal
 from runner.paths import slug
 from runner.readiness import READY_TIMEOUT_S, wait_ready
 from target.models import OverloadModel
@@ -55,11 +59,13 @@ class OwnService:
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
         self.process = process
-        # slow: a CPU quota of the process group the runner started; errors are refused before the run
-        self.controls = GroupThrottleControls(process.pid, f"{os.getpid()}-{process.pid}") if process else None
+        #: No admin API: errors are refused before the run.
+        self.controls = None
         self.faults: Mapping[str, FaultTarget] = (
             {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
         )
+        #: A slow cuts what a pause freezes, through the controller's CPU throttle (runner.throttle_controls).
+        self.cpu_target = self.faults.get(FAULT_TARGET)
 
     def describe(self) -> str:
         started = f", started as pid {self.process.pid}" if self.process is not None else ""
@@ -71,11 +77,7 @@ class OwnService:
 
     async def stop(self) -> None:
         if self.process is not None:
-            try:
-                await self.process.stop_group()
-            finally:
-                if self.controls is not None:
-                    await self.controls.close()
+            await self.process.stop_group()
 
 
 class OwnServiceTargets:

@@ -1,136 +1,143 @@
-"""CPU quotas through real cgroups (the live slow trigger of a process the runner started), and their dead-man switch.
+"""Where a process's CPU is accounted and how a cut is made and undone, against a fake cgroupfs.
 
-Needs a writable cgroup cpu controller (root): v1 here, v2 where the machine has it.
-Busy processes are started by these tests and stopped by their pid.
+cgroup v2 with the cpu controller is not mounted on the machines this runs on (they have v1), so
+the v2 path is exercised here on a temporary directory laid out like cgroupfs: the same files,
+written and read by the same code. The v1 path runs for real in ``test_throttle.py``.
 """
 
-from __future__ import annotations
-
-import os
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from chaos.backends.base import BackendError
-from chaos.cgroups import CpuGroup, Quota, cut_quota, find_hierarchy, usable_cpus
-from chaos.throttle import CpuThrottle
-from chaos.watchdog import WatchdogOrder, arm
+from chaos.backends.base import TargetRefusedError
+from chaos.backends.process import plan_process_cut
+from chaos.cgroups import (
+    CGROUP_HINT,
+    CgroupCut,
+    CgroupUnavailableError,
+    Hierarchy,
+    cgroup_path,
+    cpu_hierarchies,
+    locate,
+)
 
-try:
-    VERSION, BASE = find_hierarchy()
-    WRITABLE = os.access(BASE, os.W_OK)
-except BackendError:
-    WRITABLE = False
-pytestmark = [
-    pytest.mark.signals,
-    pytest.mark.skipif(not WRITABLE, reason="needs a writable cgroup cpu controller (root)"),
-]
-BUSY = [sys.executable, "-c", "while True: pass"]
+V1_HOST = """\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+"""
+V1_PROC = "4:memory:/x\n3:cpuset:/\n2:cpuacct:/a\n1:cpu:/b/c\n0::/\n"
+PID = 4242
 
 
-def wait_for(predicate, timeout_s=20.0):
-    deadline = time.monotonic() + timeout_s
-    while not (found := predicate()):
-        if time.monotonic() > deadline:
-            pytest.fail("timed out")
-        time.sleep(0.05)
-    return found
+def test_mountinfo_gives_the_v1_cpu_hierarchy_before_v2_and_skips_cpuacct_and_cpuset():
+    assert cpu_hierarchies(V1_HOST) == [
+        Hierarchy(1, Path("/sys/fs/cgroup/cpu"), "/"),
+        Hierarchy(2, Path("/sys/fs/cgroup/unified"), "/"),
+    ]
+    assert cgroup_path(V1_PROC, 1) == "/b/c"
+    assert cgroup_path(V1_PROC, 2) == "/"
+    assert cgroup_path("5:cpu,cpuacct:/joint\n", 1) == "/joint"
+    assert cpu_hierarchies("garbage\n\n1 2 3 - \n") == []
 
 
 @pytest.fixture
-def group(request):
-    made = CpuGroup.create(f"test-{os.getpid()}-{request.node.name[-20:].replace('[', '-').replace(']', '')}")
-    busy = subprocess.Popen(BUSY)
-    made.add(busy.pid)
-    yield made
-    busy.kill()
-    busy.wait()
-    made.remove()
-    assert not made.path.exists()
+def cgroupfs(tmp_path):
+    """A v2 hierarchy at tmp/cg with app.slice/web.service (1.5 CPUs) holding PID, and a fake /proc."""
+    mount = tmp_path / "cg"
+    service = mount / "app.slice" / "web.service"
+    service.mkdir(parents=True)
+    (mount / "cgroup.subtree_control").write_text("cpu memory\n")
+    (mount / "app.slice" / "cgroup.subtree_control").write_text("cpu memory\n")
+    (mount / "app.slice" / "cpu.max").write_text("max 100000\n")
+    (service / "cpu.max").write_text("150000 100000\n")
+    (service / "cgroup.procs").write_text(f"{PID}\n")
+    (mount / "app.slice" / "cgroup.procs").write_text("")
+    proc = tmp_path / "proc"
+    (proc / str(PID)).mkdir(parents=True)
+    (proc / str(PID) / "cgroup").write_text("0::/app.slice/web.service\n")
+    mountinfo = f"40 31 0:38 / {mount} rw,relatime - cgroup2 cgroup2 rw\n"
+    return mount, proc, mountinfo
 
 
-def throttled(group: CpuGroup) -> int:
-    """How many periods the group was throttled in (v1 and v2 cpu.stat both count them)."""
-    stat = dict(line.split() for line in (group.path / "cpu.stat").read_text().splitlines())
-    return int(stat["nr_throttled"])
+def test_v2_the_cut_is_a_sibling_with_cpu_max_of_capacity_times_the_group_s_limit(cgroupfs):
+    mount, proc, mountinfo = cgroupfs
+    place = locate(PID, proc=proc, mountinfo=mountinfo)
+    assert place.directory == mount / "app.slice" / "web.service"
+    assert place.base() == mount / "app.slice"  # v2: no processes in a group whose children take controllers
+    cut = CgroupCut.plan(place, 0.4, "t", cpus_available=4)
+    assert (cut.quota_us, cut.period_us, cut.cpus) == (60_000, 100_000, 0.6)  # 0.4 x 1.5 CPUs
+    assert cut.apply([PID]) == [PID]
+    assert (cut.group / "cpu.max").read_text() == "60000 100000"
+    assert (cut.group / "cgroup.procs").read_text().split() == [str(PID)]
+    assert cut.restore() == "restored"
+    assert not cut.group.exists()
+    assert (place.directory / "cgroup.procs").read_text().split()[-1] == str(PID)  # written back where it came from
+    assert cut.restore() == "gone"  # idempotent
 
 
-def test_a_cut_throttles_the_group_and_restore_gives_back_exactly_its_quota(group):
-    group.set_quota(Quota(50_000, 100_000))  # a quota of its own before: half a CPU
-    throttle = CpuThrottle(group)
-    assert throttle.cut(0.4, 30.0) == Quota(20_000, 100_000) == group.quota()
-    wait_for(lambda: throttled(group) > 0)  # the kernel holds the busy process back
-    throttle.restore()
-    assert group.quota() == Quota(50_000, 100_000)
+def test_v2_a_process_at_the_root_gets_a_child_of_the_root(cgroupfs):
+    mount, proc, mountinfo = cgroupfs
+    (proc / str(PID) / "cgroup").write_text("0::/\n")
+    place = locate(PID, proc=proc, mountinfo=mountinfo)
+    assert place.base() == place.directory == mount
+    cut = CgroupCut.plan(place, 0.5, "t", cpus_available=2)
+    assert cut.group == mount / "retrystorm-throttle-t"
+    assert cut.quota_us == 100_000  # 0.5 x 2 CPUs: no limit above it
 
 
-def test_without_a_quota_a_cut_is_of_every_usable_cpu_and_the_restore_lifts_it(group):
-    before = group.quota()
-    assert before.quota_us is None
-    throttle = CpuThrottle(group)
-    assert throttle.cut(0.25, 30.0).quota_us == round(0.25 * usable_cpus() * before.period_us)
-    throttle.restore()
-    assert group.quota() == before
+def test_v2_without_cpu_in_subtree_control_is_refused_naming_the_fix(cgroupfs):
+    mount, proc, mountinfo = cgroupfs
+    (mount / "app.slice" / "cgroup.subtree_control").write_text("memory\n")
+    with pytest.raises(CgroupUnavailableError) as refused:
+        locate(PID, proc=proc, mountinfo=mountinfo)
+    assert "no cpu controller enabled in" in str(refused.value)
+    assert CGROUP_HINT in str(refused.value)
+    assert "\n" not in str(refused.value)
 
 
-def test_the_watchdog_ends_a_cut_at_its_deadline_when_its_maker_was_killed(group, tmp_path):
-    maker = textwrap.dedent(
-        f"""\
-        import sys, time
-        from chaos.cgroups import CpuGroup
-        from chaos.throttle import CpuThrottle
-        CpuThrottle(CpuGroup.of({group.ident!r})).cut(0.1, 1.0)
-        print("cut", flush=True)
-        time.sleep(3600)
-        """
-    )
-    child = subprocess.Popen([sys.executable, "-c", maker], stdout=subprocess.PIPE, text=True, cwd=Path.cwd())
-    try:
-        assert child.stdout is not None and child.stdout.readline() == "cut\n"
-        assert group.quota().quota_us == round(0.1 * usable_cpus() * group.quota().period_us)
-        child.send_signal(signal.SIGKILL)  # no handler, no finally: only the watchdog is left
-        child.wait()
-        wait_for(lambda: group.quota().quota_us is None)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
+def test_no_cpu_hierarchy_is_refused(cgroupfs):
+    _, proc, _ = cgroupfs
+    with pytest.raises(CgroupUnavailableError, match="no cgroup v1 cpu or cgroup v2 hierarchy is mounted"):
+        locate(PID, proc=proc, mountinfo="31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n")
 
 
-def test_a_disarmed_watchdog_leaves_the_quota_alone(group):
-    throttle = CpuThrottle(group)
-    throttle.cut(0.5, 0.2)
-    throttle.cut(0.3, 30.0)  # the first watchdog is disarmed once the second watches
-    time.sleep(1.0)  # past the first deadline: nothing may act on it
-    assert group.quota().quota_us == round(0.3 * usable_cpus() * group.quota().period_us)
-    throttle.restore()
+def test_the_process_backend_refuses_a_cut_without_a_cgroup_as_a_user_error(cgroupfs):
+    def nowhere(pid: int):
+        raise CgroupUnavailableError(f"no writable cgroup cpu controller for pid {pid}")
+
+    with pytest.raises(TargetRefusedError, match=r"^cannot throttle 'web': no writable cgroup cpu controller"):
+        plan_process_cut("web", [PID], 0.4, "t", place_of=nowhere)
+
+
+def test_members_of_one_cgroup_share_one_cut(cgroupfs):
+    mount, proc, mountinfo = cgroupfs
+    place = locate(PID, proc=proc, mountinfo=mountinfo)
+    cuts = plan_process_cut("web", [PID, PID + 1], 0.4, "t", place_of=lambda _pid: place)
+    assert len(cuts) == 1
+    assert cuts[0].pids == [PID, PID + 1]
+    assert (cuts[0].ref.backend, cuts[0].ref.ident) == ("cgroup", str(mount / "app.slice" / "retrystorm-throttle-t-0"))
+    assert (cuts[0].cpus_before, cuts[0].cpus_during) == (1.5, 0.6)
 
 
 @pytest.mark.parametrize(
-    "ident",
-    ["v1:/sys/fs/cgroup/cpu", "v1:/tmp/retrystorm-x", "v3:/sys/fs/cgroup/cpu/retrystorm-x",
-     "v1:/sys/fs/cgroup/cpu/../retrystorm-x", "v1:/sys/fs/cgroup/cpu/retrystorm-x/cpu.max"],
+    ("group", "original"),
+    [("/sys/fs/cgroup/cpu/system.slice", "/"), ("relative/retrystorm-throttle-x", "/"),
+     ("/sys/fs/cgroup/cpu/../retrystorm-throttle-x", "/"), ("/sys/fs/cgroup/cpu/retrystorm-throttle-x", "rel"),
+     ("/sys/fs/cgroup/cpu/retrystorm-throttle-x", "/etc")],
 )  # fmt: skip
-def test_a_watchdog_acts_only_on_a_group_made_here(ident):
-    order = WatchdogOrder(
-        backend="cgroup", ident=f"{ident}=max/100000", target="t", outage="o",
-        deadline_monotonic=time.monotonic() + 1, journal=None,
-    )  # fmt: skip
-    with pytest.raises(BackendError, match="cannot arm the watchdog"):
-        arm(order)
+def test_undo_refuses_anything_but_a_throttle_group_beside_its_original(group, original):
+    undo = {"version": 1, "group": group, "original": original, "quota_us": 1000, "period_us": 100_000}
+    with pytest.raises(ValueError, match=r"expected an absolute path|not the parent or a sibling"):
+        CgroupCut.from_undo(undo)
 
 
-def test_a_quota_cut_is_a_fraction_of_what_there_was():
-    assert cut_quota(Quota(None, 100_000), 0.4, 2) == Quota(80_000, 100_000)
-    assert cut_quota(Quota(30_000, 50_000), 0.5, 8) == Quota(15_000, 50_000)
-    assert cut_quota(Quota(None, 100_000), 0.001, 1) == Quota(1000, 100_000)  # the kernel's least
-    assert Quota.parse(Quota(None, 100_000).text()) == Quota(None, 100_000)
-    with pytest.raises(ValueError, match="capacity must be in"):
-        cut_quota(Quota(None, 100_000), 0, 2)
+def test_a_cgroup_that_is_not_writable_is_refused_naming_root_or_delegation(cgroupfs, monkeypatch):
+    mount, proc, mountinfo = cgroupfs
+    monkeypatch.setattr("chaos.cgroups.os.access", lambda _path, _mode: False)  # as for a user without delegation
+    with pytest.raises(CgroupUnavailableError) as refused:
+        locate(PID, proc=proc, mountinfo=mountinfo)
+    assert f"{mount / 'app.slice'} (cgroup v2) is not writable" in str(refused.value)
+    assert "run as root" in str(refused.value)
+    assert "Delegate=yes" in str(refused.value)

@@ -267,7 +267,7 @@ def test_the_process_guard_names_one_process_only(victim, stopped, use_pidfd):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("backend", "nope", "backend 'nope': expected process, docker or cgroup"),
+        ("backend", "nope", "backend 'nope': expected process or docker"),
         ("ident", "abc", "process ident 'abc': expected PID@STARTTICKS"),
         ("deadline_monotonic", time.time() + 10, r"s ahead: expected at most 86400 s \(a wall-clock time\?\)"),
         ("deadline_monotonic", math.nan, "deadline nan s ahead"),

@@ -150,6 +150,7 @@ class FakeTarget:
         self.metrics_url = self.base_url + "/metrics"
         self.faults = {"target": FaultTarget("target", backend)}
         self.controls = FakeControls(world, world.fail_control_at)
+        self.cpu_target = None
         self.dead = False
 
     def describe(self) -> str:
