@@ -37,9 +37,9 @@ FOREIGN_ERRORS = (
     "(not part of retrystorm); retrystorm sim run SCENARIO simulates it with a model:"
 )
 FOREIGN_SLOW = (
-    "a capacity cut of your own service needs a CPU quota (cgroups cpu.max or cpu.cfs_quota_us for a process, "
-    "docker update --cpus for a container), not available live yet; retrystorm sim run SCENARIO simulates it "
-    "with a model:"
+    "a CPU cut of your own service is not available live on the compose backend yet; run it with --backend local "
+    "(its process group, pid or labelled container cut through the chaos controller's throttle), or retrystorm sim "
+    "run SCENARIO simulates it with a model:"
 )
 
 
