@@ -7,6 +7,8 @@ import subprocess
 
 import pytest
 
+from chaos.cgroups import CgroupUnavailableError, locate
+
 from .test_cli import error_line, retrystorm
 
 OWN = """\
@@ -134,8 +136,6 @@ def test_a_slow_of_a_service_with_nothing_to_cut_is_exit_2_in_one_line_on_a_dry_
 
 @pytest.mark.parametrize("pause", ["command: python -m http.server", "pid: {child}", "container: web"])
 def test_a_slow_of_a_command_a_pid_or_a_container_is_planned_on_a_dry_run(tmp_path, pause):
-    from chaos.cgroups import CgroupUnavailableError, locate  # noqa: PLC0415 - the skip's reason only
-
     if "container" not in pause:
         try:
             locate(os.getpid())

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -181,8 +182,6 @@ SERVER = textwrap.dedent(
 
 
 def test_a_runner_sigkilled_mid_slow_leaves_the_restore_to_the_watchdog(tmp_path):
-    import socket  # noqa: PLC0415
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
