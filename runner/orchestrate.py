@@ -166,7 +166,7 @@ class StrategyRun:
 def controls_of(target: TargetHandle, controller: OutageController) -> TargetControls | None:
     """The target's controls; a slow of a ``cpu_target`` through the controller's CPU throttle."""
     if target.cpu_target is not None:
-        return ThrottleControls(controller, target.cpu_target)
+        return ThrottleControls(controller, target.cpu_target, target.controls)
     return target.controls
 
 

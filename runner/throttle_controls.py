@@ -24,17 +24,22 @@ from chaos.targets import FaultTarget
 from chaos.throttles import Throttle
 from retrystorm.errors import UserError
 from runner.errors import RunFailedError
+from runner.interfaces import TargetControls
 
 #: A level's throttle lasts its planned hold plus this: the next change, not the timer, ends it.
 LEVEL_MARGIN_S = 1.0
 
 
 class ThrottleControls:
-    """The slow trigger on ``target`` through ``controller`` (a :class:`~runner.interfaces.TargetControls`)."""
+    """The slow trigger on ``target`` through ``controller`` (a :class:`~runner.interfaces.TargetControls`).
 
-    def __init__(self, controller: OutageController, target: FaultTarget) -> None:
+    ``errors``: the target's own controls, which take the error bursts (``None``: refused before the run).
+    """
+
+    def __init__(self, controller: OutageController, target: FaultTarget, errors: TargetControls | None = None) -> None:
         self.controller = controller
         self.target = target
+        self.errors = errors
         #: The throttle of the level in force (``None``: full capacity).
         self.current: Throttle | None = None
         #: Every throttle started, oldest first.
@@ -52,11 +57,17 @@ class ThrottleControls:
         self.started.append(self.current)
 
     async def set_errors(self, status: int | None, probability: float) -> None:
-        raise RunFailedError("errors: a service of your own takes no error burst (refused before the run)")
+        if self.errors is None:
+            raise RunFailedError("errors: a service of your own takes no error burst (refused before the run)")
+        await self.errors.set_errors(status, probability)
 
     async def restore(self) -> None:
-        """The target's own CPU settings back (the throttle in force ended)."""
-        await self._end("restored")
+        """The target's own CPU settings back (the throttle in force ended), then what ``errors`` changed."""
+        try:
+            await self._end("restored")
+        finally:
+            if self.errors is not None:
+                await self.errors.restore()
 
     async def _end(self, reason: str) -> None:
         throttle, self.current = self.current, None
