@@ -36,11 +36,6 @@ FOREIGN_ERRORS = (
     "your own service's answers cannot be changed from outside; an error burst needs a fault proxy in front of it "
     "(not part of retrystorm); retrystorm sim run SCENARIO simulates it with a model:"
 )
-FOREIGN_SLOW = (
-    "a CPU cut of your own service is not available live on the compose backend yet; run it with --backend local "
-    "(its process group, pid or labelled container cut through the chaos controller's throttle), or retrystorm sim "
-    "run SCENARIO simulates it with a model:"
-)
 
 
 def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signature as foreign_refusal
@@ -49,8 +44,9 @@ def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signatu
 
 
 def foreign_refusal(kind: str) -> str | None:
-    """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's)."""
-    return {"errors": FOREIGN_ERRORS, "slow": FOREIGN_SLOW}.get(kind)
+    """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's; a slow is
+    a CPU cut of what a pause freezes, :mod:`runner.throttle_controls`, refused by each backend for what it lacks)."""
+    return {"errors": FOREIGN_ERRORS}.get(kind)
 
 
 def spike_users(users: int, windows: Sequence[TriggerWindow]) -> list[tuple[float, float, int]]:

@@ -152,3 +152,20 @@ def test_a_slow_of_a_command_a_pid_or_a_container_is_planned_on_a_dry_run(tmp_pa
         pytest.skip("the Docker SDK is not installed")
     assert done.returncode == 0, done.stderr
     assert "slow target" in " ".join(done.stdout.split())
+
+
+def test_a_slow_of_a_compose_service_of_ones_own_is_planned_and_an_error_burst_refused(tmp_path):
+    text = OWN.format(pause="service: web").replace("faults: [{at: 10s, for: 5s}]", SLOW)
+    done = retrystorm(
+        "run", write(tmp_path, text), "--dry-run", "--backend", "compose", cwd=tmp_path, journal=tmp_path / "j.jsonl"
+    )
+    if "pip install 'retrystorm[docker]'" in done.stderr:
+        pytest.skip("the Docker SDK is not installed")
+    assert done.returncode == 0, done.stderr
+    assert "slow target" in " ".join(done.stdout.split())
+    burst = text.replace("{slow: target, capacity: 0.4,", "{errors: target, status: 503, probability: 0.5,")
+    done = retrystorm(
+        "run", write(tmp_path, burst), "--dry-run", "--backend", "compose", cwd=tmp_path, journal=tmp_path / "j.jsonl"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "faults[0]: errors: target: your own service's answers cannot be changed" in error_line(done)
