@@ -104,8 +104,9 @@ def test_retrystorm_run_plays_a_capacity_cut_and_an_error_burst_and_undoes_them(
     assert float(rows[3.0]["delay_s"]) == pytest.approx(0.2)  # the model's delay, read from the target
     assert float(rows[7.0]["delay_s"]) == pytest.approx(0.8)  # a quarter of the capacity: four times as long
     assert float(rows[16.0]["delay_s"]) == pytest.approx(0.2)
-    assert float(rows[12.0]["goodput"]) == 0  # every attempt of the burst failed at once
-    assert float(rows[3.0]["goodput"]) > 0 and float(rows[17.0]["goodput"]) > 0
+    # every attempt of the burst failed at once (readings are a few ms off the whole second: a sliver remains)
+    assert float(rows[12.0]["goodput"]) < 0.05 * float(rows[3.0]["goodput"])
+    assert float(rows[17.0]["goodput"]) > 0.5 * float(rows[3.0]["goodput"])
     log = (folder / "logs" / "fixed-100ms-target.log").read_text()
     changes = [line.split(": ", 1)[1] for line in log.splitlines() if "capacity" in line or "fault rule" in line]
     assert changes == [
