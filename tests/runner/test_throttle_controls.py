@@ -181,7 +181,8 @@ SERVER = textwrap.dedent(
 )
 
 
-def test_a_runner_sigkilled_mid_slow_leaves_the_restore_to_the_watchdog(tmp_path):
+def start_own_run(tmp_path: Path, slow_for: str) -> subprocess.Popen[bytes]:
+    """``retrystorm run`` of a service it starts, slowed from 2 s for ``slow_for``, in a session of its own."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -191,37 +192,74 @@ def test_a_runner_sigkilled_mid_slow_leaves_the_restore_to_the_watchdog(tmp_path
             f"""\
             name: own-slow-kill
             target: {{url: "http://127.0.0.1:{port}", command: python server.py {port}, ready: /}}
-            load: {{users: 2, think_time: constant:200ms, attempt_timeout: 5s, duration: 60s}}
+            load: {{users: 2, think_time: constant:200ms, attempt_timeout: 5s, duration: 90s}}
             strategies: [fixed:100ms]
-            faults: [{{slow: target, capacity: 0.5, at: 2s, for: 3s}}]
+            faults: [{{slow: target, capacity: 0.5, at: 2s, for: {slow_for}}}]
             """
         )
     )
-    journal = tmp_path / "journal.jsonl"
-    before = throttle_groups()
-    runner = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "retrystorm", "run", tmp_path / "own.yaml", "--out", tmp_path / "run",
-         "--journal", journal],
+         "--journal", tmp_path / "journal.jsonl"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True,
     )  # fmt: skip
-    service: int | None = None
+
+
+def cut_service(before: set[Path]) -> tuple[Path, int]:
+    """The slow's throttle group, once the service is in it, and the service's pid."""
+    wait_for(lambda: throttle_groups() - before, timeout_s=90, what="the slow's throttle group")
+    (group,) = throttle_groups() - before
+    wait_for(lambda: (group / "cgroup.procs").read_text().split(), what="the service in the throttle group")
+    return group, int((group / "cgroup.procs").read_text().split()[0])
+
+
+def journal_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@contextlib.contextmanager
+def killed_at_the_end(runner: subprocess.Popen[bytes], service: list[int]) -> Iterator[None]:
     try:
-        wait_for(lambda: throttle_groups() - before, timeout_s=90, what="the slow's throttle group")
-        (group,) = throttle_groups() - before
-        wait_for(lambda: (group / "cgroup.procs").read_text().split(), what="the service in the throttle group")
-        service = int((group / "cgroup.procs").read_text().split()[0])
-        os.killpg(runner.pid, signal.SIGKILL)  # the runner and its Locust; the service has a session of its own
-        runner.wait(timeout=20)
-        assert GROUP_PREFIX in cpu_group(service)  # cut still: its watchdog waits for the level's deadline
-        wait_for(lambda: GROUP_PREFIX not in cpu_group(service), timeout_s=30, what="the watchdog to restore")
-        wait_for(lambda: not group.exists(), what="the throttle group to be removed")
-        restores = [json.loads(line) for line in journal.read_text().splitlines()]
-        restores = [r for r in restores if r["op"] == "restore"]
-        assert [(r["reason"], r["backend"], r["ident"]) for r in restores] == [("watchdog", "cgroup", str(group))]
+        yield
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(runner.pid, signal.SIGKILL)
         runner.wait(timeout=20)
-        if service is not None:
+        for pid in service:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(os.getpgid(service), signal.SIGKILL)
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+
+
+def test_a_runner_sigkilled_mid_slow_leaves_the_restore_to_the_watchdog(tmp_path):
+    before, service = throttle_groups(), []
+    runner = start_own_run(tmp_path, "3s")
+    with killed_at_the_end(runner, service):
+        group, pid = cut_service(before)
+        service.append(pid)
+        original = str(Path(cpu_group(pid)).parent)  # v1: the group is a child of the service's own cgroup
+        os.killpg(runner.pid, signal.SIGKILL)  # the runner and its Locust; the service has a session of its own
+        runner.wait(timeout=20)
+        assert GROUP_PREFIX in cpu_group(pid)  # cut still: its watchdog waits for the level's deadline
+        wait_for(lambda: GROUP_PREFIX not in cpu_group(pid), timeout_s=30, what="the watchdog to restore")
+        assert cpu_group(pid) == original or locate(os.getpid()).hierarchy.version == 2
+        wait_for(lambda: not group.exists(), what="the throttle group to be removed")
+        restores = [r for r in journal_records(tmp_path / "journal.jsonl") if r["op"] == "restore"]
+        assert [(r["reason"], r["backend"], r["ident"]) for r in restores] == [("watchdog", "cgroup", str(group))]
+
+
+def test_chaos_recover_restores_a_slow_a_sigkilled_runner_left_before_its_deadline(tmp_path):
+    before, service = throttle_groups(), []
+    runner = start_own_run(tmp_path, "60s")
+    with killed_at_the_end(runner, service):
+        group, pid = cut_service(before)
+        service.append(pid)
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait(timeout=20)
+        recovered = subprocess.run(
+            [sys.executable, "-m", "retrystorm", "chaos", "recover", "--journal", tmp_path / "journal.jsonl"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert recovered.returncode == 0, recovered.stderr
+        assert "restored the CPU of cgroup" in recovered.stdout
+        assert GROUP_PREFIX not in cpu_group(pid) and not group.exists()  # long before the watchdog's deadline
+        assert journal_records(tmp_path / "journal.jsonl") == []  # compacted: nothing pending
