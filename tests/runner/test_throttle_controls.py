@@ -30,7 +30,9 @@ from chaos.controller import OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal
 from chaos.targets import FaultTarget
+from experiment.scenario.service import ServiceTarget
 from runner.errors import RunFailedError
+from runner.local import throttle
 from runner.throttle_controls import ThrottleControls
 
 
@@ -263,3 +265,21 @@ def test_chaos_recover_restores_a_slow_a_sigkilled_runner_left_before_its_deadli
         assert "restored the CPU of cgroup" in recovered.stdout
         assert GROUP_PREFIX not in cpu_group(pid) and not group.exists()  # long before the watchdog's deadline
         assert journal_records(tmp_path / "journal.jsonl") == []  # compacted: nothing pending
+
+
+def test_slow_refusal_names_what_is_missing_and_locates_the_pid_or_the_runner(monkeypatch):
+    """Nothing to cut, or no writable cgroup where the cut would be made: one line each; a container: none."""
+    located: list[int] = []
+
+    def unavailable(pid: int) -> None:
+        located.append(pid)
+        raise CgroupUnavailableError(f"no writable cgroup cpu controller for pid {pid} (here: none)")
+
+    url = "http://127.0.0.1:9"
+    assert "a CPU cut needs something to cut" in (throttle.slow_refusal(ServiceTarget(url=url)) or "")
+    monkeypatch.setattr(throttle, "locate", unavailable)
+    refused = throttle.slow_refusal(ServiceTarget(url=url, pid=4242)) or ""
+    assert refused.startswith("no writable cgroup cpu controller for pid 4242") and "sim run" in refused
+    assert throttle.slow_refusal(ServiceTarget(url=url, command="sleep 1")) is not None
+    assert located == [4242, os.getpid()]  # a command's group is born in the runner's cgroup
+    assert throttle.slow_refusal(ServiceTarget(url=url, container="web")) is None  # docker update: no cgroup here
