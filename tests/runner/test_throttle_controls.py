@@ -283,3 +283,26 @@ def test_slow_refusal_names_what_is_missing_and_locates_the_pid_or_the_runner(mo
     assert throttle.slow_refusal(ServiceTarget(url=url, command="sleep 1")) is not None
     assert located == [4242, os.getpid()]  # a command's group is born in the runner's cgroup
     assert throttle.slow_refusal(ServiceTarget(url=url, container="web")) is None  # docker update: no cgroup here
+
+
+def test_a_registered_pid_is_cut_alone_and_put_back(tmp_path):
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        original = cpu_group(sleeper.pid)
+        backend = ProcessBackend({"target": sleeper.pid})
+        journal = Journal(tmp_path / "journal.jsonl")
+
+        async def play() -> str:
+            async with OutageController(journal, dead_man=WatchdogSwitch(journal.path)) as controller:
+                controls = ThrottleControls(controller, FaultTarget("target", backend))
+                await controls.set_capacity(0.4, 10.0)
+                during = cpu_group(sleeper.pid)
+                await controls.restore()
+                return during
+
+        during = asyncio.run(play())
+        assert GROUP_PREFIX in during and cpu_group(sleeper.pid) == original
+        assert cpu_group(os.getpid()) != during  # only the registered process was moved
+    finally:
+        sleeper.kill()
+        sleeper.wait()
