@@ -27,7 +27,7 @@ class SpikeShape(LoadTestShape):
     use_common_options = True
 
     def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call] # locust's is untyped
+        super().__init__()  # type: ignore[no-untyped-call]  # Locust's own class, untyped
         self.spikes = tuple(parse_spikes(os.environ.get(SPIKES_ENV, "")))
 
     def tick(self) -> tuple[int, float] | None:
@@ -35,9 +35,9 @@ class SpikeShape(LoadTestShape):
         if self.runner is None:
             return None
         options = self.runner.environment.parsed_options
-        if options is None:  # a runner without a command line (never under retrystorm)
+        if options is None:
             return None
-        now = self.get_run_time()  # type: ignore[no-untyped-call] # locust's is untyped
+        now = float(self.get_run_time())  # type: ignore[no-untyped-call]
         run_time = getattr(options, "run_time", None)
         if run_time and now >= run_time:
             return None

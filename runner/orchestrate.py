@@ -23,7 +23,7 @@ from chaos.annotations import annotations_from_env
 from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
-from experiment.scenario import OutageWindow, SlowWindow, SpikeWindow
+from experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
 from retrystorm.durations import format_duration
 from runner.errors import RunFailedError
 from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetControls, TargetHandle, TargetProvider
@@ -77,6 +77,8 @@ class StrategyRun:
         self.clock = runtime.clock
         self.paused: list[Outage] = []
         self.readings: list[Reading] = []
+        #: The other triggers' windows (slow, spike, errors), for the display.
+        self.triggers: list[TriggerWindow] = []
         #: Tasks running beside the readings (the triggers): one that failed fails the run at the next reading.
         self.watched: list[asyncio.Task[None]] = []
 
@@ -153,14 +155,19 @@ class StrategyRun:
         )
 
     def outage_state(self, now_s: float) -> str:
-        """``paused target, 12s left``, ``next outage in 5s`` or ``no more outages``."""
+        """``paused target, 12s left``, ``next outage in 5s`` or ``no more outages``; with other triggers,
+        ``slow target to 0.2x its capacity, 5s left``, ``next trigger in 5s``, ``no more triggers``."""
         for outage in self.outages:
             if outage.start_s <= now_s < outage.end_s:
                 return f"{outage.target} paused, {format_duration(round(outage.end_s - now_s))} left"
-        upcoming = [outage.start_s for outage in self.outages if outage.start_s > now_s]
+        for window in self.triggers:
+            if window.start_s <= now_s < window.end_s:
+                return f"{window.effect()}, {format_duration(round(window.end_s - now_s))} left"
+        word = "trigger" if self.triggers else "outage"
+        upcoming = [window.start_s for window in [*self.outages, *self.triggers] if window.start_s > now_s]
         if upcoming:
-            return f"next outage in {format_duration(round(min(upcoming) - now_s))}"
-        return "no outage planned" if not self.outages else "no more outages"
+            return f"next {word} in {format_duration(round(min(upcoming) - now_s))}"
+        return "no outage planned" if not self.outages and not self.triggers else f"no more {word}s"
 
 
 def controls_of(target: TargetHandle, controller: OutageController) -> TargetControls | None:
@@ -179,6 +186,7 @@ async def run_strategy(
     later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
     position = (index, len(plan.strategies), later_s)
     run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
+    run.triggers = list(plan.triggers)
     started_utc = utc_now()
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from runner.errors import RunFailedError
-from runner.orchestrate import RunInterruptedError
+from runner.orchestrate import RunInterruptedError, StrategyRun
 from runner.record import analyse
 
 from .test_execute import run, setting
@@ -148,3 +148,13 @@ def test_sigint_during_a_cpu_cut_ends_the_throttle_then_stops_everything(tmp_pat
     assert 22.0 <= world.events[3][0] < 25.0  # when the signal came
     assert switch.disarmed == ["t1"]
     assert journal.pending_throttles() == []
+
+
+def test_the_display_names_the_trigger_in_force_and_the_next_one(tmp_path):
+    _, _, _, _, _, plan, _, runtime = setting(tmp_path, text=TRIGGERS)
+    run = StrategyRun(plan.strategies[0], plan.outages, None, None, (1, 1, 0.0), runtime=runtime)
+    run.triggers = list(plan.triggers)
+    assert run.outage_state(10.0) == "next trigger in 10s"
+    assert run.outage_state(22.0) == "slow target to 0.5x its capacity, 8s left"
+    assert run.outage_state(41.0) == "errors from target: 429 to 0.5 of the attempts, 4s left"
+    assert run.outage_state(50.0) == "no more triggers"
