@@ -29,7 +29,7 @@ from click.core import ParameterSource
 from chaos.backends.base import BackendError
 from chaos.cli import JOURNAL_OPTION
 from chaos.journal import Journal
-from experiment.scenario import Scenario, load_scenario, shipped_scenario
+from experiment.scenario import Scenario, SlowWindow, load_scenario, shipped_scenario
 from retrystorm.console import err, out
 from retrystorm.errors import UserError
 from runner.compose.endpoints import (
@@ -46,6 +46,7 @@ from runner.progress import Display
 from runner.record import StrategyRecord, analyse
 from runner.runtime import Runtime
 from runner.show import failures, plan_lines, print_verdicts
+from runner.throttle_controls import LEVEL_MARGIN_S
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +176,9 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     else:
         from runner.compose import compose_stack
 
-        longest_s = max((outage.duration_s for outage in scenario.outages()), default=0.0)
+        timeline = scenario.timeline()
+        slows = [w.end_s - w.start_s + LEVEL_MARGIN_S for w in timeline.triggers if isinstance(w, SlowWindow)]
+        longest_s = max([outage.duration_s for outage in timeline.outages] + slows, default=0.0)
         stack = compose_stack(options.compose, longest_outage_s=longest_s, service=scenario.target)
     plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
     lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)

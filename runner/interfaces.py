@@ -8,7 +8,8 @@ stack (the Locust master's HTTP API, the docker fault backend, the target's
 * a :class:`TargetProvider` starts a fresh target for each strategy (or resets one);
   the :class:`TargetHandle` it returns carries its fault targets, each with the
   backend that pauses it, and its :class:`TargetControls` for the slow and errors
-  triggers (the built-in target's admin API: :mod:`runner.target_controls`);
+  triggers (the built-in target's admin API: :mod:`runner.target_controls`), or the
+  fault target a slow cuts the CPU of (a service of one's own: :mod:`runner.throttle_controls`);
 * a :class:`LoadDriver` starts one strategy's load against a target; its
   :class:`LoadHandle` also says how busy its load-generator processes are (the CPU
   share of each, for the saturation rule of :mod:`experiment.analysis.validity`);
@@ -51,6 +52,12 @@ class TargetHandle(Protocol):
     @property
     def controls(self) -> TargetControls | None:
         """The live slow and errors triggers (``None``: the target takes neither; the provider refuses them first)."""
+        ...
+
+    @property
+    def cpu_target(self) -> FaultTarget | None:
+        """What a ``slow`` cuts through the controller's CPU throttle (:mod:`runner.throttle_controls`); ``None``:
+        a slow goes through :attr:`controls` (the built-in target's model)."""
         ...
 
     #: Where the load is sent, e.g. ``http://127.0.0.1:8070``.

@@ -21,14 +21,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Sequence
 
-from chaos.backends.base import BackendError
-from chaos.controller import OutageController
-from chaos.targets import FaultTarget
-from chaos.throttles import Throttle
 from experiment.scenario import ErrorWindow, SlowWindow, SpikeWindow, TriggerWindow
 from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
-from retrystorm.errors import UserError
-from runner.errors import RunFailedError
 from runner.interfaces import TargetControls
 from runner.runtime import Runtime
 
@@ -42,11 +36,6 @@ FOREIGN_ERRORS = (
     "your own service's answers cannot be changed from outside; an error burst needs a fault proxy in front of it "
     "(not part of retrystorm); retrystorm sim run SCENARIO simulates it with a model:"
 )
-FOREIGN_SLOW = (
-    "a capacity cut of your own service is a CPU quota of what a pause would freeze, and target: names nothing to "
-    "freeze; add command (its process group), pid, container or service, or retrystorm sim run SCENARIO "
-    "simulates it with a model:"
-)
 
 
 def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signature as foreign_refusal
@@ -55,35 +44,9 @@ def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signatu
 
 
 def foreign_refusal(kind: str) -> str | None:
-    """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's)."""
-    return {"errors": FOREIGN_ERRORS, "slow": FOREIGN_SLOW}.get(kind)
-
-
-class ThrottleControls:
-    """``slow`` on a target a fault backend can cut (a process, a process group, a container): a chaos
-    throttle (:meth:`chaos.controller.OutageController.throttle`) per level, journaled and guarded by a
-    dead-man watchdog that restores it at the level's planned end even if the runner is killed."""
-
-    def __init__(self, controller: OutageController, target: FaultTarget) -> None:
-        self.controller = controller
-        self.target = target
-        self.current: Throttle | None = None
-
-    async def set_capacity(self, capacity: float, hold_s: float) -> None:
-        await self.restore()  # one throttle at a time: the next would measure the first as the allowance
-        if capacity < 1:
-            try:
-                self.current = await self.controller.throttle(self.target, capacity, hold_s)
-            except (BackendError, UserError) as error:
-                raise RunFailedError(f"cannot cut the CPU of {self.target.name!r}: {error}") from error
-
-    async def set_errors(self, status: int | None, probability: float) -> None:
-        raise RunFailedError(f"errors: {self.target.name!r} takes no error burst (refused before the run)")
-
-    async def restore(self) -> None:
-        if self.current is not None:
-            throttle, self.current = self.current, None
-            await throttle.end()
+    """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's; a slow is
+    a CPU cut of what a pause freezes, :mod:`runner.throttle_controls`, refused by each backend for what it lacks)."""
+    return {"errors": FOREIGN_ERRORS}.get(kind)
 
 
 def spike_users(users: int, windows: Sequence[TriggerWindow]) -> list[tuple[float, float, int]]:

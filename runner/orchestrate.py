@@ -5,8 +5,9 @@ and pauses targets only through an :class:`~chaos.controller.OutageController`, 
 guarantees it relies on: every pause journaled before it happens, resumed when its time
 is up, when the strategy's run ends for any reason, on SIGINT/SIGTERM, and at the next
 start if this process was killed. The slow and errors triggers are played on the
-target's controls (:mod:`runner.live_triggers`) and undone, exactly, in the same
-``finally``. After the targets are resumed and restored, the load and then the target
+target's controls (:mod:`runner.live_triggers`), a slow of a service of one's own as
+the controller's CPU throttle of what a pause freezes (:mod:`runner.throttle_controls`),
+and undone, exactly, in the same ``finally``. After the targets are resumed and restored, the load and then the target
 are stopped, also on errors and interruptions.
 """
 
@@ -26,12 +27,13 @@ from experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWi
 from retrystorm.durations import format_duration
 from runner.errors import RunFailedError
 from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetControls, TargetHandle, TargetProvider
-from runner.live_triggers import LiveTriggers, ThrottleControls
+from runner.live_triggers import LiveTriggers
 from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from runner.progress import Display, Status
 from runner.readings import Reading
 from runner.record import StrategyRecord
 from runner.runtime import Runtime
+from runner.throttle_controls import LEVEL_MARGIN_S, ThrottleControls
 
 #: Deadline of one reading: a second's reading must not delay the next.
 READ_TIMEOUT_S = 0.8
@@ -169,12 +171,11 @@ class StrategyRun:
         return "no outage planned" if not self.outages and not self.triggers else f"no more {word}s"
 
 
-def controls_of(target: TargetHandle, plan: Plan, controller: OutageController) -> TargetControls | None:
-    """The target's own controls (an admin API), else chaos throttles of its fault target for a slow."""
-    if target.controls is not None:
-        return target.controls
-    slowed = [window.target for window in plan.triggers if isinstance(window, SlowWindow)]
-    return ThrottleControls(controller, target.faults[slowed[0]]) if slowed and slowed[0] in target.faults else None
+def controls_of(target: TargetHandle, controller: OutageController) -> TargetControls | None:
+    """The target's controls; a slow of a ``cpu_target`` through the controller's CPU throttle."""
+    if target.cpu_target is not None:
+        return ThrottleControls(controller, target.cpu_target, target.controls)
+    return target.controls
 
 
 async def run_strategy(
@@ -190,7 +191,7 @@ async def run_strategy(
     started_utc = utc_now()
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:
-        triggers = LiveTriggers(plan.triggers, controls_of(target, plan, controller), runtime)
+        triggers = LiveTriggers(plan.triggers, controls_of(target, controller), runtime)
         spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
         load = await stack.load.start(target, spec, spikes)
         try:
@@ -235,14 +236,16 @@ async def execute(
 ) -> list[StrategyRecord]:
     """Run every strategy of ``plan`` in turn; SIGINT/SIGTERM raise :class:`RunInterruptedError`.
 
-    The controller first resumes whatever a killed run left paused (its journal), and
-    resumes everything again when it exits; no outage can outlast the longest planned
-    one by more than :data:`OUTAGE_MARGIN_S`, and each pause arms a watchdog that resumes
-    its target at that deadline even if this process is killed.
+    The controller first resumes whatever a killed run left paused or throttled (its journal),
+    and resumes and restores everything again when it exits; no outage or CPU cut can outlast
+    the longest planned one by more than :data:`OUTAGE_MARGIN_S`, and each arms a watchdog that
+    ends it at that deadline even if this process is killed.
     """
     runtime = runtime or Runtime()
-    timed = [*plan.outages, *(window for window in plan.triggers if isinstance(window, SlowWindow))]
-    longest = max((window.duration_s for window in timed), default=1.0)
+    slows = [
+        window.end_s - window.start_s + LEVEL_MARGIN_S for window in plan.triggers if isinstance(window, SlowWindow)
+    ]
+    longest = max([outage.duration_s for outage in plan.outages] + slows, default=1.0)
     controller = OutageController(
         journal,
         dead_man=runtime.dead_man or WatchdogSwitch(journal.path),

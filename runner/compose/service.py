@@ -19,7 +19,8 @@ it resumed and reset.
 A *foreign* target (a scenario's own service, ``target:``) has no admin API: nothing is
 set or reset, it is only resumed; it must answer its ``ready`` path before each strategy,
 and during a run it need only exist (a service drowning in a retry storm does not answer,
-and that is what is measured).
+and that is what is measured). Its ``slow`` cuts its containers' CPU through the chaos
+controller's throttle (``docker update``, or the chaos API's ``POST /throttles``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class ServiceTarget:
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"
         self.faults: Mapping[str, FaultTarget] = {refs[0].target: FaultTarget(refs[0].target, backend)}
+        #: A foreign service's slow cuts what a pause freezes through the controller's throttle (its containers'
+        #: docker update, or the chaos API's POST /throttles); the built-in target's scales its model.
+        self.cpu_target = self.faults[refs[0].target] if foreign is not None else None
         self.backend = backend
         self.refs = refs
         self.watch = Watch(f"the target at {api.base_url}", self.probe, allowed_s=unhealthy_after_s)
@@ -167,9 +171,9 @@ class ServiceTargets:
         return [self.fault_target]
 
     def trigger_refusal(self, kind: str) -> str | None:
-        if self.foreign is None:
-            return builtin_refusal(kind)
-        return None if kind == "slow" else foreign_refusal(kind)  # slow: a chaos throttle of the container
+        if self.foreign is not None and kind != "slow":  # a slow cuts its containers' CPU (runner.throttle_controls)
+            return foreign_refusal(kind)
+        return builtin_refusal(kind)
 
     def describe(self, model: OverloadModel | None) -> str:
         if self.foreign is not None or model is None:

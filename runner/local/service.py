@@ -19,24 +19,28 @@ What a pause freezes (:meth:`experiment.scenario.service.ServiceTarget.pause_kin
 * ``container`` / ``service``: through the docker backend (label ``retrystorm.chaos=allow``),
   made when the run starts, never for a dry run.
 
+A ``slow`` cuts what a pause freezes through the chaos controller's CPU throttle
+(:mod:`runner.throttle_controls`): the group or the pid through a throttle cgroup, a
+container through ``docker update``; :func:`runner.local.throttle.slow_refusal` says when
+it cannot.
+
 Nothing is reset between strategies but what the runner starts: a service it does not
 start keeps its state from one strategy to the next, and the plan says so.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from chaos.backends import FaultBackend, ProcessBackend
-from chaos.cgroups import cpu_hierarchies
 from chaos.targets import FaultTarget
 from experiment.scenario.service import ServiceTarget
 from runner import server_metrics
 from runner.lazy import LazyBackend, docker_backend
 from runner.live_triggers import foreign_refusal
 from runner.local.processes import ManagedProcess
+from runner.local.throttle import slow_refusal
 from runner.paths import slug
 from runner.readiness import READY_TIMEOUT_S, wait_ready
 from target.models import OverloadModel
@@ -55,10 +59,13 @@ class OwnService:
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
         self.process = process
-        self.controls = None  # slow: a chaos throttle of its fault target (the orchestration's); errors: refused
+        #: No admin API: errors are refused before the run.
+        self.controls = None
         self.faults: Mapping[str, FaultTarget] = (
             {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
         )
+        #: A slow cuts what a pause freezes, through the controller's CPU throttle (runner.throttle_controls).
+        self.cpu_target = self.faults.get(FAULT_TARGET)
 
     def describe(self) -> str:
         started = f", started as pid {self.process.pid}" if self.process is not None else ""
@@ -104,10 +111,7 @@ class OwnServiceTargets:
         return [FAULT_TARGET] if self.spec.pause_kind is not None else []
 
     def trigger_refusal(self, kind: str) -> str | None:
-        if kind == "slow" and self.spec.pause_kind is not None:
-            # a CPU cut of what a pause freezes: a chaos throttle (runner.live_triggers.ThrottleControls)
-            return cgroup_refusal() if self.spec.pause_kind in ("command", "pid") else None
-        return foreign_refusal(kind)
+        return slow_refusal(self.spec) if kind == "slow" else foreign_refusal(kind)
 
     def describe(self, model: OverloadModel | None) -> str:
         how = (
@@ -145,21 +149,6 @@ class OwnServiceTargets:
                 await process.stop_group()
             raise
         return OwnService(self.spec, backend, process)
-
-
-def cgroup_refusal() -> str | None:
-    """Why a process here cannot be given a CPU quota (no writable cgroup cpu controller), or ``None``."""
-    try:
-        hierarchies = cpu_hierarchies(Path("/proc/self/mountinfo").read_text())
-    except OSError:
-        hierarchies = []
-    if any(os.access(hierarchy.mount, os.W_OK) for hierarchy in hierarchies):
-        return None
-    where = ", ".join(str(hierarchy.mount) for hierarchy in hierarchies) or "none mounted"
-    return (
-        f"a CPU quota needs a writable cgroup cpu controller (v2 cpu.max or v1 cpu.cfs_quota_us; here: {where}); "
-        "run as root or delegate one, or retrystorm sim run SCENARIO simulates it with a model:"
-    )
 
 
 def _alive(process: ManagedProcess) -> None:

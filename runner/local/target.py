@@ -35,6 +35,7 @@ class LocalTarget:
         self.metrics_url = base_url + "/metrics"
         self.api = WebApi(base_url, "the target")
         self.controls = AdminControls(self.api)
+        self.cpu_target: FaultTarget | None = None  # a slow scales the model (the admin API)
         self.faults: Mapping[str, FaultTarget] = {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)}
 
     def describe(self) -> str:

@@ -102,7 +102,7 @@ class RecordingSwitch:
         self.armed: list[tuple[str, str, float]] = []
         self.disarmed: list[str] = []
 
-    def arm(self, ref, outage_id: str, hold_s: float):
+    def arm(self, ref, outage_id: str, hold_s: float, *, undo=None):  # undo: a throttle's
         if self.fail is not None:
             raise self.fail
         self.armed.append((ref.ident, outage_id, hold_s))

@@ -10,6 +10,7 @@ event, for the tests to compare with the plan.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import heapq
 import itertools
 from collections.abc import Callable
@@ -83,6 +84,8 @@ class World:
         self.cpu_of: dict[str, Callable[[float], float | None]] = {}
         #: The number of the trigger change (from 1) the target's controls refuse; ``None``: none.
         self.fail_control_at: int | None = None
+        #: A slow cuts the fault target's CPU through the controller's throttle (a service of one's own).
+        self.cpu_cut = False
 
     def cpu(self, label: str, now: float) -> dict[str, float] | None:
         share = self.cpu_of.get(label, lambda _: 0.2)(now)
@@ -126,6 +129,36 @@ class FakeBackend(FaultBackend):
     def state(self, ref: TargetRef) -> TargetState:
         return TargetState.PAUSED if ref.ident in self.paused else TargetState.RUNNING
 
+    def plan_cpu_cut(self, target: str, refs: list[TargetRef], capacity: float, tag: str) -> list[Any]:
+        return [FakeCpuCut(TargetRef(self.name, target, f"{target}#cpu"), self.world, capacity)]
+
+
+@dataclasses.dataclass
+class FakeCpuCut:
+    """A CPU cut of 2 CPUs that records its cut and its restore."""
+
+    ref: TargetRef
+    world: World
+    capacity: float
+    cpus_before: float = 2.0
+
+    @property
+    def cpus_during(self) -> float:
+        return self.cpus_before * self.capacity
+
+    def undo(self) -> dict[str, Any]:
+        return {"kind": "fake"}
+
+    def prepare(self) -> None:
+        pass
+
+    def apply(self) -> None:
+        self.world.note(f"cut {self.ref.target} {self.capacity:g}")
+
+    def restore(self) -> str:
+        self.world.note(f"uncut {self.ref.target}")
+        return "restored"
+
 
 class FakeControls:
     """Records each capacity and error change, and the restore; ``fail_at``: the change of that number raises."""
@@ -156,6 +189,7 @@ class FakeTarget:
         self.metrics_url = self.base_url + "/metrics"
         self.faults = {"target": FaultTarget("target", backend)}
         self.controls = FakeControls(world, world.fail_control_at)
+        self.cpu_target = FaultTarget("target", backend) if world.cpu_cut else None
         self.dead = False
 
     def describe(self) -> str:

@@ -102,3 +102,53 @@ def test_a_labelled_container_is_paused_and_resumed_through_the_docker_backend(t
         assert docker("inspect", "-f", "{{.State.Status}}", name).stdout.strip() == "running"
     finally:
         docker("rm", "-f", started.stdout.strip())
+
+
+def test_a_slow_of_a_labelled_container_cuts_its_own_cpus_and_writes_them_back(tmp_path):
+    """The container had --cpus 1.5: a slow to 0.4 runs it at 0.6 CPU, and it gets 1.5 back exactly."""
+    base = "retrystorm-base:bookworm"
+    try:
+        present = docker("image", "inspect", base).returncode == 0
+    except OSError:
+        present = False
+    if not present:
+        pytest.skip(f"no Docker engine or no {base}")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    name = f"rstest-slow-{uuid.uuid4().hex[:8]}"
+    started = docker(
+        "run", "-d", "--network", "host", "--cpus", "1.5", "--label", "retrystorm.chaos=allow", "--name", name,
+        base, "python3", "-m", "http.server", "--bind", "127.0.0.1", str(port),
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    runner = None
+    try:
+        scenario = tmp_path / "container.yaml"
+        scenario.write_text(
+            f"target: {{url: http://127.0.0.1:{port}, container: {name}, ready: /}}\n"
+            "load: {users: 2, think_time: constant:200ms, attempt_timeout: 2s, duration: 12s}\n"
+            "strategies: [fixed:100ms]\nfaults: [{slow: target, capacity: 0.4, at: 3s, for: 5s}]\n"
+        )
+        journal = tmp_path / "j.jsonl"
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "retrystorm", "run", str(scenario), "--out", str(tmp_path / "run")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal)},
+        )  # fmt: skip
+        seen = set()
+        while runner.poll() is None:
+            seen.add(docker("inspect", "-f", "{{.HostConfig.NanoCpus}}", name).stdout.strip())
+        out, err = runner.communicate(timeout=60)
+        assert runner.returncode == 0, out + err
+        assert str(600_000_000) in seen  # 0.4 of its 1.5 CPUs, through NanoCpus
+        assert docker("inspect", "-f", "{{.HostConfig.NanoCpus}}", name).stdout.strip() == str(1_500_000_000)
+        assert not Journal(journal).pending_throttles()
+        [row] = json.loads((tmp_path / "run" / "results.json").read_text())["results"]
+        [slow] = row["triggers"]
+        assert (slow["kind"], slow["capacity"]) == ("slow", 0.4)
+    finally:
+        if runner is not None and runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+        docker("rm", "-f", started.stdout.strip())

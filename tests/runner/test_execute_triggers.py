@@ -97,6 +97,59 @@ def test_a_first_change_that_fails_is_restored_all_the_same(tmp_path):
     assert world.names()[2:] == ["restore", "stop load fixed:100ms", "stop target fixed:100ms", "close metrics"]
 
 
+SLOWS = "".join(line for line in TRIGGERS.splitlines(keepends=True) if "errors:" not in line)
+
+
+def test_a_slow_of_a_cpu_target_is_one_controller_throttle_per_level_each_guarded(tmp_path):
+    """Each level a throttle of the controller, journaled and guarded, ended at the next; errors to the controls."""
+    world, stack, _, _, switch, plan, journal, runtime = setting(tmp_path, text=TRIGGERS)
+    world.cpu_cut = True
+    [record] = run(plan, stack, journal, runtime)
+    assert world.events == [
+        (0.0, "start target fixed:100ms"),
+        (0.0, "start load fixed:100ms"),
+        (20.0, "cut target 0.5"),
+        (25.0, "uncut target"),  # a change of level: the throttle in force ends, the next starts
+        (25.0, "cut target 0.25"),
+        (35.0, "uncut target"),
+        (40.0, "errors 429 0.5"),
+        (45.0, "errors off"),
+        (60.0, "restore"),  # the controls' own (the errors); no throttle is in force
+        (60.0, "stop load fixed:100ms"),
+        (60.0, "stop target fixed:100ms"),
+        (60.0, "close metrics"),
+    ]
+    assert [hold for _, _, hold in switch.armed] == [6.0, 11.0]  # each level's hold + 1 s: the change ends it first
+    assert switch.disarmed == ["t1", "t2"]
+    assert journal.pending_throttles() == []
+    assert [(w.start_s, w.end_s, w.settings()) for w in record.triggers] == [
+        (20.0, 25.0, {"capacity": 0.5}),
+        (25.0, 35.0, {"capacity": 0.25}),
+        (40.0, 45.0, {"status": 429, "probability": 0.5}),
+    ]
+
+
+def test_sigint_during_a_cpu_cut_ends_the_throttle_then_stops_everything(tmp_path):
+    world, stack, _, _, switch, plan, journal, runtime = setting(tmp_path, text=SLOWS)
+    world.cpu_cut = True
+    world.at[("fixed:100ms", 22.0)] = lambda: os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(RunInterruptedError):
+        run(plan, stack, journal, runtime)
+    assert world.names() == [
+        "start target fixed:100ms",
+        "start load fixed:100ms",
+        "cut target 0.5",
+        "uncut target",
+        "restore",
+        "stop load fixed:100ms",
+        "stop target fixed:100ms",
+        "close metrics",
+    ]
+    assert 22.0 <= world.events[3][0] < 25.0  # when the signal came
+    assert switch.disarmed == ["t1"]
+    assert journal.pending_throttles() == []
+
+
 def test_the_display_names_the_trigger_in_force_and_the_next_one(tmp_path):
     _, _, _, _, _, plan, _, runtime = setting(tmp_path, text=TRIGGERS)
     run = StrategyRun(plan.strategies[0], plan.outages, None, None, (1, 1, 0.0), runtime=runtime)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
+
+from chaos.cgroups import CgroupUnavailableError, locate
 
 from .test_cli import error_line, retrystorm
 
@@ -121,11 +124,48 @@ def test_a_trigger_a_service_of_ones_own_cannot_take_live_is_exit_2_in_one_line_
     assert expected in error_line(done)
 
 
-def test_a_slow_of_a_service_with_nothing_to_freeze_is_exit_2_in_one_line_on_a_dry_run(tmp_path):
-    text = OWN.format(pause="").replace(
-        "faults: [{at: 10s, for: 5s}]", "faults: [{slow: target, capacity: 0.4, at: 10s, for: 5s}]"
-    )
+SLOW = "faults: [{slow: target, capacity: 0.4, at: 10s, for: 5s}]"
+
+
+def test_a_slow_of_a_service_with_nothing_to_cut_is_exit_2_in_one_line_on_a_dry_run(tmp_path):
+    text = OWN.format(pause="").replace("faults: [{at: 10s, for: 5s}]", SLOW)
     done = retrystorm("run", write(tmp_path, text), "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
-    assert "faults[0]: slow: target: a capacity cut of your own service is a CPU quota of what a pause would" in (
-        error_line(done)
+    assert done.returncode == 2, done.stderr
+    assert "faults[0]: slow: target: a CPU cut needs something to cut: give target.command" in error_line(done)
+
+
+@pytest.mark.parametrize("pause", ["command: python -m http.server", "pid: {child}", "container: web"])
+def test_a_slow_of_a_command_a_pid_or_a_container_is_planned_on_a_dry_run(tmp_path, pause):
+    if "container" not in pause:
+        try:
+            locate(os.getpid())
+        except CgroupUnavailableError as error:
+            pytest.skip(f"no writable cgroup cpu controller: {error}")
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        text = OWN.format(pause=pause.format(child=child.pid)).replace("faults: [{at: 10s, for: 5s}]", SLOW)
+        done = retrystorm("run", write(tmp_path, text), "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    finally:
+        child.kill()
+        child.wait()
+    if "pip install 'retrystorm[docker]'" in done.stderr:
+        pytest.skip("the Docker SDK is not installed")
+    assert done.returncode == 0, done.stderr
+    assert "slow target" in " ".join(done.stdout.split())
+
+
+def test_a_slow_of_a_compose_service_of_ones_own_is_planned_and_an_error_burst_refused(tmp_path):
+    text = OWN.format(pause="service: web").replace("faults: [{at: 10s, for: 5s}]", SLOW)
+    done = retrystorm(
+        "run", write(tmp_path, text), "--dry-run", "--backend", "compose", cwd=tmp_path, journal=tmp_path / "j.jsonl"
     )
+    if "pip install 'retrystorm[docker]'" in done.stderr:
+        pytest.skip("the Docker SDK is not installed")
+    assert done.returncode == 0, done.stderr
+    assert "slow target" in " ".join(done.stdout.split())
+    burst = text.replace("{slow: target, capacity: 0.4,", "{errors: target, status: 503, probability: 0.5,")
+    done = retrystorm(
+        "run", write(tmp_path, burst), "--dry-run", "--backend", "compose", cwd=tmp_path, journal=tmp_path / "j.jsonl"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "faults[0]: errors: target: your own service's answers cannot be changed" in error_line(done)

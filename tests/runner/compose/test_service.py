@@ -198,9 +198,12 @@ def test_a_foreign_target_gets_no_admin_call_and_a_busy_one_is_not_a_failure(slo
     backend = ProcessBackend({"target": slow_target.process.pid})
     provider = ServiceTargets(slow_target.url, backend=backend, foreign=own, unhealthy_after_s=0.5)
     assert "no admin API: nothing is reset between strategies" in provider.describe(None)
+    assert provider.trigger_refusal("slow") is None and "fault proxy" in (provider.trigger_refusal("errors") or "")
 
     async def start_probe_and_stop() -> tuple[str | None, str | None]:
         handle = await provider.start("backoff", None, 1)
+        # a slow cuts what a pause freezes, through the controller's throttle; no admin controls
+        assert handle.controls is None and handle.cpu_target is handle.faults["target"]
         handle.foreign = own.model_copy(update={"ready": "/api"})  # a path that now takes a minute to answer
         busy = await handle.probe()
         await handle.stop()

@@ -1,0 +1,36 @@
+"""Whether the live ``slow`` trigger of a service of one's own can be played here (the local backend).
+
+A slow cuts what a pause freezes (:mod:`runner.throttle_controls`, through the chaos
+controller's throttle): the command's process group or a registered pid through a cgroup
+(v1 ``cpu`` or v2 ``cpu.max``, :mod:`chaos.cgroups`), a labelled container or compose
+service through ``docker update``. :func:`slow_refusal` says, before anything starts
+(``--dry-run`` included), why it cannot, and what would make it possible.
+"""
+
+from __future__ import annotations
+
+import os
+
+from chaos.cgroups import CgroupUnavailableError, locate
+from experiment.scenario.service import ServiceTarget
+
+SIMULATE = "retrystorm sim run SCENARIO simulates it with a model"
+
+
+def slow_refusal(spec: ServiceTarget) -> str | None:
+    """Why a capacity cut of ``spec`` cannot be played live here (``None``: it can)."""
+    kind = spec.pause_kind
+    if kind is None:
+        return (
+            "a CPU cut needs something to cut: give target.command (the runner starts it; its process group is cut "
+            f"through a cgroup), pid, container or service; {SIMULATE}"
+        )
+    if kind in ("container", "service"):
+        return None  # docker update --cpus; the opt-in label is checked when the run starts
+    # The command's group is born in the runner's own cgroup: that is where its throttle group is made.
+    pid = spec.pid if kind == "pid" and spec.pid is not None else os.getpid()
+    try:
+        locate(pid)
+    except CgroupUnavailableError as error:
+        return f"{error}; {SIMULATE}"
+    return None
