@@ -14,7 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 #: loadgen modules that run inside Locust only (they import locust, gevent or flask).
-LOCUST_ONLY = {"loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web", "loadgen.storm_view"}
+LOCUST_ONLY = {
+    "loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web", "loadgen.storm_view", "loadgen.shape",
+}  # fmt: skip
 
 PROBE = textwrap.dedent(
     """
