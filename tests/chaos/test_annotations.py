@@ -242,7 +242,7 @@ def test_scenario_run_annotates_its_outage_with_the_scenario(grafana, tmp_path):
     scenario.write_text(TINY)
     env_journal = {"RETRYSTORM_CHAOS_JOURNAL": str(tmp_path / "journal.jsonl")}
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", str(scenario), "--out", str(tmp_path / "run")],
+        [sys.executable, "-m", "retrystorm", "run", str(scenario), "--allow-saturated", "--out", str(tmp_path / "run")],
         capture_output=True,
         text=True,
         env={**os.environ, **env_journal},

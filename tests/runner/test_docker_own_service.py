@@ -86,7 +86,8 @@ def test_a_labelled_container_is_paused_and_resumed_through_the_docker_backend(t
         )
         journal = tmp_path / "j.jsonl"
         done = subprocess.run(
-            [sys.executable, "-m", "retrystorm", "run", str(scenario), "--out", str(tmp_path / "run")],
+            [sys.executable, "-m", "retrystorm", "run", str(scenario), "--allow-saturated",
+             "--out", str(tmp_path / "run")],
             capture_output=True, text=True, timeout=180, check=False,
             env={**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal)},
         )  # fmt: skip

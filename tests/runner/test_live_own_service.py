@@ -37,7 +37,7 @@ def free_port() -> int:
 def run(scenario: Path, tmp_path: Path, *extra: str, timeout_s: float = 420) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(tmp_path / "journal.jsonl"), "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", str(scenario), *extra],
+        [sys.executable, "-m", "retrystorm", "run", str(scenario), "--allow-saturated", *extra],
         capture_output=True, text=True, env=env, timeout=timeout_s, check=False,
     )  # fmt: skip
 

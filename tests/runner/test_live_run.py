@@ -30,7 +30,7 @@ def env_with(journal):
 def test_laptop_scenario_fixed_never_recovers_and_backoff_does(tmp_path):
     folder = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", "smira-laptop", "--out", folder, "--simulate"],
+        [sys.executable, "-m", "retrystorm", "run", "smira-laptop", "--allow-saturated", "--out", folder, "--simulate"],
         capture_output=True, text=True, env=env_with(tmp_path / "journal.jsonl"), timeout=420, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

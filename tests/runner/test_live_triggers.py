@@ -88,7 +88,7 @@ def test_retrystorm_run_plays_a_capacity_cut_and_an_error_burst_and_undoes_them(
     (tmp_path / "live.yaml").write_text(LIVE)
     folder = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", tmp_path / "live.yaml", "--out", folder],
+        [sys.executable, "-m", "retrystorm", "run", tmp_path / "live.yaml", "--allow-saturated", "--out", folder],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -135,7 +135,7 @@ def test_retrystorm_run_plays_a_spike_with_the_locust_user_count_and_ends_it(tmp
     (tmp_path / "spike.yaml").write_text(SPIKE)
     folder = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", tmp_path / "spike.yaml", "--out", folder],
+        [sys.executable, "-m", "retrystorm", "run", tmp_path / "spike.yaml", "--allow-saturated", "--out", folder],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -197,7 +197,7 @@ def test_retrystorm_run_cuts_the_cpu_of_a_service_it_started_through_a_cgroup_an
     before = {path.name for path in base.iterdir()}
     folder = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", tmp_path / "own.yaml", "--out", folder,
+        [sys.executable, "-m", "retrystorm", "run", tmp_path / "own.yaml", "--allow-saturated", "--out", folder,
          "--journal", tmp_path / "journal.jsonl"],
         capture_output=True, text=True, timeout=180, check=False, cwd=tmp_path,
     )  # fmt: skip

@@ -42,6 +42,7 @@ def test_the_gunicorn_container_frozen_by_docker_pause_storms_under_fixed_retrie
     done = subprocess.run(
         [
             sys.executable, "-m", "retrystorm", "run", str(EXAMPLE / "scenario-compose.yaml"), "--backend", "compose",
+            "--allow-saturated",
             "--target-url", urls["target"], "--locust-url", urls["locust-master"],
             "--prometheus-url", urls["prometheus"], "--project", own_stack.project, "--out", str(tmp_path / "run"),
         ],

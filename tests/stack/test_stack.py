@@ -50,7 +50,7 @@ def scenario_run(stack: Stack, tmp_path_factory):
     started = datetime.datetime.now(datetime.UTC)
     done = stack.compose(
         "run", "--rm", "--no-deps", "-v", f"{out}:/out", "chaos",
-        "retrystorm", "run", SCENARIO, "--backend", "compose", "--out", "/out/run",
+        "retrystorm", "run", SCENARIO, "--allow-saturated", "--backend", "compose", "--out", "/out/run",
         timeout_s=RUN_TIMEOUT_S, check=False,
     )  # fmt: skip
     ended = datetime.datetime.now(datetime.UTC)
