@@ -122,7 +122,8 @@ class GrafanaPoster:
 
 
 class GrafanaAnnotations(OutageListener):
-    """An outage listener that posts one annotation per ended outage, off the event loop."""
+    """An outage listener that posts one annotation per ended outage, and any other given to :meth:`submit`
+    (``retrystorm run``'s trigger windows), off the event loop."""
 
     def __init__(self, poster: AnnotationPoster, *, scenario: str | None = None) -> None:
         self.poster = poster
@@ -176,5 +177,5 @@ def annotations_from_env(
         return None
     if settings is None:
         return None
-    log.info("outages will be annotated in Grafana at %s", settings.where())
+    log.info("outages and other triggers will be annotated in Grafana at %s", settings.where())
     return GrafanaAnnotations(GrafanaPoster(GrafanaClient(settings)), scenario=scenario)
