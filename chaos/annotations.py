@@ -1,4 +1,4 @@
-"""Grafana annotations for outages: one per outage, posted when it ends, never in the way.
+"""Grafana annotations for outages and the other triggers: one per window, posted when it ends, never in the way.
 
 When ``GRAFANA_URL`` is set (credentials from ``GRAFANA_TOKEN``, or ``GRAFANA_USER``
 and ``GRAFANA_PASSWORD``), :func:`annotations_from_env` returns an
@@ -9,6 +9,11 @@ pause) and ``timeEnd`` (the resume) in epoch milliseconds, ``tags``
 (https://grafana.com/docs/grafana-cloud/developer-resources/api-reference/http-api/api-legacy/annotations/).
 It is an organization annotation (no dashboard): the dashboard shows it through its
 tag query on ``retrystorm`` and ``outage`` (:mod:`dashboards.experiment`).
+
+``retrystorm run`` also posts one per window of its other triggers once it has ended
+(:func:`trigger_annotation`): tags ``retrystorm``, the kind (``slow``, ``spike``,
+``errors``: :func:`trigger_tags`), the target, the scenario and the strategy; the
+dashboard shows each kind through its own tag query, in the kind's colour.
 
 Posting runs in a worker thread (``asyncio.to_thread``), after the outage has ended,
 so a slow or failing Grafana never delays a resume or blocks the event loop; any
@@ -31,6 +36,13 @@ from retrystorm.grafana import GrafanaClient, GrafanaSettings
 log = logging.getLogger(__name__)
 
 TAGS = ("retrystorm", "outage")
+#: The trigger kinds annotated besides outages (a pause is an outage: :data:`TAGS`).
+TRIGGER_KINDS = ("slow", "spike", "errors")
+
+
+def trigger_tags(kind: str) -> tuple[str, str]:
+    """The tags every annotation of a ``kind`` trigger carries, and the dashboard queries: ``retrystorm``, kind."""
+    return ("retrystorm", "outage" if kind == "pause" else kind)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,6 +65,31 @@ class OutageAnnotation:
             text += f"; error: {outage.error}"
         tags = (*TAGS, outage.target, *((scenario,) if scenario else ()))
         return cls(start_ms, max(start_ms, end_ms), tags, text)
+
+
+def trigger_annotation(
+    kind: str,
+    start_epoch_s: float,
+    end_epoch_s: float,
+    effect: str,
+    *,
+    target: str | None = None,
+    scenario: str | None = None,
+    strategy: str | None = None,
+) -> OutageAnnotation:
+    """The annotation of one ended trigger window from ``start_epoch_s`` to ``end_epoch_s`` (Unix seconds).
+
+    ``effect`` says what it did (``slow target to 0.4x its capacity``); the text adds how
+    long, the scenario and the strategy.
+    """
+    start_ms = round(start_epoch_s * 1000)
+    end_ms = max(start_ms, round(end_epoch_s * 1000))
+    where = ", ".join(
+        part for part in (scenario and f"scenario {scenario}", strategy and f"strategy {strategy}") if part
+    )
+    text = f"{effect} for {(end_ms - start_ms) / 1000:.1f} s" + (f" ({where})" if where else "")
+    extra = tuple(dict.fromkeys(tag for tag in (target, scenario, strategy) if tag))
+    return OutageAnnotation(start_ms, end_ms, (*trigger_tags(kind), *extra), text)
 
 
 def _epoch_ms(utc: str) -> int:
@@ -85,7 +122,8 @@ class GrafanaPoster:
 
 
 class GrafanaAnnotations(OutageListener):
-    """An outage listener that posts one annotation per ended outage, off the event loop."""
+    """An outage listener that posts one annotation per ended outage, and any other given to :meth:`submit`
+    (``retrystorm run``'s trigger windows), off the event loop."""
 
     def __init__(self, poster: AnnotationPoster, *, scenario: str | None = None) -> None:
         self.poster = poster
@@ -95,13 +133,16 @@ class GrafanaAnnotations(OutageListener):
     def outage_ended(self, outage: Outage, paused_s: float) -> None:
         if outage.end_reason == "pause failed":
             return  # the target was never paused: nothing to show
-        annotation = OutageAnnotation.of(outage, paused_s, self.scenario)
+        self.submit(OutageAnnotation.of(outage, paused_s, self.scenario))
+
+    def submit(self, annotation: OutageAnnotation) -> None:
+        """Post ``annotation`` in a worker thread (at once, outside an event loop); failures are warnings."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             self._post(annotation)
             return
-        task = loop.create_task(asyncio.to_thread(self._post, annotation), name=f"annotate {outage.id}")
+        task = loop.create_task(asyncio.to_thread(self._post, annotation), name=f"annotate {annotation.text}")
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
@@ -109,9 +150,11 @@ class GrafanaAnnotations(OutageListener):
         try:
             self.poster.post(annotation)
         except Exception as error:  # whatever Grafana (or the network) does, the run goes on
-            log.warning("could not post the outage annotation to Grafana (%s): %s", annotation.text, error)
+            log.warning(
+                "could not post the %s annotation to Grafana (%s): %s", annotation.tags[1], annotation.text, error
+            )
         else:
-            log.info("posted outage annotation to Grafana: %s", annotation.text)
+            log.info("posted %s annotation to Grafana: %s", annotation.tags[1], annotation.text)
 
     async def drain(self) -> None:
         """Wait for the posts under way (each bounded by the client's timeout)."""
@@ -134,5 +177,5 @@ def annotations_from_env(
         return None
     if settings is None:
         return None
-    log.info("outages will be annotated in Grafana at %s", settings.where())
+    log.info("outages and other triggers will be annotated in Grafana at %s", settings.where())
     return GrafanaAnnotations(GrafanaPoster(GrafanaClient(settings)), scenario=scenario)

@@ -9,21 +9,24 @@ serialises to Grafana's dashboard JSON. Rows:
 * **Clients** (``$strategy``) -- attempts per second by outcome, goodput, logical
   latency p50/p99, users in backoff, amplification, retry-budget refusals: do its
   *users* recover, and what do the retries cost?
-* **Outages** -- the chaos controller's outage gauge as a state timeline, and each
-  scrape job's ``up``: a frozen target fails its scrapes.
+* **Triggers** -- every trigger kind in force as a state timeline (a row per kind, in
+  its colour), the chaos controller's outage gauge by target, and each scrape job's
+  ``up``: a frozen target fails its scrapes.
 
-Outages also shade every time series: an annotation query on the outage gauge (a
-region per outage, see :mod:`dashboards.sdk_extras`), and the annotations the chaos
-controller posts when ``GRAFANA_URL`` is set (tags ``retrystorm``, ``outage``, see
-:mod:`chaos.annotations`). Thresholds cannot do this: they shade value ranges on the
-y axis, never a span of time.
+Triggers also shade every time series, each kind in the colour the plots and reports
+shade it (:data:`TRIGGERS`: pause grey, slow orange, spike purple, errors red): an
+annotation query on the kind's metric (a region per window, see
+:mod:`dashboards.sdk_extras`), and one on the annotations posted when ``GRAFANA_URL`` is
+set (tags ``retrystorm`` and the kind, ``outage`` for a pause: :mod:`chaos.annotations`).
+Thresholds cannot do this: they shade value ranges on the y axis, never a span of time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from grafana_foundation_sdk.builders import common as common_builders
@@ -43,6 +46,8 @@ DATASOURCE = model.DataSourceRef(type_val="prometheus", uid="prometheus")
 GRAFANA_DATASOURCE = model.DataSourceRef(type_val="grafana", uid="-- Grafana --")
 #: Tags of the annotations the chaos controller posts (chaos/annotations.py).
 OUTAGE_TAGS = ("retrystorm", "outage")
+#: Tags of the annotations ``retrystorm run`` posts for its other triggers (chaos/annotations.py).
+TRIGGER_TAGS = {kind: ("retrystorm", kind) for kind in ("slow", "spike", "errors")}
 WIDTH = 24
 HALF = 12
 HEIGHT = 8
@@ -86,16 +91,17 @@ def graph(title: str, description: str, unit: str, *queries: prometheus.Dataquer
 
 
 def _states(
-    title: str, description: str, states: Sequence[tuple[str, str, str]], target: prometheus.Dataquery
+    title: str, description: str, states: Sequence[tuple[str, str, str]], *targets: prometheus.Dataquery
 ) -> statetimeline.Panel:
-    """A state timeline whose values map to ``(value, text, color)``."""
+    """A state timeline of ``targets`` whose values map to ``(value, text, color)``."""
     options = {value: model.ValueMappingResult(text=text, color=color) for value, text, color in states}
+    panel = statetimeline.Panel()
+    for target in targets:
+        panel = panel.with_target(target)
     return (
-        statetimeline.Panel()
-        .title(title)
+        panel.title(title)
         .description(description)
         .datasource(DATASOURCE)
-        .with_target(target)
         .mappings([model.ValueMap(options=options)])
         .show_value(common.VisibilityMode.NEVER)
         .merge_values(True)
@@ -177,8 +183,53 @@ def client_panels() -> list[PanelBuilder]:
     ]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Trigger:
+    """One trigger kind as the dashboard draws it: its 0/1 query, its colour, its posted annotations' tags."""
+
+    kind: str
+    title: str
+    colour: str
+    active: Callable[[], str]
+    tags: tuple[str, ...]
+    #: Where the metric comes from, as its annotation query is named.
+    source: str
+
+
+#: Every trigger kind, in the colours of the plots (experiment/report/panels.py ``TRIGGER_COLOURS``:
+#: grey, matplotlib's tab:orange, tab:purple and tab:red), written in hex for Grafana.
+TRIGGERS = (
+    Trigger("pause", "pause (outage)", "#808080", promql.pause_active, OUTAGE_TAGS, "chaos metric"),
+    Trigger(
+        "slow", "slow (capacity cut)", "#ff7f0e", promql.slow_active, TRIGGER_TAGS["slow"], "target and chaos metrics"
+    ),
+    Trigger("spike", "spike (load)", "#9467bd", promql.spike_active, TRIGGER_TAGS["spike"], "client metric"),
+    Trigger("errors", "errors (error burst)", "#d62728", promql.errors_active, TRIGGER_TAGS["errors"], "target metric"),
+)
+PAUSE_COLOUR = TRIGGERS[0].colour
+
+
+def trigger_timeline() -> statetimeline.Panel:
+    """A row per trigger kind, coloured by its kind while it is in force."""
+    refs = [chr(ord("A") + index) for index in range(len(TRIGGERS))]
+    panel = _states(
+        "Triggers in force",
+        "A row per trigger kind, shaded in its kind's colour (as the plots shade it) while it is in force: "
+        "pause (the chaos outage gauge), slow (the target's capacity ratio below 1, or a chaos CPU throttle), "
+        "spike (the clients' load factor above 1), errors (the target's fault rule armed).",
+        [("0", "none", "transparent")],
+        *(query(trigger.active(), trigger.kind, ref) for trigger, ref in zip(TRIGGERS, refs, strict=True)),
+    ).span(WIDTH)
+    for trigger, ref in zip(TRIGGERS, refs, strict=True):
+        mapping = {"0": {"text": "none", "color": "transparent"}, "1": {"text": trigger.title, "color": trigger.colour}}
+        panel = panel.override_by_query(
+            ref, [model.DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": mapping}])]
+        )
+    return panel
+
+
 def outage_panels() -> list[PanelBuilder]:
-    """Outages as shaded spans, and the scrapes that fail while a target is frozen."""
+    """Triggers in force, outages by target, and the scrapes that fail while a target is frozen."""
     paused = _states(
         "Outages",
         "The chaos controller's outage gauge: red while a target is paused.",
@@ -191,7 +242,7 @@ def outage_panels() -> list[PanelBuilder]:
         [("0", "down", "red"), ("1", "up", "green")],
         query(promql.scrape_up(), "{{job}}"),
     )
-    return [paused, scrapes]
+    return [trigger_timeline(), paused, scrapes]
 
 
 def strategy_variable() -> dash.QueryVariable:
@@ -217,7 +268,7 @@ def outage_annotations() -> list[cogbuilder.Builder[model.AnnotationQuery]]:
         .name("Outages (chaos metric)")
         .datasource(DATASOURCE)
         .enable(True)
-        .icon_color("red")
+        .icon_color(PAUSE_COLOUR)
         .expr(promql.outage_active())
         .step("1s")
         .title_format("Outage of {{target}}")
@@ -229,10 +280,37 @@ def outage_annotations() -> list[cogbuilder.Builder[model.AnnotationQuery]]:
         .name("Outages (posted by the chaos controller)")
         .datasource(GRAFANA_DATASOURCE)
         .enable(True)
-        .icon_color("orange")
+        .icon_color(PAUSE_COLOUR)
         .target(dash.AnnotationTarget().type("tags").tags(list(OUTAGE_TAGS)).match_any(False).limit(100))
     )
     return [from_metric, posted]
+
+
+def trigger_annotations() -> list[cogbuilder.Builder[model.AnnotationQuery]]:
+    """The other trigger kinds, each from its metric (regions) and from the annotations ``retrystorm run`` posts."""
+    found: list[cogbuilder.Builder[model.AnnotationQuery]] = []
+    for trigger in TRIGGERS[1:]:
+        name = trigger.kind.capitalize()
+        found.append(
+            PrometheusAnnotation()
+            .name(f"{name} ({trigger.source})")
+            .datasource(DATASOURCE)
+            .enable(True)
+            .icon_color(trigger.colour)
+            .expr(trigger.active())
+            .step("1s")
+            .title_format(f"Trigger: {trigger.title}")
+            .text_format(f"a {trigger.kind} trigger in force")
+        )
+        found.append(
+            dash.AnnotationQuery()
+            .name(f"{name} (posted by retrystorm run)")
+            .datasource(GRAFANA_DATASOURCE)
+            .enable(True)
+            .icon_color(trigger.colour)
+            .target(dash.AnnotationTarget().type("tags").tags(list(trigger.tags)).match_any(False).limit(100))
+        )
+    return found
 
 
 def build() -> dash.Dashboard:
@@ -248,10 +326,10 @@ def build() -> dash.Dashboard:
         .tooltip(model.DashboardCursorSync.CROSSHAIR)
         .editable()
         .with_variable(strategy_variable())
-        .annotations(outage_annotations())
+        .annotations([*outage_annotations(), *trigger_annotations()])
     )
     ids = itertools.count(1)
-    for row, panels in (("Target", target_panels()), ("Clients", client_panels()), ("Outages", outage_panels())):
+    for row, panels in (("Target", target_panels()), ("Clients", client_panels()), ("Triggers", outage_panels())):
         board = board.with_row(dash.Row(row).id(next(ids)))
         for panel in panels:
             board = board.with_panel(panel.id(next(ids)))

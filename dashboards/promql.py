@@ -33,6 +33,10 @@ CLIENT_USERS_IN_BACKOFF = "retrystorm_client_users_in_backoff"
 CLIENT_ACTIVE_USERS = "retrystorm_client_active_users"
 CLIENT_BUDGET_REFUSALS = "retrystorm_client_budget_refusals_total"
 CHAOS_OUTAGE_ACTIVE = "retrystorm_chaos_outage_active"
+CHAOS_THROTTLE_ACTIVE = "retrystorm_chaos_throttle_active"
+TARGET_CAPACITY_RATIO = "retrystorm_target_capacity_ratio"
+TARGET_ERROR_PROBABILITY = "retrystorm_target_injected_error_probability"
+CLIENT_LOAD_FACTOR = "retrystorm_client_load_factor"
 
 
 def selector(metric: str, *matchers: str) -> str:
@@ -118,6 +122,31 @@ def outage_active() -> str:
     them no further apart than the step as one region (see dashboards/sdk_extras.py).
     """
     return f"max by (target) ({CHAOS_OUTAGE_ACTIVE})"
+
+
+def pause_active() -> str:
+    """1 while any target is paused, else 0 (0 also when nothing reports: a row of its own in the timeline)."""
+    return f"max({CHAOS_OUTAGE_ACTIVE}) or vector(0)"
+
+
+def slow_active() -> str:
+    """1 while a ``slow`` trigger cuts a capacity, else 0.
+
+    Either the built-in target's model runs below its capacity (``PUT /admin/capacity``),
+    or the chaos controller throttles a target's CPU (a service of one's own). The two
+    sides have different label sets, so ``or`` keeps both before ``max`` takes the union.
+    """
+    return f"max({TARGET_CAPACITY_RATIO} < bool 1 or {CHAOS_THROTTLE_ACTIVE}) or vector(0)"
+
+
+def spike_active() -> str:
+    """1 while a ``spike`` trigger multiplies the load of a selected strategy, else 0."""
+    return f"max({selector(CLIENT_LOAD_FACTOR, CLIENT)} > bool 1) or vector(0)"
+
+
+def errors_active() -> str:
+    """1 while an ``errors`` trigger's fault rule may fail attempts at the built-in target, else 0."""
+    return f"max({TARGET_ERROR_PROBABILITY} > bool 0) or vector(0)"
 
 
 def scrape_up() -> str:

@@ -125,12 +125,17 @@ class ClientMetrics:
     users_in_backoff: Gauge
     backoff_delay: Histogram
     active_users: Gauge
+    load_factor: Gauge
     in_progress: RequestsInProgress
     generator_cpu: GeneratorCpu
 
     def for_strategy(self, strategy: str, requests: Sequence[str] = (DEFAULT_REQUEST_LABEL,)) -> StrategyMetrics:
         """The children of every metric for one strategy label and the mix's request names, bound once."""
         return StrategyMetrics(self, strategy, requests)
+
+    def show_load_factor(self, strategy: str, factor: float) -> None:
+        """The load factor a ``spike`` trigger puts in force (1 outside spikes), set by the load shape."""
+        self.load_factor.labels(strategy).set(factor)
 
 
 def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
@@ -203,6 +208,13 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             registry=registry,
         ),
         active_users=Gauge(PREFIX + "active_users", "Users running.", label, registry=registry),
+        load_factor=Gauge(
+            PREFIX + "load_factor",
+            "The load factor in force (a spike trigger's users over the run's users, 1 outside spikes); "
+            "served only by the process whose load shape plays spikes.",
+            label,
+            registry=registry,
+        ),
         in_progress=_registered(RequestsInProgress(), registry),
         generator_cpu=_registered(GeneratorCpu(), registry),
     )

@@ -8,7 +8,10 @@ spikes Locust runs as always). The shape reads ``--users``, ``--spawn-rate`` and
 the first spike, then fast enough to start a spike's users within a second; after
 ``--run-time`` it ends the run. Locust asks a shape once a second, so a spike starts and
 ends within a second of its time. At a spike's end Locust stops that many users, with
-the requests they have in flight (the simulator lets them finish theirs).
+the requests they have in flight (the simulator lets them finish theirs). At each tick the
+shape serves the factor in force (:meth:`~loadgen.spikes.SpikeSchedule.factor_at`) as
+``retrystorm_client_load_factor{strategy}``; only the process that plays the shape (the
+single process, or the master) has that series, so a master's sum of its workers is it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 
 from locust import LoadTestShape
 
+from loadgen.plugin import runtime_of
 from loadgen.spikes import SPIKES_ENV, SpikeSchedule, parse_spikes
 
 
@@ -45,4 +49,13 @@ class SpikeShape(LoadTestShape):
         rate = float(options.spawn_rate or 1)
         if self.spikes and now >= min(spike.start_s for spike in self.spikes):
             rate = max(rate, float(max(spike.extra for spike in self.spikes)))
+        self._show_factor(schedule.factor_at(now))
         return schedule.users_at(now), rate
+
+    def _show_factor(self, factor: float) -> None:
+        """Serve the factor in force as ``retrystorm_client_load_factor`` (the dashboard's spike band)."""
+        if self.runner is None:
+            return
+        runtime = runtime_of(self.runner.environment)
+        if runtime.run is not None:  # the test has started: its strategy labels the series
+            runtime.metrics.show_load_factor(runtime.run.options.strategy_name, factor)

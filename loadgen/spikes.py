@@ -65,6 +65,10 @@ class SpikeSchedule:
         """The users from ``time_s`` on: the run's, plus every spike with ``start_s <= time_s < end_s``."""
         return self.users + sum(spike.extra for spike in self.spikes if spike.start_s <= time_s < spike.end_s)
 
+    def factor_at(self, time_s: float) -> float:
+        """The load factor in force at ``time_s``: :meth:`users_at` over the run's users (1 outside spikes)."""
+        return self.users_at(time_s) / self.users if self.users > 0 else 1.0
+
     def next_change_s(self, time_s: float) -> float | None:
         """The first start or end of a spike after ``time_s`` (``None``: none)."""
         later = [t for spike in self.spikes for t in (spike.start_s, spike.end_s) if t > time_s]

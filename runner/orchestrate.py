@@ -19,7 +19,7 @@ import math
 import signal
 from collections.abc import Sequence
 
-from chaos.annotations import annotations_from_env
+from chaos.annotations import GrafanaAnnotations, annotations_from_env, trigger_annotation
 from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
 from chaos.deadman import WatchdogSwitch
 from chaos.journal import Journal, utc_now
@@ -178,8 +178,36 @@ def controls_of(target: TargetHandle, controller: OutageController) -> TargetCon
     return target.controls
 
 
+def annotate_triggers(
+    annotations: GrafanaAnnotations, windows: Sequence[TriggerWindow], wall_t0: float, plan: Plan, label: str
+) -> None:
+    """Post one Grafana annotation per ended ``slow``, ``spike`` and ``errors`` window (outages: the
+    controller's listener), at ``wall_t0`` (Unix seconds at the run's time 0) plus its times; never blocks."""
+    for window in windows:
+        if isinstance(window, OutageWindow):
+            continue
+        annotations.submit(
+            trigger_annotation(
+                window.kind,
+                wall_t0 + window.start_s,
+                wall_t0 + window.end_s,
+                window.effect(),
+                target=None if isinstance(window, SpikeWindow) else window.target,
+                scenario=plan.scenario.name,
+                strategy=label,
+            )
+        )
+
+
 async def run_strategy(
-    plan: Plan, index: int, stack: Stack, controller: OutageController, *, display: Display, runtime: Runtime
+    plan: Plan,
+    index: int,
+    stack: Stack,
+    controller: OutageController,
+    *,
+    display: Display,
+    runtime: Runtime,
+    annotations: GrafanaAnnotations | None = None,
 ) -> StrategyRecord:
     """Strategy ``index`` (from 1) of ``plan``: fresh target, load, timeline, readings; then all stopped."""
     strategy = plan.strategies[index - 1]
@@ -196,6 +224,7 @@ async def run_strategy(
         load = await stack.load.start(target, spec, spikes)
         try:
             t0 = run.clock()
+            wall_t0 = runtime.wall()
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
             played = asyncio.create_task(triggers.play(t0), name=f"triggers of {spec.label}")
             run.watched.append(played)
@@ -213,6 +242,8 @@ async def run_strategy(
             actual = run.actual_outages(t0)
             # spikes as planned: the load generator plays them on its own clock, from its start
             actual_triggers = sorted([*triggers.actual(t0), *spikes], key=lambda w: (w.start_s, w.end_s))
+            if annotations is not None:  # GRAFANA_URL set: every window has ended by now
+                annotate_triggers(annotations, actual_triggers, wall_t0, plan, spec.label)
         finally:
             await load.stop()
     finally:
@@ -246,6 +277,7 @@ async def execute(
         window.end_s - window.start_s + LEVEL_MARGIN_S for window in plan.triggers if isinstance(window, SlowWindow)
     ]
     longest = max([outage.duration_s for outage in plan.outages] + slows, default=1.0)
+    annotations = annotations_from_env(plan.scenario.name)  # GRAFANA_URL set: an annotation per trigger window
     controller = OutageController(
         journal,
         dead_man=runtime.dead_man or WatchdogSwitch(journal.path),
@@ -254,7 +286,7 @@ async def execute(
         run_blocking=runtime.run_blocking,
         recovery_backends=stack.targets.recovery_backends(),
         max_outage_s=min(longest + OUTAGE_MARGIN_S, MAX_OUTAGE_CEILING_S),
-        listener=annotations_from_env(plan.scenario.name),  # GRAFANA_URL set: a Grafana annotation per outage
+        listener=annotations,  # outages annotated by the controller when they end
     )
     main = asyncio.current_task()
     interrupted: list[bool] = []
@@ -272,7 +304,11 @@ async def execute(
             for index, strategy in enumerate(plan.strategies, start=1):
                 label = strategy.spec.label
                 display.note(f"[{index}/{count}] {label}: starting a fresh target and the load ({stack.name})")
-                records.append(await run_strategy(plan, index, stack, controller, display=display, runtime=runtime))
+                records.append(
+                    await run_strategy(
+                        plan, index, stack, controller, display=display, runtime=runtime, annotations=annotations
+                    )
+                )
                 display.note(f"[{index}/{count}] {label}: done")
     except asyncio.CancelledError:
         if interrupted:
@@ -283,4 +319,6 @@ async def execute(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await stack.metrics.close()
+    if annotations is not None:
+        await annotations.drain()  # the posts under way, each bounded by the Grafana client's timeout
     return records

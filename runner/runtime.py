@@ -21,6 +21,8 @@ class Runtime:
     """The run's clock (seconds, monotonic), its sleep, how it calls blocking code, and its dead-man switch."""
 
     clock: Callable[[], float] = time.monotonic
+    #: Wall-clock time (Unix seconds): where the run's windows sit in Grafana's time.
+    wall: Callable[[], float] = time.time
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     run_blocking: Callable[..., Awaitable[Any]] = asyncio.to_thread
     #: ``None``: a watchdog process per pause (:class:`chaos.deadman.WatchdogSwitch`), journaling its resume.

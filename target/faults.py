@@ -140,6 +140,13 @@ class FaultInjector:
             return None
         return max(0, self.rule.count - self.injected)
 
+    @property
+    def probability(self) -> float:
+        """The chance an attempt fails now: the rule's, 0 without a rule or once its ``count`` is spent."""
+        if self.rule is None or self.remaining == 0:
+            return 0.0
+        return self.rule.probability
+
     def judge(self, attempt: int, now_s: float) -> int | None:
         """The status to fail attempt number ``attempt`` with, or ``None`` to let it through."""
         rule = self.rule

@@ -138,6 +138,8 @@ class TargetMetrics:
     connections: Gauge
     model_info: Info
     model_parameter: Gauge
+    capacity_ratio: Gauge
+    injected_error_probability: Gauge
     traffic: Traffic
 
     def bind_state(
@@ -153,6 +155,11 @@ class TargetMetrics:
         self.abandoned_in_flight.set_function(abandoned_in_flight)
         self.delay.set_function(delay_s)
         self.connections.set_function(connections)
+
+    def bind_triggers(self, *, capacity_ratio: Callable[[], float], error_probability: Callable[[], float]) -> None:
+        """Read the trigger gauges (a ``slow``'s capacity, an ``errors`` burst's rule) at scrape time."""
+        self.capacity_ratio.set_function(capacity_ratio)
+        self.injected_error_probability.set_function(error_probability)
 
     def bind_connection_counters(self, refused: Callable[[], int], timed_out: Callable[[], dict[str, int]]) -> None:
         """Expose the connections the limits closed, read from these functions at scrape time."""
@@ -195,6 +202,17 @@ def build_metrics(registry: CollectorRegistry) -> TargetMetrics:
             f"{PREFIX}_model_parameter",
             "Numeric parameters of the running model, durations in seconds.",
             ["model", "parameter"],
+            registry=registry,
+        ),
+        capacity_ratio=Gauge(
+            f"{PREFIX}_capacity_ratio",
+            "The fraction of its capacity the model runs at (PUT /admin/capacity, a slow trigger): 1 when whole.",
+            registry=registry,
+        ),
+        injected_error_probability=Gauge(
+            f"{PREFIX}_injected_error_probability",
+            "The armed fault rule's probability of failing an attempt (PUT /admin/faults, an errors trigger): "
+            "0 when none is armed.",
             registry=registry,
         ),
         traffic=traffic,

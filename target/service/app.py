@@ -86,6 +86,10 @@ class TargetApp:
             delay_s=lambda: self.driver.delay_s,
             connections=lambda: len(self.http.connections),
         )
+        self.metrics.bind_triggers(
+            capacity_ratio=lambda: self.driver.capacity,
+            error_probability=lambda: self.faults.probability,
+        )
         self.metrics.bind_connection_counters(lambda: self.http.refused, lambda: self.http.timed_out)
         self.metrics.show_model(config.model)
         self._openapi = Response(200, load_openapi(), "application/json", shared=True)

@@ -14,7 +14,13 @@ import threading
 
 import pytest
 
-from chaos.annotations import GrafanaAnnotations, OutageAnnotation, annotations_from_env
+from chaos.annotations import (
+    GrafanaAnnotations,
+    OutageAnnotation,
+    annotations_from_env,
+    trigger_annotation,
+    trigger_tags,
+)
 from chaos.controller import Outage, OutageController, OutageStatus
 from chaos.journal import Journal
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
@@ -82,6 +88,18 @@ def test_annotation_of_an_outage():
     assert annotation.text == "outage of target for 2.5 s (scenario smira-laptop): scheduled"
     bare = OutageAnnotation.of(ended_outage(error="kill: no such process"), 2.5)
     assert bare.tags == ("retrystorm", "outage", "target") and bare.text.endswith("; error: kill: no such process")
+
+
+def test_annotation_of_a_trigger_window():
+    annotation = trigger_annotation(
+        "errors", 1767225600.0, 1767225605.25, "errors from target", target="target", scenario="s", strategy="fixed"
+    )
+    assert (annotation.time_ms, annotation.time_end_ms) == (1767225600000, 1767225605250)
+    assert annotation.tags == ("retrystorm", "errors", "target", "s", "fixed")
+    assert annotation.text == "errors from target for 5.2 s (scenario s, strategy fixed)"
+    bare = trigger_annotation("spike", 10.0, 9.0, "load x2")  # an end before the start is clamped, as Grafana wants
+    assert (bare.time_end_ms, bare.tags, bare.text) == (10000, ("retrystorm", "spike"), "load x2 for 0.0 s")
+    assert [trigger_tags(kind) for kind in ("pause", "slow")] == [("retrystorm", "outage"), ("retrystorm", "slow")]
 
 
 def test_real_outage_posts_one_region_annotation(victim, tmp_path, grafana):

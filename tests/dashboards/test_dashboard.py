@@ -7,11 +7,13 @@ import sys
 import pytest
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as model
+from matplotlib.colors import to_hex
 
-from chaos.annotations import TAGS
+from chaos.annotations import TAGS, trigger_tags
 from dashboards import experiment, promql
 from dashboards.files import DASHBOARD_DIR, GENERATORS, generated, load, stale_dashboards, write_dashboards
-from dashboards.queries import iter_panels, panel_queries
+from dashboards.queries import annotation_queries, iter_panels, panel_queries
+from experiment.report.panels import TRIGGER_COLOURS
 from retrystorm.cli import main
 
 #: The issue's list, each with words its title must contain.
@@ -25,6 +27,14 @@ REQUIRED_PANELS = {
     "amplification": "retrystorm_client_attempts_started_total",
     "budget refusals": "retrystorm_client_budget_refusals_total",
     "Outages": "retrystorm_chaos_outage_active",
+    "Triggers in force": "retrystorm_target_capacity_ratio",
+}
+#: Each trigger kind's metric (README's metrics tables), as its annotation query and its timeline row read it.
+TRIGGER_METRICS = {
+    "pause": ["retrystorm_chaos_outage_active"],
+    "slow": ["retrystorm_target_capacity_ratio", "retrystorm_chaos_throttle_active"],
+    "spike": ['retrystorm_client_load_factor{strategy=~"$strategy"}'],
+    "errors": ["retrystorm_target_injected_error_probability"],
 }
 
 
@@ -129,6 +139,42 @@ def test_outages_are_an_annotation_query_and_a_state_timeline(board):
     outages = next(panel for panel in timelines if panel["title"] == "Outages")
     (mapping,) = outages["fieldConfig"]["defaults"]["mappings"]
     assert mapping["options"]["1"] == {"text": "paused", "color": "red"}
+
+
+def test_every_trigger_kind_has_its_metric_annotation_and_posted_annotation_in_its_plot_colour(board):
+    by_name = {entry["name"]: entry for entry in board["annotations"]["list"]}
+    names = {
+        "pause": ("Outages (chaos metric)", "Outages (posted by the chaos controller)"),
+        "slow": ("Slow (target and chaos metrics)", "Slow (posted by retrystorm run)"),
+        "spike": ("Spike (client metric)", "Spike (posted by retrystorm run)"),
+        "errors": ("Errors (target metric)", "Errors (posted by retrystorm run)"),
+    }
+    assert set(names) == set(TRIGGER_COLOURS) == {trigger.kind for trigger in experiment.TRIGGERS}
+    for kind, (metric_name, posted_name) in names.items():
+        colour = to_hex(TRIGGER_COLOURS[kind])
+        metric, posted = by_name[metric_name], by_name[posted_name]
+        assert metric["iconColor"] == posted["iconColor"] == colour, kind
+        assert metric["datasource"]["uid"] == "prometheus" and metric["enable"] and metric["step"] == "1s"
+        assert all(needle in metric["expr"] for needle in TRIGGER_METRICS[kind]), (kind, metric["expr"])
+        assert posted["datasource"]["uid"] == "-- Grafana --"
+        assert posted["target"]["tags"] == list(trigger_tags(kind)) and not posted["target"]["matchAny"]
+    assert len(annotation_queries(board)) == len(names)  # one Prometheus annotation query per kind
+
+
+def test_the_trigger_timeline_has_a_row_per_kind_in_its_colour(board):
+    (timeline,) = [panel for panel in iter_panels(board) if panel["title"] == "Triggers in force"]
+    rows = {target["legendFormat"]: target for target in timeline["targets"]}
+    assert list(rows) == ["pause", "slow", "spike", "errors"]
+    colours = {}
+    for override in timeline["fieldConfig"]["overrides"]:
+        kind = next(k for k, target in rows.items() if target["refId"] == override["matcher"]["options"])
+        (mappings,) = [prop["value"] for prop in override["properties"] if prop["id"] == "mappings"]
+        colours[kind] = mappings[0]["options"]["1"]["color"]
+        assert mappings[0]["options"]["0"]["color"] == "transparent"
+    assert colours == {kind: to_hex(colour) for kind, colour in TRIGGER_COLOURS.items()}
+    for kind, target in rows.items():
+        assert all(needle in target["expr"] for needle in TRIGGER_METRICS[kind]), (kind, target["expr"])
+        assert target["expr"].endswith(" or vector(0)"), "a row (and data) even before any trigger"
 
 
 def test_layout_fits_the_grid_without_overlaps(board):

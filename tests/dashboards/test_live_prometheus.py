@@ -3,9 +3,12 @@
 No Docker: on free 127.0.0.1 ports, a real ``retrystorm target``, a real headless
 Locust with the retrystorm user, a real ``retrystorm chaos serve`` (process backend)
 and Debian's real Prometheus scraping the three every second. The target is paused
-once through the chaos API; then every panel query of the committed dashboard, with
-its variables substituted as Grafana would, must return at least one series, and the
-outage annotation query must mark the outage. Every process is stopped by its pid.
+once through the chaos API, then its capacity is cut and an error burst armed through
+its admin API (the live ``slow`` and ``errors`` triggers); then every panel query of the
+committed dashboard, with its variables substituted as Grafana would, must return at
+least one series, and each trigger kind's annotation query must mark its window and
+only it (no spike is played: the spike query must mark nothing). Every process is
+stopped by its pid.
 
 Without /usr/bin/prometheus the test is skipped, or fails when
 ``RETRYSTORM_REQUIRE_PROMETHEUS=1`` (CI installs Debian's ``prometheus`` and sets it).
@@ -87,6 +90,27 @@ def start_prometheus(processes, tmp_path, jobs):
     return url
 
 
+def admin(url, path, method, body=None):
+    data = json.dumps(body).encode() if body is not None else b""
+    request = urllib.request.Request(url + path, data=data, method=method)
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return response.status
+
+
+def hold_until_scraped(prometheus_url, target, path, body, seen):
+    """Put ``body`` at ``path`` until Prometheus has scraped ``seen`` for a few seconds, then delete it."""
+    assert admin(target.url, path, "PUT", body) == 200
+    three_scrapes = f"count_over_time(({seen})[10s:1s]) >= 3"
+    wait_until(lambda: instant(prometheus_url, three_scrapes), 30, f"Prometheus to scrape {seen}")
+    assert admin(target.url, path, "DELETE") == 200
+
+
+def marks(prometheus_url, annotation, start_s, end_s):
+    """The values of ``annotation``'s query over the run: Grafana draws a region where they are above 0."""
+    ((_, series),) = run_queries(prometheus_url, [annotation], start_s=start_s, end_s=end_s)
+    return [float(value) for one in series for _, value in one["values"]]
+
+
 def test_every_panel_query_returns_data_after_a_real_outage(tmp_path, processes):
     prometheus_binary()  # skip or fail before starting anything
     target = target_starter(processes)()
@@ -115,6 +139,10 @@ def test_every_panel_query_returns_data_after_a_real_outage(tmp_path, processes)
         OUTAGE_S + 20,
         "the outage to end",
     )
+    hold_until_scraped(prometheus, target, "/admin/capacity", {"capacity": 0.5}, "retrystorm_target_capacity_ratio < 1")
+    hold_until_scraped(
+        prometheus, target, "/admin/faults", {"probability": 0.2}, "retrystorm_target_injected_error_probability > 0"
+    )
     resumed_s = time.time()
     # a few scrapes of the target after its resume, so rates span the recovery too
     fresh = 'timestamp(up{job="target"} == 1)'
@@ -132,11 +160,14 @@ def test_every_panel_query_returns_data_after_a_real_outage(tmp_path, processes)
     emptied = {query.panel for query in empty_queries(prometheus, nothing, start_s=start_s, end_s=end_s)}
     assert emptied == {query.panel for query in queries if query.panel.startswith("Clients:")}
 
-    (annotation,) = annotation_queries(dashboard)
-    ((_, series),) = run_queries(prometheus, [annotation], start_s=start_s, end_s=end_s)
-    values = [float(value) for one in series for _, value in one["values"]]
-    assert any(value > 0 for value in values), f"the annotation query {annotation.expr} marks no outage"
-    assert any(value == 0 for value in values), f"the annotation query {annotation.expr} marks the whole run"
+    annotations = {annotation.panel.split()[0]: annotation for annotation in annotation_queries(dashboard)}
+    assert sorted(annotations) == ["Errors", "Outages", "Slow", "Spike"]
+    for kind in ("Outages", "Slow", "Errors"):
+        values = marks(prometheus, annotations[kind], start_s, end_s)
+        assert any(value > 0 for value in values), f"the annotation query {annotations[kind].expr} marks nothing"
+        assert any(value == 0 for value in values), f"the annotation query {annotations[kind].expr} marks the whole run"
+    spike = marks(prometheus, annotations["Spike"], start_s, end_s)
+    assert spike and not any(value > 0 for value in spike), "no spike was played, yet its query marks one"
 
     scrapes = next(query for query in queries if query.panel == "Scrapes")
     ((_, up),) = run_queries(prometheus, [scrapes], start_s=start_s, end_s=end_s)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboards import experiment
+from dashboards import experiment, promql
 from dashboards.queries import (
     PanelQuery,
     UnknownVariableError,
@@ -92,6 +92,11 @@ def test_annotation_queries_read_expr_or_target_expr_of_enabled_ones():
     assert found == [PanelQuery("old", "Anno", "max(x[15s])"), PanelQuery("new", "Anno", 'y{s=~".*"}')]
 
 
-def test_generated_annotation_query_is_the_outage_gauge():
-    (query,) = annotation_queries(experiment.dashboard_json())
-    assert query == PanelQuery("Outages (chaos metric)", "Anno", "max by (target) (retrystorm_chaos_outage_active)")
+def test_generated_annotation_queries_are_the_trigger_gauges():
+    queries = annotation_queries(experiment.dashboard_json())
+    assert queries == [
+        PanelQuery("Outages (chaos metric)", "Anno", "max by (target) (retrystorm_chaos_outage_active)"),
+        PanelQuery("Slow (target and chaos metrics)", "Anno", promql.slow_active()),
+        PanelQuery("Spike (client metric)", "Anno", promql.spike_active().replace("$strategy", ".*")),
+        PanelQuery("Errors (target metric)", "Anno", promql.errors_active()),
+    ]

@@ -22,6 +22,7 @@ def test_names_types_and_labels():
         "retrystorm_client_users_in_backoff": "gauge",
         "retrystorm_client_backoff_delay_seconds": "histogram",
         "retrystorm_client_active_users": "gauge",
+        "retrystorm_client_load_factor": "gauge",
         "retrystorm_client_requests_in_progress_age_seconds": "gaugehistogram",
         "retrystorm_client_generator_cpu_seconds": "counter",
         "retrystorm_client_generator_saturated": "gauge",
@@ -80,6 +81,17 @@ def test_updates():
     )
     assert get("retrystorm_client_retries_total", {"strategy": "exponential"}) == 1
     assert get("retrystorm_client_backoff_delay_seconds_sum", {"strategy": "exponential"}) == 0.1
+
+
+def test_the_load_factor_is_served_only_once_a_shape_sets_it():
+    registry = CollectorRegistry()
+    metrics = build_metrics(registry)
+    metrics.for_strategy("fixed")
+    assert registry.get_sample_value("retrystorm_client_load_factor", {"strategy": "fixed"}) is None
+    metrics.show_load_factor("fixed", 2.0)
+    assert registry.get_sample_value("retrystorm_client_load_factor", {"strategy": "fixed"}) == 2.0
+    metrics.show_load_factor("fixed", 1.0)
+    assert registry.get_sample_value("retrystorm_client_load_factor", {"strategy": "fixed"}) == 1.0
 
 
 def test_two_registries_never_collide():

@@ -23,6 +23,11 @@ def test_spikes_add_up_while_they_last_and_end_at_their_end():
     assert [schedule.next_change_s(t) for t in (0, 20, 25, 30.5)] == [20.0, 22.0, 30.5, None]
 
 
+def test_the_load_factor_is_the_users_in_force_over_the_runs():
+    schedule = SpikeSchedule(40, (Spike(20.0, 25.0, 40), Spike(22.0, 30.5, 4)))
+    assert [schedule.factor_at(t) for t in (0, 20, 22, 25, 30.5)] == [1.0, 2.0, 2.1, 1.1, 1.0]
+
+
 spike = st.builds(
     lambda start, length, extra: Spike(start, start + length, extra),
     st.floats(0, 1e6, allow_nan=False), st.floats(1e-3, 1e4, allow_nan=False), st.integers(0, 10**6),

@@ -8,6 +8,8 @@ recovery after. The real target is tested end to end in ``test_live_triggers.py`
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 import signal
 import textwrap
@@ -17,6 +19,7 @@ import pytest
 from runner.errors import RunFailedError
 from runner.orchestrate import RunInterruptedError, StrategyRun
 from runner.record import analyse
+from tests.grafana_stub import TOKEN, running_stub
 
 from .test_execute import run, setting
 
@@ -158,3 +161,52 @@ def test_the_display_names_the_trigger_in_force_and_the_next_one(tmp_path):
     assert run.outage_state(22.0) == "slow target to 0.5x its capacity, 8s left"
     assert run.outage_state(41.0) == "errors from target: 429 to 0.5 of the attempts, 4s left"
     assert run.outage_state(50.0) == "no more triggers"
+
+
+SPIKE = "  - {spike: load, factor: 2, at: 50s, for: 5s}\n"
+ANNOTATED = TRIGGERS.replace("  - {errors: target", SPIKE + "  - {errors: target")
+WALL_T0_S = 1_767_225_600.0  # the wall clock at the run's time 0 (virtual time runs from 0)
+
+
+@pytest.fixture
+def grafana(monkeypatch):
+    """A Grafana stub named by GRAFANA_URL and GRAFANA_TOKEN, as a user sets them."""
+    with running_stub() as stub:
+        for name in ("GRAFANA_USER", "GRAFANA_PASSWORD"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("GRAFANA_URL", stub.url)
+        monkeypatch.setenv("GRAFANA_TOKEN", TOKEN)
+        yield stub
+
+
+def test_each_trigger_window_is_posted_to_grafana_with_its_kind_once_it_ended(tmp_path, grafana):
+    _, stack, _, _, _, plan, journal, runtime = setting(tmp_path, text=ANNOTATED)
+    [record] = run(plan, stack, journal, dataclasses.replace(runtime, wall=lambda: WALL_T0_S))
+    posted = sorted(grafana.annotations, key=lambda annotation: (annotation["time"], annotation["timeEnd"]))
+    t0_ms = round(WALL_T0_S * 1000)
+    assert [(a["tags"], a["time"] - t0_ms, a["timeEnd"] - t0_ms) for a in posted] == [
+        (["retrystorm", "slow", "target", "fake", "fixed:100ms"], 20_000, 25_000),
+        (["retrystorm", "slow", "target", "fake", "fixed:100ms"], 25_000, 35_000),
+        (["retrystorm", "errors", "target", "fake", "fixed:100ms"], 40_000, 45_000),
+        (["retrystorm", "spike", "fake", "fixed:100ms"], 50_000, 55_000),
+    ]
+    assert posted[1]["text"] == "slow target to 0.25x its capacity for 10.0 s (scenario fake, strategy fixed:100ms)"
+    assert [window.kind for window in record.triggers] == ["slow", "slow", "errors", "spike"]
+
+
+def test_a_failing_grafana_warns_and_the_run_goes_on(tmp_path, grafana, caplog):
+    grafana.fail_with = 500
+    world, stack, _, _, _, plan, journal, runtime = setting(tmp_path, text=ANNOTATED)
+    with caplog.at_level(logging.WARNING, logger="chaos.annotations"):
+        [record] = run(plan, stack, journal, runtime)
+    assert len(record.triggers) == 4 and world.names()[-1] == "close metrics"
+    kinds = sorted(record.message.split()[4] for record in caplog.records if "could not post" in record.message)
+    assert kinds == ["errors", "slow", "slow", "spike"]
+    assert not grafana.annotations
+
+
+def test_without_grafana_url_nothing_is_posted(tmp_path, grafana, monkeypatch):
+    monkeypatch.delenv("GRAFANA_URL")
+    _, stack, _, _, _, plan, journal, runtime = setting(tmp_path, text=ANNOTATED)
+    run(plan, stack, journal, runtime)
+    assert not grafana.received("POST", "/api/annotations")

@@ -1,8 +1,12 @@
 """/metrics: names, types, units, buckets and values, as Prometheus parses them."""
 
+import json
+import random
+
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
+from target.faults import FaultInjector, FaultRule
 from target.metrics import RESPONSE_TIME_BUCKETS_S, build_metrics
 from target.models import parse_model
 from target.probe import fetch, read_reply, send_and_leave
@@ -14,6 +18,8 @@ EXPECTED_TYPES = {
     "retrystorm_target_open_connections": "gauge",
     "retrystorm_target_model_info": "gauge",  # an info metric, as the text format carries it
     "retrystorm_target_model_parameter": "gauge",
+    "retrystorm_target_capacity_ratio": "gauge",
+    "retrystorm_target_injected_error_probability": "gauge",
     "retrystorm_target_requests": "counter",
     "retrystorm_target_response_time_seconds": "histogram",
     "retrystorm_target_bad_requests": "counter",
@@ -78,6 +84,39 @@ def test_state_gauges_follow_the_service(live):
                 writer.close()
 
     live.run(scenario())
+
+
+def test_trigger_gauges_follow_the_admin_api(live):
+    """A slow trigger's capacity and an errors trigger's probability, in force, then restored."""
+
+    async def unlabelled(port):
+        return {s.name: s.value for family in (await scrape(port)).values() for s in family.samples if not s.labels}
+
+    async def scenario():
+        async with live.serve(live.clock) as app:
+            values = await unlabelled(app.port)
+            assert values["retrystorm_target_capacity_ratio"] == 1.0
+            assert values["retrystorm_target_injected_error_probability"] == 0.0
+            await fetch(app.port, "/admin/capacity", "PUT", json.dumps({"capacity": 0.4}).encode())
+            await fetch(app.port, "/admin/faults", "PUT", json.dumps({"status": 503, "probability": 0.5}).encode())
+            values = await unlabelled(app.port)
+            assert values["retrystorm_target_capacity_ratio"] == 0.4
+            assert values["retrystorm_target_injected_error_probability"] == 0.5
+            await fetch(app.port, "/admin/capacity", "DELETE")
+            await fetch(app.port, "/admin/faults", "DELETE")
+            values = await unlabelled(app.port)
+            assert values["retrystorm_target_capacity_ratio"] == 1.0
+            assert values["retrystorm_target_injected_error_probability"] == 0.0
+
+    live.run(scenario())
+
+
+def test_a_spent_fault_rule_injects_with_probability_zero():
+    faults = FaultInjector(random.Random(1))
+    faults.arm(FaultRule(probability=1.0, count=1))
+    assert faults.probability == 1.0
+    assert faults.judge(1, 0.0) == 503
+    assert faults.probability == 0.0
 
 
 def test_model_parameters_are_published_in_base_units():
