@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Protocol
 
 import click
 
@@ -39,6 +40,11 @@ BACKENDS_OPTION = click.option(
     show_default=True,
     help="Fault backends to use (repeatable).",
 )
+#: The backend a one-shot command (pause, throttle) acts through.
+ONE_SHOT_BACKEND_OPTION = click.option(
+    "--backend", "backend_name", type=click.Choice(["process", "docker"]), default="process", show_default=True
+)
+PROJECT_OPTION = click.option("--project", default=None, help="Only this compose project (docker).")
 MAX_OUTAGE_OPTION = click.option(
     "--max-outage",
     type=DURATION,
@@ -88,7 +94,7 @@ def chaos() -> None:
 
 @chaos.command()
 @BACKENDS_OPTION
-@click.option("--project", default=None, help="Only this compose project (docker).")
+@PROJECT_OPTION
 @JOURNAL_OPTION
 def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Path | None) -> None:
     """Resume every target a killed controller left paused, restore every one it left throttled (journal)."""
@@ -116,13 +122,24 @@ def _one_shot_target(target: str, backend: FaultBackend) -> FaultTarget:
     return TargetRegistry([backend]).find(target)
 
 
+class _Fault(Protocol):
+    @property
+    def status(self) -> str: ...
+
+
+async def _until_ended(fault: _Fault, signalled: asyncio.Event) -> None:
+    """Wait until a one-shot command's ``fault`` (an outage or a throttle) is no longer active, or a signal came."""
+    waiter = asyncio.create_task(signalled.wait())
+    while fault.status == "active" and not signalled.is_set():
+        await asyncio.wait([waiter], timeout=0.1)
+    waiter.cancel()
+
+
 @chaos.command()
 @click.argument("target")
 @click.option("--for", "duration", type=DURATION, required=True, help="Outage length, e.g. 30s.")
-@click.option(
-    "--backend", "backend_name", type=click.Choice(["process", "docker"]), default="process", show_default=True
-)
-@click.option("--project", default=None, help="Only this compose project (docker).")
+@ONE_SHOT_BACKEND_OPTION
+@PROJECT_OPTION
 @MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
 def pause(
@@ -142,10 +159,7 @@ def pause(
             controller.install_signal_handlers(done.set)
             outage = await controller.pause(fault_target, duration)
             out.print(f"paused {target} for {format_duration(outage.duration_s)} (outage {outage.id})")
-            waiter = asyncio.create_task(done.wait())
-            while outage.status == "active" and not done.is_set():
-                await asyncio.wait([waiter], timeout=0.1)
-            waiter.cancel()
+            await _until_ended(outage, done)
             out.print(f"resumed {target} ({outage.end_reason})")
 
     asyncio.run(run())
@@ -161,10 +175,8 @@ def pause(
     "every CPU it may run on. 0.4 = 40 %.",
 )
 @click.option("--for", "duration", type=DURATION, required=True, help="How long, e.g. 10s.")
-@click.option(
-    "--backend", "backend_name", type=click.Choice(["process", "docker"]), default="process", show_default=True
-)
-@click.option("--project", default=None, help="Only this compose project (docker).")
+@ONE_SHOT_BACKEND_OPTION
+@PROJECT_OPTION
 @MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
 def throttle(
@@ -195,10 +207,7 @@ def throttle(
             cut = await controller.throttle(fault_target, capacity, duration)
             cpus = ", ".join(f"{c.cpus_before:g} -> {c.cpus_during:g} CPU" for c in cut.cuts)
             out.print(f"throttled {target} to {capacity:g} for {format_duration(cut.duration_s)} ({cpus}; {cut.id})")
-            waiter = asyncio.create_task(done.wait())
-            while cut.status == "active" and not done.is_set():
-                await asyncio.wait([waiter], timeout=0.1)
-            waiter.cancel()
+            await _until_ended(cut, done)
             out.print(f"restored {target} ({cut.end_reason})")
 
     asyncio.run(run())
