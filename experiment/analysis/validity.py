@@ -23,7 +23,9 @@ per second of a strategy's run:
    does not show.
 
 A second is *saturated* when either holds. A strategy's run is **not valid** when its
-saturated seconds exceed ``max_share`` (5 %) of the seconds measured. A second with no
+saturated seconds exceed ``max_share`` (5 %) of the seconds measured and number at least
+``min_saturated_s`` (2): one second alone is a blip (a busy neighbour, a collection), not a
+generator that is behind, and in a run shorter than 20 s it would already exceed 5 %. A second with no
 reading of a signal is not counted as saturated by it; with neither signal readable
 the run is valid by default and says so (``seconds`` 0).
 """
@@ -47,6 +49,7 @@ class ValidityRule:
     window_s: float = 5.0
     think_windows: float = 5.0
     max_share: float = 0.05
+    min_saturated_s: int = 2
 
     def describe(self) -> str:
         """The rule in one sentence, for the results document's ``choices`` and the report."""
@@ -55,7 +58,7 @@ class ValidityRule:
             f"users started < {self.demand_fraction:.0%} of the logical requests they demanded (thinking users / mean "
             f"think time; the open-loop rate) over {self.window_s:g} s (five think times for a non-exponential think "
             f"time), by more than {self.noise_sd:g} Poisson standard deviations; a strategy's run is not valid when "
-            f"more than {self.max_share:.0%} of its seconds are saturated."
+            f"more than {self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated."
         )
 
 
@@ -175,7 +178,7 @@ def assess(
     span_s = len(totals) * window
     ratios = [got / wanted for got, wanted in totals if wanted > 0]
     return Validity(
-        valid=saturated <= rule.max_share * measured,
+        valid=saturated <= rule.max_share * measured or saturated < rule.min_saturated_s,
         seconds=measured,
         saturated_s=saturated,
         cpu_saturated_s=sum(hot),
