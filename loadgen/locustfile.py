@@ -6,8 +6,8 @@ Usage (see the README's "Load generator" section for all options and metrics)::
     locust -f loadgen/locustfile.py --headless -u 1000 -r 200 -t 2m --host http://127.0.0.1:8070 \\
         --retry-strategy fixed:100ms --metrics-port 9646 --exit-code-on-error 0
 
-With ``RETRYSTORM_SPIKES`` set (by ``retrystorm run``, for a scenario's ``spike``
-triggers), the user count follows :class:`loadgen.shape.SpikeShape`.
+With ``--load-spikes 60s+10s:x2`` (``retrystorm run`` sets it for a scenario's ``spike``
+triggers), the user count follows :mod:`loadgen.spike_player`.
 
 Importing this module patches the process with gevent (through Locust): nothing in
 ``target``, ``chaos``, ``sim`` or ``loadgen.strategies`` may import it.
@@ -15,18 +15,12 @@ Importing this module patches the process with gevent (through Locust): nothing 
 
 from __future__ import annotations
 
-import os
-
 from locust import events
 
 from loadgen.plugin import install
-from loadgen.spikes import SPIKES_ENV
 from loadgen.user import RetryingUser
 
 install(events)
-
-if os.environ.get(SPIKES_ENV):  # the runner's spikes: a load shape takes over the user count (loadgen.shape)
-    from loadgen.shape import SpikeShape  # noqa: F401 - Locust finds the shape among the module's names
 
 
 class SeedClient(RetryingUser):

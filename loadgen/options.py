@@ -30,6 +30,7 @@ from loadgen.request_mix import (
     split_requests,
 )
 from loadgen.service_config import read_strategy
+from loadgen.spikes import NO_SPIKES, LoadSpike, parse_load_spikes
 from loadgen.strategies import (
     NONE,
     STRATEGIES,
@@ -79,7 +80,8 @@ class LoadOptions:
     seed: int | None
     #: What one logical request is: the weighted mix of ``--request`` (default: ``GET --request-path``).
     requests: tuple[RequestSpec, ...] = ()
-    #: Attempt outcomes that are retried (``--retry-on``); any other failure gives up at once.
+    #: Load spikes (``--load-spikes``), played by the single process or the master (:mod:`loadgen.spike_player`).
+    spikes: tuple[LoadSpike, ...] = ()
 
     @property
     def request_mix(self) -> tuple[RequestSpec, ...]:
@@ -301,6 +303,13 @@ OPTIONS = (
         f"other gives up at once. {AUTO}: the strategy's own, else timeout,connection,5xx,429.",
         _retry_on,
     ),
+    _Option(
+        "--load-spikes",
+        NO_SPIKES,
+        "Load spikes during the test: AT+FOR:xFACTOR, comma-separated, like 60s+10s:x2 (from 60 s after the start, "
+        "for 10 s, twice the users; spikes add up; open loop: the arrival rate); none: no spike.",
+        parse_load_spikes,
+    ),
     _Option("--random-seed", "none", "Seed for think times and jitter; none: a fresh seed per process.", _seed),
 )
 _BY_DEST = {option.dest: option for option in OPTIONS}
@@ -442,6 +451,7 @@ def load_options(values: Mapping[str, Any]) -> LoadOptions:
         request_path=read["request_path"],
         seed=read["random_seed"],
         requests=_all_requests(read["request"], str(values.get("requests_file") or "")),
+        spikes=read["load_spikes"],
     )
 
 

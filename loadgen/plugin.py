@@ -40,6 +40,7 @@ from loadgen import chaos_tab, start_form, storm_sources, storm_view, web
 from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
 from loadgen.metrics import StrategyMetrics, build_metrics
 from loadgen.options import LoadOptions, add_arguments, load_options
+from loadgen.spike_player import start_player
 from loadgen.strategies import BudgetState
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import UserError
@@ -83,6 +84,14 @@ class Runtime:
         self.run: RunState | None = None
         self._user_numbers = itertools.count()
         self.lingering = False
+        #: The greenlet playing this test's load spikes (:mod:`loadgen.spike_player`), if any.
+        self.spikes: gevent.Greenlet | None = None
+
+    def stop_spikes(self) -> None:
+        """End the load spikes of the test that ran (none: nothing to do)."""
+        if self.spikes is not None:
+            self.spikes.kill(block=False)
+            self.spikes = None
 
     def start_test(self) -> RunState:
         """Read this run's options, start a fresh shared budget, bind the metrics.
@@ -134,6 +143,7 @@ def install(events: Any) -> None:
     events.init_command_line_parser.add_listener(lambda parser, **_: storm_sources.add_arguments(parser))
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
+    events.test_stop.add_listener(_on_test_stop)
     events.report_to_master.add_listener(_on_report_to_master)
     events.worker_report.add_listener(_on_worker_report)
     events.quitting.add_listener(_on_quitting)
@@ -172,12 +182,24 @@ def _add_chaos_tab(web_ui: Any, options: Any) -> chaos_tab.ChaosTab:
 
 def _on_test_start(environment: Any, **_: Any) -> None:
     runtime = runtime_of(environment)
+    runtime.stop_spikes()
     try:
-        runtime.start_test()
+        run = runtime.start_test()
     except UserError as error:
         logger.error("retrystorm: %s; not starting users", error)  # noqa: TRY400 - one line, no traceback
         runtime.run = None
         gevent.spawn(environment.runner.quit)
+        return
+    strategy = run.options.strategy_name
+    runtime.spikes = start_player(
+        environment.runner, run.options.spikes, lambda factor: runtime.metrics.show_load_factor(strategy, factor)
+    )
+
+
+def _on_test_stop(environment: Any, **_: Any) -> None:
+    runtime = _RUNTIMES.get(environment)
+    if runtime is not None:
+        runtime.stop_spikes()
 
 
 def _on_report_to_master(data: dict[str, Any], **_: Any) -> None:

@@ -13,7 +13,8 @@ and judges recovery after.
 Which kinds a stack plays live is its :meth:`~runner.interfaces.TargetProvider.trigger_refusal`
 and, for ``spike``, its load driver's :meth:`~runner.interfaces.LoadDriver.spike_refusal`;
 the messages below say, for what it cannot, what would make it possible. A spike is
-played by the load driver itself (the local one: :mod:`loadgen.shape`).
+played by the load generator itself (:mod:`loadgen.spike_player`, in the single Locust
+process or the master, local or compose).
 """
 
 from __future__ import annotations
@@ -21,17 +22,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Sequence
 
-from experiment.scenario import ErrorWindow, SlowWindow, SpikeWindow, TriggerWindow
+from experiment.scenario import ErrorWindow, SlowWindow, TriggerWindow
 from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
 from runner.interfaces import TargetControls
 from runner.runtime import Runtime
 
 #: The kinds :class:`LiveTriggers` plays, given a target with controls.
 PLAYED = frozenset({"slow", "errors"})
-SPIKE_NOT_ON_MASTER = (
-    "not available live on the compose backend yet (the Locust master's user count would be driven through "
-    "its HTTP API); run it with --backend local, or retrystorm sim run SCENARIO"
-)
 FOREIGN_ERRORS = (
     "your own service's answers cannot be changed from outside; an error burst needs a fault proxy in front of it "
     "(not part of retrystorm); retrystorm sim run SCENARIO simulates it with a model:"
@@ -47,15 +44,6 @@ def foreign_refusal(kind: str) -> str | None:
     """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's; a slow is
     a CPU cut of what a pause freezes, :mod:`runner.throttle_controls`, refused by each backend for what it lacks)."""
     return {"errors": FOREIGN_ERRORS}.get(kind)
-
-
-def spike_users(users: int, windows: Sequence[TriggerWindow]) -> list[tuple[float, float, int]]:
-    """Each spike window as ``(start_s, end_s, extra users)``: ``round(users * (factor - 1))``, as simulated."""
-    return [
-        (window.start_s, window.end_s, round(users * (window.factor - 1)))
-        for window in windows
-        if isinstance(window, SpikeWindow)
-    ]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -16,15 +16,20 @@ scenario's terms and the load generator's differ:
   line), empty for the default ``GET /api``; ``retry_on`` as the policy's conditions
   (``[timeout,connection,5xx,429]``), or ``auto`` when it has none;
 * **run time**: the run's duration plus :data:`LOCUST_RUN_MARGIN_S`, rounded up to a
-  whole second, so the load stops by itself even if the runner is gone.
+  whole second, so the load stops by itself even if the runner is gone;
+* **spikes**: the run's ``spike`` windows as ``load_spikes`` (``AT+FOR:xFACTOR``, from the
+  start of the load; :mod:`loadgen.spikes`), played by the single Locust process or the
+  master (:mod:`loadgen.spike_player`); ``none`` without any.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from experiment.scenario import RunSpec
+from experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
 from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from loadgen.spikes import LoadSpike, format_load_spikes
 from loadgen.think import ExponentialThink, ThinkTime
 from retrystorm.durations import format_duration
 
@@ -49,7 +54,15 @@ def spawn_rate(spec: RunSpec) -> float:
     return spec.spawn_rate if spec.spawn_rate is not None else float(spec.users)
 
 
-def locust_options(spec: RunSpec, *, run_margin_s: float = LOCUST_RUN_MARGIN_S) -> dict[str, str]:
+def load_spikes(windows: Sequence[TriggerWindow]) -> str:
+    """The ``--load-spikes`` text of the ``spike`` windows among ``windows`` (``none`` without any)."""
+    spikes = [LoadSpike(w.start_s, w.end_s, w.factor) for w in windows if isinstance(w, SpikeWindow)]
+    return format_load_spikes(spikes)
+
+
+def locust_options(
+    spec: RunSpec, *, run_margin_s: float = LOCUST_RUN_MARGIN_S, spikes: Sequence[TriggerWindow] = ()
+) -> dict[str, str]:
     """Every Locust option of ``spec``, keyed by its flag without dashes (``retry_strategy``), as text.
 
     ``users``, ``spawn_rate`` and ``run_time``, then every option of :mod:`loadgen.options`
@@ -75,6 +88,7 @@ def locust_options(spec: RunSpec, *, run_margin_s: float = LOCUST_RUN_MARGIN_S) 
         random_seed=str(spec.seed),
         request="\n".join(request.to_json() for request in spec.requests),
         retry_on=policy.retry_on.text() if policy.retry_on is not None else "auto",
+        load_spikes=load_spikes(spikes),
     )
     options.update(dict.fromkeys(FLAG_DESTS, "false"))
     options["keep_backoff"] = "false" if policy.reset_after_success else "true"

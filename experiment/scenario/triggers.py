@@ -24,14 +24,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Fiel
 
 from experiment.scenario.fields import Duration, PositiveDuration
 from experiment.scenario.timeline import WINDOW_TYPES, FaultPlan
+from loadgen.spikes import MAX_SPIKE_FACTOR  # the load generator's ceiling: one for both
 from target.faults import is_injectable_status
 
 #: The longest any one trigger lasts (a pause is undone by its deadline: one hour at most).
 MAX_TRIGGER_S = 3600.0
 #: The most windows a timeline holds once repeats are expanded.
 MAX_WINDOWS = 10_000
-#: The most a spike multiplies the load by.
-MAX_SPIKE_FACTOR = 100.0
 #: The longest target name.
 MAX_TARGET_CHARS = 200
 #: The kinds of trigger, as the key that names each one's target.

@@ -9,8 +9,11 @@ Driven over the master's HTTP API, the calls its web UI makes:
   :func:`~runner.locust_args.locust_options`, every retrystorm option and flag given
   explicitly, because the master keeps form values from the previous swarm, and
   ``run_time`` = duration + margin, so the load stops by itself even if the runner is
-  gone. A refusal (``{"success": false, "message": ...}``, e.g. from the
-  load generator's own check of the form) fails the run naming the message;
+  gone. The run's spikes are its ``load_spikes``: the master plays them
+  (:mod:`loadgen.spike_player`), raising and lowering the user count it dispatches to its
+  workers, so they end with the swarm even without the runner. A refusal
+  (``{"success": false, "message": ...}``, e.g. from the load generator's own check of
+  the form) fails the run naming the message;
 * time 0 is when the master's ``/metrics`` counts active users (the workers' sum);
 * during the run, ``GET /worker-count`` every second: an unreachable master, or one
   without workers for ``lost_after_s``, fails the run;
@@ -28,7 +31,6 @@ from retrystorm.polling import poll_until
 from runner.compose.watch import Watch
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
-from runner.live_triggers import SPIKE_NOT_ON_MASTER
 from runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
 from runner.readings import parse_client
 from runner.webapi import WebApi
@@ -44,12 +46,14 @@ STOP_TIMEOUT_S = 60.0
 LOST_AFTER_S = 5.0
 
 
-def swarm_form(spec: RunSpec, host: str, run_margin_s: float = LOCUST_RUN_MARGIN_S) -> dict[str, str]:
-    """The ``POST /swarm`` form of ``spec`` against ``host``: its Locust options and the host.
+def swarm_form(
+    spec: RunSpec, host: str, run_margin_s: float = LOCUST_RUN_MARGIN_S, spikes: Sequence[SpikeWindow] = ()
+) -> dict[str, str]:
+    """The ``POST /swarm`` form of ``spec`` against ``host``: its Locust options (with ``spikes``) and the host.
 
     The web form calls the user count ``user_count`` (the flag is ``--users``).
     """
-    options = locust_options(spec, run_margin_s=run_margin_s)
+    options = locust_options(spec, run_margin_s=run_margin_s, spikes=spikes)
     return {"user_count" if name == "users" else name: value for name, value in options.items()} | {"host": host}
 
 
@@ -187,27 +191,28 @@ class LocustMaster:
 
         await poll_until(spawning, timeout_s=self.start_timeout_s, every_s=0.05, on_timeout=late)
 
-    async def _swarm(self, api: MasterApi, target: TargetHandle, spec: RunSpec) -> int:
+    async def _swarm(self, api: MasterApi, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow]) -> int:
         workers = await api.worker_count()
         if workers == 0:
             raise RunFailedError(f"no Locust worker connected to {self.url}; {WORKERS_HINT}")
         if not await api.idle():
             log.warning("a swarm is running on the Locust master at %s: stopping it first", self.url)
             await api.stop_users(self.stop_timeout_s)
-        answer = await api.call_json("POST", "/swarm", form=swarm_form(spec, target.base_url, self.run_margin_s))
+        form = swarm_form(spec, target.base_url, self.run_margin_s, spikes)
+        answer = await api.call_json("POST", "/swarm", form=form)
         refusal = swarm_refusal(answer)
         if refusal is not None:
             raise RunFailedError(f"the Locust master at {self.url} refused to start {spec.label}: {refusal}")
         return workers
 
     def spike_refusal(self) -> str | None:
-        return SPIKE_NOT_ON_MASTER
+        return None  # played by the master (loadgen.spike_player), from the swarm's load_spikes
 
     async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> MasterLoad:
-        """Start the swarm; return once the master counts active users (spikes are refused before a run)."""
+        """Start the swarm with ``spikes``; return once the master counts active users."""
         api = MasterApi(self.url, "the Locust master")
         try:
-            workers = await self._swarm(api, target, spec)
+            workers = await self._swarm(api, target, spec, spikes)
             load = MasterLoad(api, target.base_url, workers, self.stop_timeout_s)
             try:
                 await self._wait_spawning(api)

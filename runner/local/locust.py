@@ -10,8 +10,8 @@ and the master's ``/metrics`` serves the sum of their series (:mod:`loadgen.aggr
 One process of Locust is one event loop on one core; several let a bigger machine drive
 more users without the generator becoming the bottleneck (:mod:`experiment.analysis.validity`).
 
-A scenario's spikes go to Locust as :data:`~loadgen.spikes.SPIKES_ENV`: its load shape
-(:mod:`loadgen.shape`, run by the single process or the master) adds ``users * (factor - 1)``
+A scenario's spikes go to Locust as ``--load-spikes`` (:func:`~runner.locust_args.load_spikes`):
+the single process or the master (:mod:`loadgen.spike_player`) adds ``users * (factor - 1)``
 users while each lasts.
 
 Locust always runs in its own processes: nothing here imports it. It binds and talks to
@@ -35,11 +35,9 @@ import aiohttp
 import loadgen
 from experiment.scenario import RunSpec, SpikeWindow
 from loadgen.options import FLAG_DESTS
-from loadgen.spikes import SPIKES_ENV, Spike, format_spikes
 from retrystorm.polling import poll_until
 from runner.errors import RunFailedError
 from runner.interfaces import TargetHandle
-from runner.live_triggers import spike_users
 from runner.local.cpu import CpuMeter
 from runner.local.processes import ManagedProcess
 from runner.locust_args import attempt_timeout_s, check_options, describe_load, locust_options, think_time
@@ -165,17 +163,19 @@ class LocustDriver:
         how = "one process" if count == 1 else f"a master and {count} workers"
         return f"locust -f {LOCUSTFILE} --headless, {how}{chosen}: {describe_load(spec)}"
 
-    def argv(self, base_url: str, spec: RunSpec, metrics_port: int, *role: str) -> list[str]:
+    def argv(
+        self, base_url: str, spec: RunSpec, metrics_port: int, *role: str, spikes: Sequence[SpikeWindow] = ()
+    ) -> list[str]:
         """The Locust command line for ``spec`` against ``base_url``: its options as ``--name=value``, flags bare.
 
-        ``role``: extra flags, e.g. ``--master`` and its bind address.
+        ``role``: extra flags, e.g. ``--master`` and its bind address; ``spikes``: the run's spike windows.
         """
         argv = [
             sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", base_url,
             "--web-host", "127.0.0.1", "--metrics-port", str(metrics_port),
             "--exit-code-on-error", "0", "--only-summary", *role,
         ]  # fmt: skip
-        for name, value in locust_options(spec).items():
+        for name, value in locust_options(spec, spikes=spikes).items():
             flag = "--" + name.replace("_", "-")
             if name == "request":  # repeatable: one flag per request, none for the default
                 argv += [f"{flag}={line}" for line in value.splitlines()]
@@ -193,21 +193,21 @@ class LocustDriver:
         ]  # fmt: skip
 
     def spike_refusal(self) -> str | None:
-        return None  # played by the locustfile's load shape (loadgen.shape)
+        return None  # played by the single process or the master (loadgen.spike_player)
 
     def _processes(
-        self, target: TargetHandle, spec: RunSpec, metrics_port: int, env: dict[str, str] | None
+        self, target: TargetHandle, spec: RunSpec, metrics_port: int, spikes: Sequence[SpikeWindow]
     ) -> list[ManagedProcess]:
         count = self.worker_count(spec)
         log = self.log_dir / f"{slug(spec.label)}-locust"
         if count <= 1:
-            argv = self.argv(target.base_url, spec, metrics_port)
-            return [ManagedProcess(f"Locust for {spec.label}", argv, Path(f"{log}.log"), env=env)]
+            argv = self.argv(target.base_url, spec, metrics_port, spikes=spikes)
+            return [ManagedProcess(f"Locust for {spec.label}", argv, Path(f"{log}.log"))]
         master_port = free_port()
         role = ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port)]
         role += ["--expect-workers", str(count)]
-        argv = self.argv(target.base_url, spec, metrics_port, *role)
-        processes = [ManagedProcess(f"Locust master for {spec.label}", argv, Path(f"{log}-master.log"), env=env)]
+        argv = self.argv(target.base_url, spec, metrics_port, *role, spikes=spikes)
+        processes = [ManagedProcess(f"Locust master for {spec.label}", argv, Path(f"{log}-master.log"))]
         try:
             for index in range(1, count + 1):
                 name = f"Locust worker {index} for {spec.label}"
@@ -220,9 +220,7 @@ class LocustDriver:
 
     async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> LocustLoad:
         port = free_port()
-        schedule = [Spike(*entry) for entry in spike_users(spec.users, spikes)]
-        env = {SPIKES_ENV: format_spikes(schedule)} if schedule else None
-        load = LocustLoad(self._processes(target, spec, port, env), port, spec)
+        load = LocustLoad(self._processes(target, spec, port, spikes), port, spec)
         try:
             await load.wait_spawning(LOAD_START_S)
         except BaseException:

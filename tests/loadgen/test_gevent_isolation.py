@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: loadgen modules that run inside Locust only (they import locust, gevent or flask).
 LOCUST_ONLY = {
-    "loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web", "loadgen.storm_view", "loadgen.shape",
+    "loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web", "loadgen.storm_view", "loadgen.spike_player",
 }  # fmt: skip
 
 PROBE = textwrap.dedent(

@@ -92,6 +92,8 @@ def test_grpc_raises_the_connect_timeout_to_its_floor():
         ({"arrival": "sometimes"}, ["--arrival", "closed, open"]),
         ({"request_path": "api"}, ["--request-path", "starting with /"]),
         ({"random_seed": "x"}, ["--random-seed", "whole number"]),
+        ({"load_spikes": "60s:x2"}, ["--load-spikes", "AT+FOR:xFACTOR", "60s+10s:x2"]),
+        ({"load_spikes": "60s+10s:x500"}, ["--load-spikes", "FACTOR must be from 1 to 100"]),
     ],
 )
 def test_errors_name_the_flag_and_what_is_accepted(values, words):

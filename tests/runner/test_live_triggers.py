@@ -131,11 +131,13 @@ SPIKE = textwrap.dedent(
 )
 
 
-def test_retrystorm_run_plays_a_spike_with_the_locust_user_count_and_ends_it(tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])  # one Locust process plays it; with workers, the master does
+def test_retrystorm_run_plays_a_spike_with_the_locust_user_count_and_ends_it(tmp_path, workers):
     (tmp_path / "spike.yaml").write_text(SPIKE)
     folder = tmp_path / "run"
+    command = ["retrystorm", "run", tmp_path / "spike.yaml", "--allow-saturated", "--workers", workers, "--out", folder]
     done = subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", tmp_path / "spike.yaml", "--allow-saturated", "--out", folder],
+        [sys.executable, "-m", *command],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

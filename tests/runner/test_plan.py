@@ -4,7 +4,7 @@ import pytest
 
 from experiment.scenario import ErrorsFault, OutageWindow, RunSpec, SlowFault, SlowWindow, SpikeFault, SpikeWindow
 from retrystorm.errors import UserError
-from runner.live_triggers import SPIKE_NOT_ON_MASTER, builtin_refusal, foreign_refusal
+from runner.live_triggers import builtin_refusal, foreign_refusal
 from runner.plan import check_fault_targets, check_live_triggers, make_plan, phase_at, select
 
 OUTAGES = [OutageWindow(20.0, 35.0), OutageWindow(50.0, 55.0)]
@@ -84,8 +84,9 @@ def test_a_trigger_the_stack_cannot_play_is_refused_naming_it_and_what_would_mak
     check_live_triggers(own, builtin_refusal)  # the built-in target takes an error burst
     spiking = small.model_copy(update={"faults": [spike, errors]})
     check_live_triggers(spiking, builtin_refusal)  # a spike is the load driver's to refuse
-    with pytest.raises(UserError, match=r"^faults\[0\]: spike: load: not available live on the compose backend"):
-        check_live_triggers(spiking, lambda kind: SPIKE_NOT_ON_MASTER if kind == "spike" else None)
+    refused = "not available live on this stack; run it with retrystorm sim run SCENARIO"
+    with pytest.raises(UserError, match=r"^faults\[0\]: spike: load: not available live on this stack; run it"):
+        check_live_triggers(spiking, lambda kind: refused if kind == "spike" else None)
     check_live_triggers(small, foreign_refusal)  # pauses only: every stack plays them
 
 
