@@ -3,7 +3,8 @@
 In order, on one stack (two Locust workers): it comes up healthy; the laptop-sized seed
 scenario runs through ``docker compose run ... retrystorm run --backend compose`` and
 its verdicts hold; the outage shows in Prometheus; every dashboard panel's query returns
-data for that run; a SIGKILLed chaos container is restarted and resumes the target it
+data for that run; a load spike is played by the Locust master and shows in its metrics;
+a SIGKILLed chaos container is restarted and resumes the target it
 had paused; stopping the stack mid-outage leaves no container paused.
 """
 
@@ -14,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import textwrap
 import urllib.parse
 
 import pytest
@@ -101,6 +103,45 @@ def test_every_dashboard_panel_returns_data_for_the_run(stack: Stack, scenario_r
             if not body["data"]["result"]:
                 empty.append(f"{path.name}: {query.panel!r} {query.ref_id}: {query.expr}")
     assert not empty, "panels without data:\n" + "\n".join(empty)
+
+
+SPIKE = textwrap.dedent(
+    """\
+    name: compose-spike
+    model: fixed:base_delay=50ms
+    load: {users: 10, spawn_rate: 10, think_time: constant:200ms, attempt_timeout: 2s, duration: 20s}
+    strategies: [fixed:100ms]
+    faults:
+      - {spike: load, factor: 3, at: 6s, for: 6s}
+    """
+)
+
+
+def test_a_spike_is_played_by_the_locust_master_and_ends_with_it(stack: Stack, tmp_path):
+    """The master's own user count goes up threefold during the spike and back; Prometheus saw its factor."""
+    (tmp_path / "spike.yaml").write_text(SPIKE)
+    started = datetime.datetime.now(datetime.UTC).timestamp()
+    done = stack.compose(
+        "run", "--rm", "--no-deps", "-v", f"{tmp_path}:/out", "chaos",
+        "retrystorm", "run", "/out/spike.yaml", "--allow-saturated", "--backend", "compose", "--out", "/out/run",
+        timeout_s=RUN_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    ended = datetime.datetime.now(datetime.UTC).timestamp()
+    assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    [row] = json.loads((tmp_path / "run" / "results.json").read_text())["results"]
+    assert [(w["kind"], w["start_s"], w["end_s"], w["factor"]) for w in row["triggers"]] == [("spike", 6.0, 12.0, 3.0)]
+    lines = (tmp_path / "run" / "timeseries.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    goodput = {float(values[header.index("t_s")]): float(values[header.index("goodput")]) for values in
+               (line.split(",") for line in lines[1:])}  # fmt: skip
+    before, during, after = goodput[3.0] + goodput[4.0], goodput[9.0] + goodput[10.0], goodput[17.0] + goodput[18.0]
+    assert during > 2 * before  # 30 users instead of 10, over two workers
+    assert after < 0.6 * during  # back to 10
+    window = f"{int(ended - started) + 5}s"
+    factor = prometheus_query(stack, f"max_over_time(retrystorm_client_load_factor[{window}])", at=ended)
+    assert [float(series["value"][1]) for series in factor] == [3.0], factor
+    users = prometheus_query(stack, f"max_over_time(retrystorm_client_active_users[{window}])", at=ended)
+    assert max(float(series["value"][1]) for series in users) >= 30, users
 
 
 def test_a_sigkilled_chaos_container_is_restarted_and_resumes_the_target(stack: Stack):
