@@ -134,7 +134,7 @@ class ClientMetrics:
         return StrategyMetrics(self, strategy, requests)
 
     def show_load_factor(self, strategy: str, factor: float) -> None:
-        """The load factor a ``spike`` trigger puts in force (1 outside spikes), set by the load shape."""
+        """The load factor a ``spike`` trigger puts in force (1 outside spikes), set by loadgen.spike_player."""
         self.load_factor.labels(strategy).set(factor)
 
 
@@ -211,7 +211,7 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
         load_factor=Gauge(
             PREFIX + "load_factor",
             "The load factor in force (a spike trigger's users over the run's users, 1 outside spikes); "
-            "served only by the process whose load shape plays spikes.",
+            "served only by the process that plays --load-spikes (the single one or the master).",
             label,
             registry=registry,
         ),

@@ -51,7 +51,9 @@ spike = st.builds(
 def test_what_the_runner_writes_the_load_generator_reads_back_to_the_millisecond(spikes):
     read = parse_load_spikes(format_load_spikes(spikes))
     assert [s.factor for s in read] == [s.factor for s in spikes]
-    assert all(abs(a.start_s - b.start_s) < 1e-6 and abs(a.end_s - b.end_s) < 1e-6 for a, b in zip(read, spikes))
+    assert all(
+        abs(a.start_s - b.start_s) < 1e-6 and abs(a.end_s - b.end_s) < 1e-6 for a, b in zip(read, spikes, strict=True)
+    )
 
 
 @pytest.mark.parametrize(
