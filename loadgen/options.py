@@ -1,28 +1,24 @@
-"""The load generator's options: command-line flags, web-UI fields, validation.
+"""The load generator's options: what each is, what it accepts, and how they are read.
 
-:func:`add_arguments` registers the flags on Locust's parser (from the
-``init_command_line_parser`` hook), so they appear in the web UI's start form and
-travel to the workers with the master's parsed options. Values stay strings (specs
-and durations as people write them) until :func:`load_options` turns them into a
-:class:`LoadOptions`; every error names the flag and what it accepts, on one line.
-The same check runs three times: as each flag's argparse ``type`` (a bad flag exits
-2 before anything starts), on the web UI's ``POST /swarm`` (see :mod:`loadgen.web`),
-and at test start in every process.
+:data:`OPTIONS` (with a value) and :data:`FLAGS` (on or off) are the options, in the
+order the web UI shows them; :mod:`loadgen.flags` registers them on Locust's parser.
+Values stay strings (specs and durations as people write them) until
+:func:`load_options` turns them into a :class:`LoadOptions`; every error names the flag
+and what it accepts, on one line. The same check runs three times: as each flag's
+argparse ``type`` (a bad flag exits 2 before anything starts), on the web UI's
+``POST /swarm`` (see :mod:`loadgen.web`), and at test start in every process.
 
-No Locust import: the parser is only duck-typed, so this module stays importable
-anywhere.
+No Locust import, so this module stays importable anywhere.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import enum
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from chaos.client import check_chaos_url
 from loadgen.request_mix import (
     MAX_REQUESTS,
     RequestSpec,
@@ -176,7 +172,7 @@ def _requests(text: str) -> tuple[RequestSpec, ...]:
     return parse_request_lines(lines) if any(line.strip() for line in lines) else ()
 
 
-def _requests_file(text: str) -> str:
+def read_requests_file(text: str) -> str:
     """The text of a requests file (one request per line), checked; ``""`` for none."""
     value = _none_or(text)
     if value is None:
@@ -320,95 +316,6 @@ FLAGS = (
     ("--ignore-retry-after", "Ignore the server's Retry-After header."),
 )
 FLAG_DESTS = tuple(flag.removeprefix("--").replace("-", "_") for flag, _ in FLAGS)
-
-
-def add_arguments(parser: Any) -> None:
-    """Register the flags on Locust's parser (its own ``add_argument``: groups lose the web-UI fields)."""
-    group = parser
-    for option in OPTIONS:
-        choices = list(option.choices) if option.choices else None
-        extra = {"action": _AppendLine} if option.flag == "--request" else {}
-        group.add_argument(
-            option.flag,
-            default=option.default,
-            help=option.help,
-            type=_argparse_type(option.check),
-            choices=choices,
-            **extra,
-        )
-    _add_requests_file(group)
-    for flag, help_text in FLAGS:
-        group.add_argument(flag, action="store_true", default=False, help=help_text)
-    group.add_argument(
-        "--metrics-port",
-        type=int,
-        default=0,
-        include_in_web_ui=False,
-        help="Also serve /metrics on this port (for headless runs and workers); 0: off.",
-    )
-    group.add_argument(
-        "--metrics-linger",
-        type=_argparse_type(lambda text: parse_duration(text, what="duration", at_most=MAX_FLAG_DURATION_S)),
-        default="0s",
-        include_in_web_ui=False,
-        help=f"Keep serving /metrics this long (at most {_DAY}) after a headless run ends, for the last scrapes.",
-    )
-    group.add_argument(
-        "--chaos-url",
-        type=_argparse_type(check_chaos_url),
-        default="none",
-        include_in_web_ui=False,
-        env_var="RETRYSTORM_CHAOS_URL",
-        help="The chaos API (retrystorm chaos serve) the web UI's Chaos tab pauses targets through, "
-        "like http://127.0.0.1:8071; none: the tab says how to turn it on.",
-    )
-    group.add_argument(
-        "--chaos-token",
-        default="",
-        include_in_web_ui=False,
-        env_var="RETRYSTORM_CHAOS_TOKEN",
-        help="Bearer token of the chaos API, when it is bound beyond loopback [env RETRYSTORM_CHAOS_TOKEN].",
-    )
-
-
-def _add_requests_file(parser: Any) -> None:
-    """``--requests-file``: read and checked when parsed, so its text travels to the workers with the options."""
-    parser.add_argument(
-        "--requests-file",
-        type=_requests_file_content,
-        default="",
-        include_in_web_ui=False,
-        help="A file of requests, one --request line each (# comments); added to --request's.",
-    )
-
-
-def _requests_file_content(path: str) -> str:
-    """The argparse ``type`` of ``--requests-file``: the file's text, checked; the options carry the text."""
-    try:
-        return _requests_file(path)
-    except SpecError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-class _AppendLine(argparse.Action):
-    """``--request`` is repeatable; its value stays one text (lines), as the web form and the master carry it."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
-        before = getattr(namespace, self.dest, "") or ""
-        setattr(namespace, self.dest, f"{before}\n{values}" if before else values)
-
-
-def _argparse_type(check: Callable[[str], Any]) -> Callable[[str], str]:
-    """An argparse ``type`` that validates with ``check`` and keeps the text as written."""
-
-    def checked(text: str) -> str:
-        try:
-            check(text)
-        except SpecError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-        return text
-
-    return checked
 
 
 def load_options(values: Mapping[str, Any]) -> LoadOptions:

@@ -38,8 +38,9 @@ from prometheus_client import CollectorRegistry
 from chaos.client import check_chaos_url
 from loadgen import chaos_tab, start_form, storm_sources, storm_view, web
 from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
+from loadgen.flags import add_arguments
 from loadgen.metrics import StrategyMetrics, build_metrics
-from loadgen.options import LoadOptions, add_arguments, load_options
+from loadgen.options import LoadOptions, load_options
 from loadgen.spike_player import start_player
 from loadgen.strategies import BudgetState
 from retrystorm.durations import format_duration, parse_duration

@@ -154,4 +154,3 @@ class SpikeSteps:
         following = schedule.next_change_s(now_s)
         sleep_s = TICK_S if following is None else min(TICK_S, max(0.0, following - now_s))
         return Step(start, schedule.factor_at(now_s), sleep_s)
-

@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from loadgen.options import DEFAULT_STRATEGY, Arrival, add_arguments, load_options, overlay_form
+from loadgen.flags import add_arguments
+from loadgen.options import DEFAULT_STRATEGY, Arrival, load_options, overlay_form
 from loadgen.strategies import FixedBackoff, GrpcBackoff, parse_strategy
 from loadgen.strategies.budgets import QuotaBudget
 from loadgen.think import ConstantThink, ExponentialThink
@@ -110,6 +111,14 @@ def test_bad_flag_is_refused_by_argparse_with_the_same_message():
         parse("--retry-strategy", "exponential:factor=0.5")
     assert "factor" in str(caught.value)
     assert ">= 1" in str(caught.value)
+
+
+def test_bad_load_spikes_are_refused_by_argparse_and_good_ones_read_as_spikes():
+    with pytest.raises(argparse.ArgumentError, match=r"AT\+FOR:xFACTOR"):
+        parse("--load-spikes", "at 60s, twice")
+    options = load_options(parse("--load-spikes", "60s+10s:x2"))
+    assert [(spike.start_s, spike.end_s, spike.factor) for spike in options.spikes] == [(60.0, 70.0, 2.0)]
+    assert load_options(parse()).spikes == ()
 
 
 def test_values_stay_text_for_the_web_form_and_the_workers():

@@ -116,7 +116,7 @@ def test_locust_parses_the_local_command_line(scenario):
     argv = LocustDriver(Path("/logs")).argv("http://127.0.0.1:1", spec, 1234)
     code = (
         "import sys; from locust.argument_parser import parse_options; "
-        "from loadgen.options import add_arguments; from locust import events; "
+        "from loadgen.flags import add_arguments; from locust import events; "
         "events.init_command_line_parser.add_listener(add_arguments); "
         "o = parse_options(sys.argv[1:]); "
         "print(o.num_users, o.spawn_rate, o.run_time, o.retry_strategy, o.keep_backoff, o.request_path)"
