@@ -187,13 +187,14 @@ def optional(inner: ParamType, none_text: str = "none") -> ParamType:
 
 
 def choice(*words: str) -> ParamType:
-    """One of ``words``, written as itself (``overflow=go``)."""
+    """One of ``words`` (lower-case), written as itself (``overflow=go``); read without case or surrounding space."""
     accepted = "one of " + ", ".join(words)
 
     def from_text(text: str, what: str) -> str:
-        if text not in words:
+        word = text.strip().lower()
+        if word not in words:
             raise SpecError(f"{what}: got {shown(text)}, expected {accepted}")
-        return text
+        return word
 
     def from_value(value: object, what: str) -> str:
         if not isinstance(value, str):

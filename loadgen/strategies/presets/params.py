@@ -1,4 +1,4 @@
-"""Parameter types the presets need beyond :mod:`retrystorm.spec`'s: booleans, choices, lists of statuses."""
+"""Parameter types the presets need beyond :mod:`retrystorm.spec`'s: booleans and lists of statuses."""
 
 from __future__ import annotations
 
@@ -34,24 +34,6 @@ def _bool_from_value(value: object, what: str) -> bool:
 
 
 BOOLEAN = ParamType("true|false", "true or false", _bool_from_text, _bool_from_value, lambda v: str(v).lower())
-
-
-def choice(*words: str) -> ParamType:
-    """One of ``words``."""
-    accepted = ", ".join(words)
-
-    def from_text(text: str, what: str) -> str:
-        word = text.strip().lower()
-        if word not in words:
-            raise SpecError(f"{what}: got {shown(text)}, expected one of {accepted}")
-        return word
-
-    def from_value(value: object, what: str) -> str:
-        if not isinstance(value, str):
-            raise SpecError(f"{what}: got {shown(value)}, expected one of {accepted}")
-        return from_text(value, what)
-
-    return ParamType("|".join(words), f"one of {accepted}", from_text, from_value, str)
 
 
 def _statuses(items: list[object], what: str) -> tuple[int, ...]:

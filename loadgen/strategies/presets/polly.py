@@ -9,9 +9,9 @@ from typing import ClassVar
 
 from loadgen.strategies.base import register_strategy
 from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.presets.params import BOOLEAN, choice
+from loadgen.strategies.presets.params import BOOLEAN
 from loadgen.strategies.retry_on import RETRY_ON, RetryOn
-from retrystorm.spec import DURATION, INTEGER, optional, param
+from retrystorm.spec import DURATION, INTEGER, choice, optional, param
 
 #: ``TimeSpan.MaxValue`` less ``RetryHelper``'s 1,000 ticks of slack, in seconds (1 tick = 100 ns).
 MAX_DELAY_S = (2**63 - 1 - 1000) / 1e7

@@ -8,9 +8,8 @@ from typing import ClassVar
 
 from loadgen.strategies.base import MAX_FACTOR, register_strategy
 from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.presets.params import choice
 from loadgen.strategies.retry_on import RETRY_ON, RetryOn
-from retrystorm.spec import DURATION, INTEGER, NUMBER, optional, param
+from retrystorm.spec import DURATION, INTEGER, NUMBER, choice, optional, param
 
 
 def _ms(seconds: float) -> int:
