@@ -20,7 +20,10 @@ per second of a strategy's run:
    are below ``demand_fraction`` (0.8) of those demanded *and* the gap exceeds
    ``noise_sd`` (3) standard deviations of a Poisson count of the demanded mean. This
    catches a generator starved of CPU by other processes, which its own CPU reading
-   does not show.
+   does not show. A window in which the user count changed (a ramp, a ``spike``'s start
+   or end) is not judged by demand: the gauges are read at each second's end, so a user
+   added within a second would count as thinking for all of it, and a spike of 3x would
+   read as a generator 25 % short. The CPU signal still judges those seconds.
 
 A second is *saturated* when either holds. A strategy's run is **not valid** when its
 saturated seconds exceed ``max_share`` (5 %) of the seconds measured and number at least
@@ -57,7 +60,8 @@ class ValidityRule:
             f"A second is saturated when a load-generator process used >= {self.cpu_limit:.0%} of a core, or the "
             f"users started < {self.demand_fraction:.0%} of the logical requests they demanded (thinking users / mean "
             f"think time; the open-loop rate) over {self.window_s:g} s (five think times for a non-exponential think "
-            f"time), by more than {self.noise_sd:g} Poisson standard deviations; a strategy's run is not valid when "
+            f"time, and not across a change of the user count), by more than {self.noise_sd:g} Poisson standard "
+            f"deviations; a strategy's run is not valid when "
             f"more than {self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated."
         )
 
@@ -148,11 +152,15 @@ def short_seconds(
         demanded_per_s(active, waiting, think.mean_s, open_loop=open_loop)
         for active, waiting in zip(seconds.active, seconds.in_progress, strict=True)
     ]
+    changed = [
+        index > 0 and None not in (now, before) and now != before
+        for index, (before, now) in enumerate(zip([None, *seconds.active], seconds.active, strict=False))
+    ]
     short: list[bool] = []
     totals: list[tuple[float, float]] = []
     for end in range(len(demand)):
         span = range(end - window + 1, end + 1)
-        if span.start < 0 or any(demand[i] is None or seconds.started[i] is None for i in span):
+        if span.start < 0 or any(demand[i] is None or seconds.started[i] is None or changed[i] for i in span):
             short.append(False)
             continue
         wanted = math.fsum(demand[i] or 0.0 for i in span)

@@ -81,3 +81,14 @@ def test_one_saturated_second_alone_is_a_blip_even_in_a_short_run():
     assert assess(seconds([0.95] + [0.3] * 17, 100.0), THINK, open_loop=False).valid
     verdict = assess(seconds([0.95] * 2 + [0.3] * 16, 100.0), THINK, open_loop=False)
     assert not verdict.valid and verdict.saturated_s == 2
+
+
+def test_a_spike_of_users_is_not_a_generator_behind_but_the_same_shortfall_at_a_steady_count_is():
+    """Measured live: 10 users spiked to 30 for 6 s, gauges read at each second's end, requests one second behind."""
+    active = [10.0] * 6 + [30.0] * 6 + [10.0] * 8
+    started = [50.0] * 6 + [50.0, 150.0, 150.0, 150.0, 150.0, 150.0] + [150.0] + [50.0] * 7
+    spiked = GeneratorSeconds(cpu=[None] * 20, started=started, active=active, in_progress=[0.0] * 20)
+    verdict = assess(spiked, ExponentialThink(average_s=0.2), open_loop=False)
+    assert verdict.short_s == 0 and verdict.valid
+    steady = GeneratorSeconds(cpu=[None] * 20, started=[100.0] * 20, active=[30.0] * 20, in_progress=[0.0] * 20)
+    assert assess(steady, ExponentialThink(average_s=0.2), open_loop=False).short_s > 0  # 100 of 150 demanded
