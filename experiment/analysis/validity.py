@@ -22,8 +22,11 @@ per second of a strategy's run:
    catches a generator starved of CPU by other processes, which its own CPU reading
    does not show. A window in which the user count changed (a ramp, a ``spike``'s start
    or end) is not judged by demand: the gauges are read at each second's end, so a user
-   added within a second would count as thinking for all of it, and a spike of 3x would
-   read as a generator 25 % short. The CPU signal still judges those seconds.
+   added within a second would count as thinking for all of it. Nor is a closed loop with
+   a *constant* think time: users started together stay in step with each other and with
+   the once-a-second readings (10 users thinking 200 ms for 50-ms answers are all thinking
+   at every reading in one run, all waiting in another), so the thinking count is not a
+   sample of the time they think. The CPU signal still judges those seconds.
 
 A second is *saturated* when either holds. A strategy's run is **not valid** when its
 saturated seconds exceed ``max_share`` (5 %) of the seconds measured and number at least
@@ -39,7 +42,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
-from loadgen.think import ExponentialThink, ThinkTime
+from loadgen.think import ConstantThink, ExponentialThink, ThinkTime
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -60,9 +63,9 @@ class ValidityRule:
             f"A second is saturated when a load-generator process used >= {self.cpu_limit:.0%} of a core, or the "
             f"users started < {self.demand_fraction:.0%} of the logical requests they demanded (thinking users / mean "
             f"think time; the open-loop rate) over {self.window_s:g} s (five think times for a non-exponential think "
-            f"time, and not across a change of the user count), by more than {self.noise_sd:g} Poisson standard "
-            f"deviations; a strategy's run is not valid when "
-            f"more than {self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated."
+            f"time; not across a change of the user count, nor for a closed loop with a constant think time), by more "
+            f"than {self.noise_sd:g} Poisson standard deviations; a strategy's run is not valid when more than "
+            f"{self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated."
         )
 
 
@@ -148,6 +151,8 @@ def short_seconds(
 ) -> tuple[list[bool], list[tuple[float, float]]]:
     """Per second, whether the window ending there fell short of demand; and each window's (started, demanded)."""
     window = max(1, math.ceil(demand_window_s(think, rule) - 1e-9))
+    if isinstance(think, ConstantThink) and not open_loop:  # in step with the readings: see the module docstring
+        return [False] * len(seconds.started), []
     demand = [
         demanded_per_s(active, waiting, think.mean_s, open_loop=open_loop)
         for active, waiting in zip(seconds.active, seconds.in_progress, strict=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from experiment.analysis.validity import GeneratorSeconds, assess, demand_window_s, demanded_per_s
-from loadgen.think import BetweenThink, ExponentialThink
+from loadgen.think import BetweenThink, ConstantThink, ExponentialThink
 
 THINK = ExponentialThink(average_s=10.0)
 
@@ -92,3 +94,18 @@ def test_a_spike_of_users_is_not_a_generator_behind_but_the_same_shortfall_at_a_
     assert verdict.short_s == 0 and verdict.valid
     steady = GeneratorSeconds(cpu=[None] * 20, started=[100.0] * 20, active=[30.0] * 20, in_progress=[0.0] * 20)
     assert assess(steady, ExponentialThink(average_s=0.2), open_loop=False).short_s > 0  # 100 of 150 demanded
+
+
+def test_a_closed_loop_with_a_constant_think_time_is_judged_by_cpu_only():
+    """As measured live: 10 users, a constant 200 ms think, 50-ms answers: in step with the readings."""
+    think = ConstantThink(wait_s=0.2)
+    in_step = GeneratorSeconds(
+        cpu=[{"locust": 0.04}] * 20, started=[40.0] * 20, active=[10.0] * 20, in_progress=[0.0] * 20
+    )
+    verdict = assess(in_step, think, open_loop=False)
+    assert verdict.short_s == 0 and verdict.valid and verdict.demanded_per_s is None
+    behind = dataclasses.replace(in_step, started=[35.0] * 20)
+    assert assess(behind, ExponentialThink(average_s=0.2), open_loop=False).short_s > 0  # 35 of 50 demanded: judged
+    assert assess(behind, think, open_loop=False).short_s == 0
+    hot = GeneratorSeconds(cpu=[{"locust": 0.95}] * 20, started=[40.0] * 20, active=[10.0] * 20, in_progress=[0.0] * 20)
+    assert not assess(hot, think, open_loop=False).valid  # the CPU signal still judges
