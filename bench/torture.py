@@ -1,4 +1,4 @@
-"""Torture: pause a real target, SIGKILL whatever paused it mid-outage, count what stays frozen.
+"""Torture: pause or CPU-cut a real target, SIGKILL whatever did it mid-fault, count what stays faulted.
 
 Each cycle pauses a real target for a random 2-5 s and SIGKILLs the pausing process (and
 its whole process group) at a random moment of the outage. One second after the outage's
@@ -16,35 +16,47 @@ Side by side, the same cycles against a *baseline*: a controller exactly like
 was before the watchdog. It shows what the watchdog is for: without it every SIGKILLed
 pause stays frozen until someone runs ``retrystorm chaos recover``.
 
+With ``--throttles`` the cycles cut CPU instead (``bench/torture_throttles.py``): a fresh
+CPU-burning victim is cut to a random capacity in 0.2..0.6 for 2-5 s, the cutting process
+SIGKILLed mid-cut, and the victim polled every 50 ms: still throttled 1 s after the deadline
+(a process in a ``retrystorm-throttle-*`` cpu cgroup, or its throttle group still there; a
+container whose ``NanoCpus``/``CpuQuota`` differ from before), and how long after the
+deadline it was restored. The cutting process is, in turn:
+
+* ``cli``: ``retrystorm chaos throttle pid:PID --capacity C --for D``;
+* ``serve``: ``retrystorm chaos serve --target victim=PID``, cut over ``POST /throttles``;
+* ``serve-docker`` (with ``--containers``): ``chaos serve --backend docker`` cutting a
+  labelled, CPU-limited container on host networking.
+
+Every throttle cycle has its baseline twin (a controller whose dead-man switch arms nothing),
+whose cut ``retrystorm chaos recover --journal`` then undoes and the bench checks. Throttles
+need root and the cgroup v1 cpu hierarchy at ``/sys/fs/cgroup/cpu``; containers need an engine.
+
 Prints one line per cycle and the counts; asserts nothing. Everything runs on 127.0.0.1,
 every process it starts is stopped by its pid (containers by their id), and every target is
-resumed before the next cycle.
+resumed or restored before the next cycle; journals and logs stay in a temporary folder it names.
 
-    .venv/bin/python bench/torture.py [--cycles 30] [--seed 1] [--containers]
+    .venv/bin/python bench/torture.py [--cycles 30] [--seed 1] [--containers] [--throttles]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
-import json
 import os
 import random
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
-import urllib.request
 from pathlib import Path
+
+from torturelib import PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait, wall
 
 from chaos.backends.procfs import process_start_ticks, process_state_letter
 from chaos.journal import Journal
 
-PYTHON = sys.executable
 #: A controller with a dead-man switch that arms nothing: the state of things before the watchdog.
 BASELINE = textwrap.dedent(
     """
@@ -81,35 +93,6 @@ SCENARIO = textwrap.dedent(
     faults: [{{at: 2s, for: {pause}s}}]
     """
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise RuntimeError(f"timed out waiting for {what}")
-
-
-def start(argv: list[str], env: dict[str, str], **kwargs) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env, **kwargs
-    )
-
-
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the pausing process and everything in its process group, by the group it was started in."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
 
 
 class Victim:
@@ -165,42 +148,15 @@ class ContainerVictim:
         self.client.close()
 
 
-def post_outage(port: int, seconds: float) -> None:
-    body = json.dumps({"target": "victim", "duration": f"{seconds}s"}).encode()
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/outages", data=body, method="POST", headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - loopback, our own server
-        answer.read()
-
-
-def healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
-
-
-def last_deadline(journal: Path) -> float:
-    """The wall-clock deadline of the latest pause in the journal: its time plus its duration."""
-    pause = [record for record in Journal(journal).records() if record.get("op") == "pause"][-1]
-    return datetime.datetime.fromisoformat(pause["utc"]).timestamp() + float(pause["duration_s"])
-
-
 def new_pauses(journal: Path, since: float) -> list[dict]:
     """Pause records of the journal written after ``since`` (wall clock)."""
-    return [
-        record
-        for record in Journal(journal).records()
-        if record.get("op") == "pause" and datetime.datetime.fromisoformat(record["utc"]).timestamp() >= since
-    ]
+    return [record for record in Journal(journal).records() if record.get("op") == "pause" and wall(record) >= since]
 
 
 def resumed_at(journal: Path) -> float:
     """The wall-clock time of the latest resume in the journal (the watchdog journals the one it makes)."""
     resume = [record for record in Journal(journal).records() if record.get("op") == "resume"][-1]
-    return datetime.datetime.fromisoformat(resume["utc"]).timestamp()
+    return wall(resume)
 
 
 def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], folder: Path) -> tuple[bool, float]:
@@ -220,7 +176,7 @@ def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], f
             argv += ["--backend", "docker", "--project", env["TORTURE_PROJECT"]]
         pauser = start(argv, env)
         wait(lambda: healthy(port), 30, "the chaos API")
-        post_outage(port, pause_s)
+        post_json(port, "/outages", {"target": "victim", "duration": f"{pause_s}s"})
         paused_at = time.monotonic()
     elif mode in ("pause", "baseline"):
         if mode == "pause":
@@ -252,21 +208,15 @@ def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], f
     return frozen, late
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cycles", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--containers", action="store_true", help="also pause a real container (needs an engine)")
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
-    modes = ["serve", "pause", "run"] + (["serve-docker"] if args.containers else [])
-    folder = Path(tempfile.mkdtemp(prefix="retrystorm-torture-"))
-    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(folder / "journal.jsonl"), "TORTURE_PROJECT": folder.name}
-    container = ContainerVictim(folder.name) if args.containers else None
+def run_pauses(cycles: int, seed: int, containers: bool, folder: Path, env: dict[str, str]) -> None:
+    """The pause cycles (module docstring), one line each, then the counts."""
+    rng = random.Random(seed)
+    modes = ["serve", "pause", "run"] + (["serve-docker"] if containers else [])
+    container = ContainerVictim(folder.name) if containers else None
     frozen = {"watchdog": 0, "baseline": 0}
     lateness: list[float] = []
     try:
-        for index in range(args.cycles):
+        for index in range(cycles):
             mode = modes[index % len(modes)]
             pause_s = round(rng.uniform(2.0, 5.0), 2)
             kill_at = round(rng.uniform(0.1, pause_s - 0.1), 2)
@@ -294,13 +244,31 @@ def main() -> None:
         if container is not None:
             container.release()
             container.remove()
-    baseline_cycles = sum(1 for i in range(args.cycles) if modes[i % len(modes)] == "pause")
+    baseline_cycles = sum(1 for i in range(cycles) if modes[i % len(modes)] == "pause")
     print()
-    print(f"watchdog: {frozen['watchdog']} of {args.cycles} targets still frozen 1 s after their deadline")
+    print(f"watchdog: {frozen['watchdog']} of {cycles} targets still frozen 1 s after their deadline")
     print(f"baseline (no dead-man switch): {frozen['baseline']} of {baseline_cycles} still frozen")
     if lateness:
         ordered = sorted(lateness)
         print(f"back after the deadline: median {ordered[len(ordered) // 2]:+.2f} s, worst {ordered[-1]:+.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--containers", action="store_true", help="also a real container (needs an engine)")
+    parser.add_argument("--throttles", action="store_true", help="cut CPU-burning targets' CPU instead of pausing")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="retrystorm-torture-"))
+    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(folder / "journal.jsonl"), "TORTURE_PROJECT": folder.name}
+    if args.throttles:
+        from torture_throttles import run_throttles
+
+        run_throttles(args.cycles, args.seed, args.containers, folder, env)
+    else:
+        run_pauses(args.cycles, args.seed, args.containers, folder, env)
+    print(f"journals and logs: {folder}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,89 @@
+"""What the torture benches share: processes started in sessions of their own and killed by group, the chaos
+API on loopback, and the deadline a journal gives a fault (``bench/torture.py``, ``bench/torture_throttles.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from chaos.journal import Journal
+
+PYTHON = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def start(argv: list[str], env: dict[str, str], log: Path | None = None, **kwargs) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in a session (and process group) of its own; its stderr to ``log`` if given."""
+    with log.open("ab") if log is not None else contextlib.nullcontext() as stderr:
+        return subprocess.Popen(
+            argv,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr if stderr is not None else subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            **kwargs,
+        )
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a process and everything in its process group, by the group it was started in."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def post_json(port: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` to the chaos API on 127.0.0.1 (loopback: no token; JSON, so no cross-site refusal)."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - loopback, our own server
+        return json.loads(answer.read())
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def wall(record: dict[str, Any]) -> float:
+    """The wall-clock time of a journal record."""
+    return datetime.datetime.fromisoformat(record["utc"]).timestamp()
+
+
+def last_deadline(journal: Path, op: str = "pause") -> float:
+    """The wall-clock deadline of the latest ``op`` (pause, throttle) in the journal: its time plus its duration."""
+    record = [record for record in Journal(journal).records() if record.get("op") == op][-1]
+    return wall(record) + float(record["duration_s"])
