@@ -89,10 +89,16 @@ class Runtime:
         self.spikes: gevent.Greenlet | None = None
 
     def stop_spikes(self) -> None:
-        """End the load spikes of the test that ran (none: nothing to do)."""
+        """End the load spikes of the test that ran, its load factor back to 1 (none: nothing to do).
+
+        A test stopped during a spike would otherwise leave its factor above 1 until the next
+        one: the dashboard and the Retry storm tab would shade a spike that is over.
+        """
         if self.spikes is not None:
             self.spikes.kill(block=False)
             self.spikes = None
+            if self.run is not None:
+                self.metrics.show_load_factor(self.run.options.strategy_name, 1.0)
 
     def start_test(self) -> RunState:
         """Read this run's options, start a fresh shared budget, bind the metrics.

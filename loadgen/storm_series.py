@@ -21,6 +21,9 @@ seconds since the run started (since the view started, before any run).
 
 Outages come from the chaos API as ``started_utc`` / ``ended_utc``; :func:`outage_bands`
 places them on the same axis and :func:`merge_bands` joins overlapping ones of a kind.
+Load spikes come from the points themselves: :func:`spike_bands` shades the seconds whose
+load factor (``retrystorm_client_load_factor``, served by the process that plays
+``--load-spikes``) was above 1.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class Reading:
     users_in_backoff: float
     active_users: float
     in_flight: float | None = None
+    #: The load factor in force (the largest over strategies); ``None``: no spike was ever played here.
+    load_factor: float | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +72,7 @@ class Point:
     amplification: float | None
     amplification_total: float | None
     in_flight: float | None
+    load_factor: float | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -119,6 +125,7 @@ def point_between(start: Reading, before: Reading, now: Reading) -> Point:
             now.attempts_started - start.attempts_started, now.requests_started - start.requests_started
         ),
         in_flight=now.in_flight,
+        load_factor=now.load_factor,
     )
 
 
@@ -235,6 +242,28 @@ def outage_bands(outages: Iterable[Mapping[str, Any]], history: StormHistory) ->
             continue
         label = str(outage.get("target", ""))
         bands.append(Band(start_s, end_s, str(outage.get("kind") or "pause"), (label,) if label else ()))
+    return bands
+
+
+def spike_bands(points: Sequence[Point]) -> list[Band]:
+    """Each stretch of points with a load factor above 1 as a ``spike`` band, labelled with its largest factor.
+
+    A point stands for the second that ends at its time, so a band runs from a second
+    before its first point to its last; one that reaches the newest point is still going
+    (no end).
+    """
+    bands: list[Band] = []
+    stretch: list[Point] = []
+    for index, point in enumerate([*points, None]):
+        if point is not None and point.load_factor is not None and point.load_factor > 1:
+            stretch.append(point)
+            continue
+        if stretch:
+            going = index == len(points)
+            peak = max(p.load_factor or 1.0 for p in stretch)
+            start_s = max(0.0, stretch[0].t_s - 1.0)
+            bands.append(Band(start_s, None if going else stretch[-1].t_s, "spike", (f"x{peak:.3g}",)))
+            stretch = []
     return bands
 
 

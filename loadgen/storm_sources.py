@@ -103,13 +103,20 @@ def metrics_url(option: str, host: str | None) -> str | None:
 
 
 def client_reading(registry: CollectorRegistry, at_s: float) -> Reading:
-    """The client series of ``registry`` now, each summed over its ``strategy`` labels (no in-flight value)."""
+    """The client series of ``registry`` now, each summed over its ``strategy`` labels (no in-flight value).
+
+    The load factor is the largest over the labels: only the running strategy's is above 1.
+    """
     totals: dict[str, float] = {}
+    factors: list[float] = []
     for family in registry.collect():
         if not family.name.startswith(_PREFIX):
             continue
         for sample in family.samples:
             key = sample.name.removeprefix(_PREFIX)
+            if key == "load_factor":  # a factor, not a count: the largest, never a sum over strategies
+                factors.append(float(sample.value))
+                continue
             if key.startswith("requests_total"):
                 key = f"requests_{sample.labels.get('outcome', '')}"
             totals[key] = totals.get(key, 0.0) + float(sample.value)
@@ -121,6 +128,7 @@ def client_reading(registry: CollectorRegistry, at_s: float) -> Reading:
         requests_gave_up=totals.get("requests_gave_up", 0.0),
         users_in_backoff=totals.get("users_in_backoff", 0.0),
         active_users=totals.get("active_users", 0.0),
+        load_factor=max(factors) if factors else None,
     )
 
 

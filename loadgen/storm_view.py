@@ -1,5 +1,5 @@
 """The "Retry storm" tab of Locust's web UI: goodput against attempts, backoff, amplification,
-in flight on the target, and the outages shaded, without Grafana.
+in flight on the target, and the outages and load spikes shaded, without Grafana.
 
 The web UI's process (standalone or master, never a worker) takes one reading a second
 in a greenlet of its own (:func:`sample_forever`): the client counters and gauges of its
@@ -13,8 +13,9 @@ Routes:
 
 * ``GET /storm/series`` (``?since_s=T``: only the points after ``T``): the points as
   columns with their units, the outage bands from the chaos API at ``--chaos-url``
-  (asked server-side, through the Chaos tab's client, at most once a second), and where
-  each reading comes from. A bad ``since_s`` is a 400 with one line;
+  (asked server-side, through the Chaos tab's client, at most once a second), the load
+  spikes this process played (:func:`~loadgen.storm_series.spike_bands`), and where each
+  reading comes from. A bad ``since_s`` is a 400 with one line;
 * ``GET /storm/view.js``: the script that draws the tab (plain SVG, text set with
   ``textContent`` only). Locust's React UI bundles ECharts inside its own module, with no
   global a script of ours could call, so the charts are drawn by hand.
@@ -39,7 +40,7 @@ from prometheus_client import CollectorRegistry
 
 from chaos.client import ChaosClient
 from loadgen.page_scripts import add_page_script
-from loadgen.storm_series import WINDOW_S, StormHistory, columns, merge_bands, outage_bands
+from loadgen.storm_series import WINDOW_S, StormHistory, columns, merge_bands, outage_bands, spike_bands
 from loadgen.storm_sources import CHAOS_TIMEOUT_S, OutageSource, TargetGauge, client_reading, metrics_url
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,8 @@ class StormView:
         """What ``GET /storm/series`` answers."""
         points = self.history.since(since_s)
         client = self.outages.client
-        bands = merge_bands(outage_bands(self.outages.latest(), self.history)) if client is not None else []
+        outages = outage_bands(self.outages.latest(), self.history) if client is not None else []
+        bands = merge_bands([*outages, *spike_bands(list(self.history.points))])
         latest = self.history.points[-1].t_s if self.history.points else 0.0
         return {
             "interval_s": INTERVAL_S,

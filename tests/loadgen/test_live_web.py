@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from .conftest import get_text
 
 pytestmark = pytest.mark.live
 
@@ -81,3 +85,29 @@ def test_the_start_form_takes_a_request_mix_and_retry_on(target_server, web_locu
     assert web.metrics().get(ok, request="read", outcome="ok") >= 2
     assert web.stop()["success"] is True
     wait(lambda: web.stats()["state"] == "stopped", 30, "the run to stop")
+
+
+def test_a_load_spike_from_the_start_form_raises_the_users_shades_the_storm_view_and_ends_with_the_test(
+    target_server, web_locust, wait
+):
+    """A spike typed in the form: 2 users, three times as many from 2 s for 30 s; stopped while it is in force."""
+    target = target_server("--model", "fixed", "--base-delay", "10ms")
+    web = web_locust(target.url)
+    assert "load_spikes" in web.get_index()
+    refused = web.swarm(**{**GOOD, "load_spikes": "soon"})
+    assert refused["success"] is False and "--load-spikes: got 'soon'" in refused["message"]
+    assert web.swarm(**{**GOOD, "load_spikes": "2s+30s:x3"})["success"] is True
+    active = "retrystorm_client_active_users"
+    wait(lambda: web.metrics().get(active, strategy="fixed") == 6, 30, "the spike's users")
+    assert web.metrics().get("retrystorm_client_load_factor", strategy="fixed") == 3.0
+
+    def spike_band() -> list[dict]:
+        series = json.loads(get_text(web.url + "/storm/series"))
+        return [band for band in series["bands"] if band["kind"] == "spike"]
+
+    [band] = wait(spike_band, 30, "a spike band in the Retry storm tab")
+    assert band["labels"] == ["x3"] and band["end_s"] is None  # still in force
+    assert web.stop()["success"] is True
+    wait(lambda: web.stats()["state"] == "stopped", 30, "the run to stop")
+    assert web.metrics().get("retrystorm_client_load_factor", strategy="fixed") == 1.0  # not left at 3
+    assert "Traceback" not in web.log.read_text()

@@ -18,6 +18,7 @@ from loadgen.storm_series import (
     point_between,
     rate,
     ratio,
+    spike_bands,
 )
 
 T0 = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.UTC)
@@ -186,3 +187,20 @@ def test_a_band_still_going_swallows_the_later_ones():
 def test_a_reading_is_immutable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         reading(0.0).at_s = 1.0  # type: ignore[misc]
+
+
+def points_with_factors(factors):
+    history = StormHistory()
+    for t, factor in enumerate([1.0, *factors]):
+        history.add(dataclasses.replace(reading(float(t)), load_factor=factor), utc(t))
+    return list(history.points)
+
+
+def test_a_load_spike_is_shaded_from_the_second_its_factor_rose_to_its_last_second_above_1():
+    bands = spike_bands(points_with_factors([1.0, 1.0, 3.0, 3.0, 3.0, 1.0, 1.0, 1.5, 1.0]))
+    assert bands == [Band(2.0, 5.0, "spike", ("x3",)), Band(7.0, 8.0, "spike", ("x1.5",))]
+
+
+def test_a_spike_still_in_force_has_no_end_and_no_factor_no_band():
+    assert spike_bands(points_with_factors([1.0, 2.0, 2.0])) == [Band(1.0, None, "spike", ("x2",))]
+    assert spike_bands(points_with_factors([None, None, 1.0])) == []

@@ -187,3 +187,12 @@ def test_the_chaos_api_is_asked_at_most_once_a_second_and_its_last_answer_kept()
     assert source.latest() == [{"id": "o1"}]  # the last answer, and why it is not newer
     assert (chaos.calls, source.error) == (2, "cannot reach the chaos API")
     assert OutageSource(None).latest() == []
+
+
+def test_the_load_factor_is_the_largest_over_strategies_never_a_sum_and_absent_is_none():
+    registry = CollectorRegistry()
+    metrics = build_metrics(registry)
+    assert client_reading(registry, 1.0).load_factor is None  # no spike ever played in this process
+    metrics.show_load_factor("fixed", 1.0)  # a strategy that ran before
+    metrics.show_load_factor("exponential", 3.0)  # the one spiking now
+    assert client_reading(registry, 2.0).load_factor == 3.0
