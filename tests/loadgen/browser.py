@@ -94,18 +94,25 @@ class Page:
     async def click(self, selector: str) -> None:
         """A left click with the mouse at the centre of the element ``selector`` matches.
 
-        The element is scrolled into view first, and the click waits until the element
-        itself is what lies under that point (the browser may still scroll to a field
-        that was just typed into).
+        The field that has the focus is blurred first (the browser may still be scrolling to a
+        field that was just typed into, and would move the page under the mouse), the element
+        is scrolled into view, and the click waits until the element lies still for a few
+        frames and is itself what lies under that point. Without the wait, one start-form
+        click in about eight landed on another field while the page scrolled.
         """
         box = await self.wait_for(
             f"(async () => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
-            " e.scrollIntoView({block: 'center'});"
-            " for (let i = 0; i < 2; i++) await new Promise((done) => requestAnimationFrame(done));"
-            " const r = e.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;"
+            " if (document.activeElement && document.activeElement !== e) document.activeElement.blur();"
+            " e.scrollIntoView({block: 'center', behavior: 'instant'});"
+            " const frames = (n) => (async () => { for (let i = 0; i < n; i++)"
+            " await new Promise((done) => requestAnimationFrame(done)); })();"
+            " await frames(2); const before = e.getBoundingClientRect(); const scrolled = window.scrollY;"
+            " await frames(4); const r = e.getBoundingClientRect();"
+            " if (r.x !== before.x || r.y !== before.y || window.scrollY !== scrolled) return null;"
+            " const x = r.x + r.width / 2, y = r.y + r.height / 2;"
             " const hit = document.elementFromPoint(x, y);"
             " return hit && (hit === e || e.contains(hit)) ? {x, y} : null; })()",
-            f"{selector} to be on the page, under the mouse",
+            f"{selector} to be on the page, still, under the mouse",
         )
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             await self.send("Input.dispatchMouseEvent", type=kind, x=box["x"], y=box["y"], button="left", clickCount=1)

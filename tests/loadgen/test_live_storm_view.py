@@ -268,7 +268,9 @@ def test_the_data_route_keeps_attempts_and_goodput_apart_with_units(stack, obser
     [band] = data["bands"]
     assert (band["kind"], band["labels"]) == ("pause", ["target"])
     assert 0 < band["start_s"] < band["end_s"] < data["now_s"]
-    inside = [i for i, t in enumerate(data["t_s"]) if band["start_s"] + 1 <= t <= band["end_s"] - 1]
+    # the chaos API's start is taken before the pause is journaled and its watchdog armed (a process start),
+    # so the freeze begins up to a second after it on a busy machine: a point covers the second before its time
+    inside = [i for i, t in enumerate(data["t_s"]) if band["start_s"] + 2 <= t <= band["end_s"] - 1]
     assert len(inside) >= 2
     for i in inside:  # frozen: attempts keep going out, nothing succeeds
         assert columns["attempts"]["values"][i] > 0
@@ -282,7 +284,7 @@ def test_a_paused_target_is_a_gap_in_flight_not_a_zero(stack, observed):
     data = observed.series
     [band] = data["bands"]
     in_flight = data["series"]["in_flight"]["values"]
-    inside = [v for t, v in zip(data["t_s"], in_flight, strict=True) if band["start_s"] + 1 <= t <= band["end_s"] - 1]
+    inside = [v for t, v in zip(data["t_s"], in_flight, strict=True) if band["start_s"] + 2 <= t <= band["end_s"] - 1]
     before = [v for t, v in zip(data["t_s"], in_flight, strict=True) if t < band["start_s"] - 1]
     after = [v for t, v in zip(data["t_s"], in_flight, strict=True) if t > band["end_s"] + 1]
     assert inside
