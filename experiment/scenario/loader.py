@@ -143,6 +143,15 @@ def _yaml_error(error: yaml.YAMLError, source: str) -> ScenarioError:
     return ScenarioError(f"{source}:{line}: not valid YAML: {problem}")
 
 
+#: What libyaml (PyYAML >= 6.0.4's wheels) says when its own nesting limit (1,000) is hit: its scanner reads
+#: ahead of the events, so a deep flow collection can reach that limit before this module counts 33 levels.
+_LIBYAML_DEPTH = "exceeded maximum nesting depth"
+
+
+def _too_deep(source: str, line: int) -> ScenarioError:
+    return ScenarioError(f"{source}:{line}: nested deeper than {MAX_DEPTH} levels; a scenario needs 4")
+
+
 def _check_depth(text: str, source: str) -> None:
     """Refuse nesting deeper than :data:`MAX_DEPTH`, reading parser events (no recursion, no tree)."""
     depth = 0
@@ -151,11 +160,13 @@ def _check_depth(text: str, source: str) -> None:
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    line = event.start_mark.line + 1 if event.start_mark is not None else 1
-                    raise ScenarioError(f"{source}:{line}: nested deeper than {MAX_DEPTH} levels; a scenario needs 4")
+                    raise _too_deep(source, event.start_mark.line + 1 if event.start_mark is not None else 1)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError as error:
+        if _LIBYAML_DEPTH in str(getattr(error, "problem", "") or ""):
+            mark = getattr(error, "problem_mark", None)
+            raise _too_deep(source, mark.line + 1 if mark is not None else 1) from None
         raise _yaml_error(error, source) from None
 
 
