@@ -33,7 +33,7 @@ from typing import Any
 
 from torturelib import PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait
 
-from chaos.cgroups import GROUP_PREFIX
+from chaos.cgroups import GROUP_PREFIX, cgroup_path
 from chaos.journal import Journal
 
 BURN = "while True: pass"
@@ -77,16 +77,12 @@ PATIENCE_S = 10.0
 
 
 def cpu_group(pid: int) -> str:
-    """The process's path in the cgroup v1 cpu hierarchy ("" once it is gone)."""
+    """The process's path in the cgroup v1 cpu hierarchy ("" once it is gone), as the controller reads it."""
     try:
         text = Path(f"/proc/{pid}/cgroup").read_text()
     except OSError:
         return ""
-    for line in text.splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "cpu" in controllers.split(","):
-            return path
-    return ""
+    return cgroup_path(text, 1) or ""
 
 
 class BurningProcess:
