@@ -20,7 +20,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chaos.backends.procfs import group_members, process_start_ticks
@@ -59,13 +59,6 @@ def _with_interpreter_on_path() -> dict[str, str]:
     return {**os.environ, "PATH": os.pathsep.join([folder, os.environ.get("PATH", "")])}
 
 
-def _environment(tools_on_path: bool, extra: Mapping[str, str] | None) -> dict[str, str] | None:
-    """The child's environment: this one (``None``), with the interpreter's tools first on PATH, plus ``extra``."""
-    if not tools_on_path and not extra:
-        return None
-    return {**(_with_interpreter_on_path() if tools_on_path else os.environ), **(extra or {})}
-
-
 class ManagedProcess:
     """One child process writing stdout and stderr to ``log_path``."""
 
@@ -77,7 +70,6 @@ class ManagedProcess:
         *,
         cwd: Path | None = None,
         tools_on_path: bool = False,
-        env: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.argv = list(argv)
@@ -92,7 +84,7 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 cwd=cwd,
-                env=_environment(tools_on_path, env),
+                env=_with_interpreter_on_path() if tools_on_path else None,  # None: this environment
                 preexec_fn=_death_signal(),  # noqa: PLW1509 - see _death_signal: no Python runs in the child
             )
         self.pid = self.popen.pid
