@@ -40,8 +40,13 @@ class LoadSpike:
     factor: float
 
     def added_users(self, users: int) -> int:
-        """The users this spike adds to ``users``: ``round(users * (factor - 1))``."""
-        return round(users * (self.factor - 1))
+        """The users this spike adds to ``users`` (:func:`added_users`)."""
+        return added_users(users, self.factor)
+
+
+def added_users(users: int, factor: float) -> int:
+    """The users a spike of ``factor`` adds to ``users``: ``round(users * (factor - 1))``, live and simulated."""
+    return round(users * (factor - 1))
 
 
 def format_load_spikes(spikes: Sequence[LoadSpike]) -> str:

@@ -42,6 +42,7 @@ from experiment.scenario import (
     rng_for,
 )
 from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
+from loadgen.spikes import added_users
 from sim.config import RunConfig
 from sim.events import ARRIVAL, NEW
 from sim.population import PHASE, open_wait_s
@@ -135,7 +136,7 @@ class TriggerPlay:
     def start_spike(self, now: float, window: SpikeWindow) -> None:
         """``round(users * (factor - 1))`` extra users (closed loop) or arrival streams (open loop) start."""
         sim, spec = self.sim, self.sim.spec
-        extra = round(spec.users * (window.factor - 1))
+        extra = added_users(spec.users, window.factor)
         for index in range(extra):
             if spec.arrival == "open":
                 client = sim.add_client(1)
