@@ -116,7 +116,7 @@ class SpikeSchedule:
 
     def spawn_rate(self, rate: float) -> float:
         """The spawn rate that starts the largest spike's users within a second (``rate`` when faster)."""
-        return max(rate, *(float(spike.added_users(self.users)) for spike in self.spikes)) if self.spikes else rate
+        return max([rate, *(float(spike.added_users(self.users)) for spike in self.spikes)])
 
 
 #: The longest a player waits between two steps (it also wakes at each spike's start and end).
