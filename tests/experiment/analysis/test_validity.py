@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -109,3 +110,24 @@ def test_a_closed_loop_with_a_constant_think_time_is_judged_by_cpu_only():
     assert assess(behind, think, open_loop=False).short_s == 0
     hot = GeneratorSeconds(cpu=[{"locust": 0.95}] * 20, started=[40.0] * 20, active=[10.0] * 20, in_progress=[0.0] * 20)
     assert not assess(hot, think, open_loop=False).valid  # the CPU signal still judges
+
+
+def test_a_drain_is_judged_by_the_demand_over_each_second_not_at_its_end():
+    # A paused service resumes at 10 s and its 300 waiting users come back over 6 s, 50 a
+    # second. They start 95 % of the mean demand over each second (Poisson noise). Read at
+    # each second's end alone, users back at 11 s would count as thinking for all of it,
+    # and the drain would read 0.475 of the demand (the compose CI run of 0e915ee: smira's
+    # recovery read 21 started of 20 demanded overall yet 2 seconds "short").
+    users = 300.0
+    waiting = [users] * 10 + [users - 50.0 * k for k in range(1, 7)] + [0.0] * 14
+    thinking = [users - w for w in waiting]
+    mean_over_second = [thinking[0]] + [(a + b) / 2 for a, b in itertools.pairwise(thinking)]
+    run = GeneratorSeconds(
+        cpu=[{"locust": 0.1}] * 30,
+        started=[0.95 * demand for demand in mean_over_second],
+        active=[users] * 30,
+        in_progress=waiting,
+    )
+    verdict = assess(run, ExponentialThink(average_s=1.0), open_loop=False)
+    assert verdict.valid and verdict.short_s == 0
+    assert abs(verdict.worst_ratio - 0.95) < 1e-9
