@@ -136,20 +136,27 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[key] = value
 
 
-def _yaml_error(error: yaml.YAMLError, source: str) -> ScenarioError:
-    mark = getattr(error, "problem_mark", None)
-    line = mark.line + 1 if mark is not None else 1
-    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-    return ScenarioError(f"{source}:{line}: not valid YAML: {problem}")
-
-
 #: What libyaml (PyYAML >= 6.0.4's wheels) says when its own nesting limit (1,000) is hit: its scanner reads
 #: ahead of the events, so a deep flow collection can reach that limit before this module counts 33 levels.
 _LIBYAML_DEPTH = "exceeded maximum nesting depth"
 
 
+def _mark_line(mark: Any) -> int:
+    """The 1-based line of a YAML mark (``yaml.error.Mark`` or libyaml's), 1 when there is none."""
+    return mark.line + 1 if mark is not None else 1
+
+
 def _too_deep(source: str, line: int) -> ScenarioError:
     return ScenarioError(f"{source}:{line}: nested deeper than {MAX_DEPTH} levels; a scenario needs 4")
+
+
+def _yaml_error(error: yaml.YAMLError, source: str) -> ScenarioError:
+    """One line for a YAML error; libyaml's own nesting limit reads as this module's (:func:`_too_deep`)."""
+    line = _mark_line(getattr(error, "problem_mark", None))
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    if _LIBYAML_DEPTH in problem:
+        return _too_deep(source, line)
+    return ScenarioError(f"{source}:{line}: not valid YAML: {problem}")
 
 
 def _check_depth(text: str, source: str) -> None:
@@ -160,13 +167,10 @@ def _check_depth(text: str, source: str) -> None:
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise _too_deep(source, event.start_mark.line + 1 if event.start_mark is not None else 1)
+                    raise _too_deep(source, _mark_line(event.start_mark))
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError as error:
-        if _LIBYAML_DEPTH in str(getattr(error, "problem", "") or ""):
-            mark = getattr(error, "problem_mark", None)
-            raise _too_deep(source, mark.line + 1 if mark is not None else 1) from None
         raise _yaml_error(error, source) from None
 
 
