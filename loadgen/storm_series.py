@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -253,17 +254,14 @@ def spike_bands(points: Sequence[Point]) -> list[Band]:
     (no end).
     """
     bands: list[Band] = []
-    stretch: list[Point] = []
-    for index, point in enumerate([*points, None]):
-        if point is not None and point.load_factor is not None and point.load_factor > 1:
-            stretch.append(point)
+    for spiking, run in itertools.groupby(points, key=lambda point: (point.load_factor or 1.0) > 1):
+        if not spiking:
             continue
-        if stretch:
-            going = index == len(points)
-            peak = max(p.load_factor or 1.0 for p in stretch)
-            start_s = max(0.0, stretch[0].t_s - 1.0)
-            bands.append(Band(start_s, None if going else stretch[-1].t_s, "spike", (f"x{peak:.3g}",)))
-            stretch = []
+        stretch = list(run)
+        going = stretch[-1] is points[-1]
+        peak = max(point.load_factor or 1.0 for point in stretch)
+        start_s = max(0.0, stretch[0].t_s - 1.0)
+        bands.append(Band(start_s, None if going else stretch[-1].t_s, "spike", (f"x{peak:.3g}",)))
     return bands
 
 
