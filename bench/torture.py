@@ -52,38 +52,11 @@ import textwrap
 import time
 from pathlib import Path
 
-from torturelib import PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait, wall
+from torturelib import BASELINE, PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait, wall
 
 from chaos.backends.procfs import process_start_ticks, process_state_letter
 from chaos.journal import Journal
 
-#: A controller with a dead-man switch that arms nothing: the state of things before the watchdog.
-BASELINE = textwrap.dedent(
-    """
-    import asyncio, sys
-    from pathlib import Path
-    from chaos.backends import ProcessBackend
-    from chaos.controller import OutageController
-    from chaos.journal import Journal
-    from chaos.targets import FaultTarget
-
-    class Nothing:
-        def arm(self, ref, outage_id, hold_s):
-            class Armed:
-                def disarm(self):
-                    pass
-            return Armed()
-
-    async def main():
-        backend = ProcessBackend({"victim": int(sys.argv[1])})
-        controller = OutageController(Journal(Path(sys.argv[3])), dead_man=Nothing(), recovery_backends=[backend])
-        await controller.pause(FaultTarget("victim", backend), float(sys.argv[2]))
-        print("paused", flush=True)
-        await asyncio.sleep(3600)
-
-    asyncio.run(main())
-    """
-)
 SCENARIO = textwrap.dedent(
     """\
     name: torture
@@ -182,7 +155,7 @@ def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], f
         if mode == "pause":
             argv = [PYTHON, "-m", "retrystorm", "chaos", "pause", f"pid:{victim.pid}", "--for", f"{pause_s}s"]
         else:
-            argv = [PYTHON, "-c", BASELINE, str(victim.pid), str(pause_s), str(journal)]
+            argv = [PYTHON, "-c", BASELINE, "pause", "process", str(victim.pid), str(pause_s), str(journal)]
         pauser = start(argv, env)
         wait(victim.frozen, 30, "the pause")
         paused_at = time.monotonic()

@@ -25,51 +25,18 @@ import math
 import random
 import statistics
 import subprocess
-import textwrap
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from torturelib import PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait
+from torturelib import BASELINE, PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait
 
 from chaos.cgroups import GROUP_PREFIX, cgroup_path
 from chaos.journal import Journal
 
 BURN = "while True: pass"
 IMAGE = "retrystorm-base:bookworm"
-#: A controller whose dead-man switch arms nothing (for pauses nor cuts): the state of things before the watchdog.
-BASELINE = textwrap.dedent(
-    """
-    import asyncio, sys
-    from pathlib import Path
-    from chaos.controller import OutageController
-    from chaos.journal import Journal
-    from chaos.targets import FaultTarget
-
-    class Nothing:
-        def arm(self, ref, outage_id, hold_s, *, undo=None):
-            class Armed:
-                def disarm(self):
-                    pass
-            return Armed()
-
-    async def main():
-        kind, what, capacity, seconds, journal = sys.argv[1:6]
-        if kind == "process":
-            from chaos.backends import ProcessBackend
-            backend = ProcessBackend({"victim": int(what)})
-        else:
-            from chaos.backends.docker import DockerBackend
-            backend = DockerBackend(project=what)
-        controller = OutageController(Journal(Path(journal)), dead_man=Nothing(), recovery_backends=[backend])
-        await controller.throttle(FaultTarget("victim", backend), float(capacity), float(seconds))
-        print("throttled", flush=True)
-        await asyncio.sleep(3600)
-
-    asyncio.run(main())
-    """
-)
 #: A container victim's own CPU limit, by turns: 1.5 CPUs as ``--cpus`` sets it, and as a CFS quota.
 LIMITS = ({"nano_cpus": 1_500_000_000}, {"cpu_quota": 150_000, "cpu_period": 100_000})
 #: How long after its deadline a watchdog-guarded victim is watched for its restore.
@@ -174,7 +141,7 @@ def cut(way: str, victim, plan: Plan, files: tuple[Path, Path], env: dict[str, s
         argv += journaled
     else:  # baseline
         what = str(victim.pid) if victim.kind == "process" else victim.project
-        argv = [PYTHON, "-c", BASELINE, victim.kind, what, capacity, str(plan.cut_s), str(journal)]
+        argv = [PYTHON, "-c", BASELINE, "throttle", victim.kind, what, str(plan.cut_s), str(journal), capacity]
     cutter = start(argv, env, log)
     try:
         if way in ("serve", "serve-docker"):

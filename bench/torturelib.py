@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.request
 from pathlib import Path
@@ -20,6 +21,44 @@ from typing import Any
 from chaos.journal import Journal
 
 PYTHON = sys.executable
+#: A controller whose dead-man switch arms nothing: the state of things before the watchdog. Its argv:
+#: ``pause|throttle process|docker PID|PROJECT SECONDS JOURNAL [CAPACITY]``; it prints the op once the
+#: fault is in place and then sleeps until it is killed.
+BASELINE = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from chaos.controller import OutageController
+    from chaos.journal import Journal
+    from chaos.targets import FaultTarget
+
+    class Nothing:
+        def arm(self, ref, outage_id, hold_s, *, undo=None):
+            class Armed:
+                def disarm(self):
+                    pass
+            return Armed()
+
+    async def main():
+        op, kind, what, seconds, journal = sys.argv[1:6]
+        if kind == "process":
+            from chaos.backends import ProcessBackend
+            backend = ProcessBackend({"victim": int(what)})
+        else:
+            from chaos.backends.docker import DockerBackend
+            backend = DockerBackend(project=what)
+        controller = OutageController(Journal(Path(journal)), dead_man=Nothing(), recovery_backends=[backend])
+        target = FaultTarget("victim", backend)
+        if op == "pause":
+            await controller.pause(target, float(seconds))
+        else:
+            await controller.throttle(target, float(sys.argv[6]), float(seconds))
+        print(op, flush=True)
+        await asyncio.sleep(3600)
+
+    asyncio.run(main())
+    """
+)
 
 
 def free_port() -> int:
