@@ -28,8 +28,7 @@ WORKDIR /app
 # docker extra (the Docker SDK) for the chaos service's docker backend; Grafana annotations
 # need no extra.
 COPY pyproject.toml README.md ./
-RUN for package in retrystorm chaos loadgen target experiment sim runner dashboards; do \
-        mkdir -p "$package" && touch "$package/__init__.py"; done \
+RUN mkdir retrystorm && touch retrystorm/__init__.py \
     && pip install '.[docker]' \
     && pip uninstall -y retrystorm \
     && rm -rf build retrystorm.egg-info

@@ -56,7 +56,7 @@ def p99_ms(values: list[float]) -> float:
 
 
 def main() -> None:
-    from target.models import parse_model  # this tree's, or PYTHONPATH's
+    from retrystorm.target.models import parse_model  # this tree's, or PYTHONPATH's
 
     model = parse_model("exponential")
     print(json.dumps({count: p99_ms(latencies(model.start(0.0), int(count))) for count in sys.argv[1:]}))

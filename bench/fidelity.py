@@ -4,7 +4,7 @@
 measured it: ``wrk -t2 -c60`` and ``-c100`` for 10 s against the default exponential
 model, which holds 60 or 100 requests in flight (110 and 126 ms of delay: each
 request's third check, at 150 ms, passes). The reference is the seed's goroutines, every
-request checking on its own grid (:class:`target.models.reference.GoroutineServer`),
+request checking on its own grid (:class:`retrystorm.target.models.reference.GoroutineServer`),
 driven by the same closed loop in virtual time (``closed_loop.py``); its p99 is what a
 faithful server gives. The script prints, for each connection count, the reference's
 p99, the live target's p99 (median of ``--repeat`` runs) and their difference (target:
@@ -51,8 +51,8 @@ from pathlib import Path
 from benchlib import HERE, Server, cpu_share, ensure_wrk, raise_open_files_limit, rss_bytes, scrape, target
 from closed_loop import latencies, p99_ms
 
-from target.models import parse_model
-from target.models.reference import GoroutineServer
+from retrystorm.target.models import parse_model
+from retrystorm.target.models.reference import GoroutineServer
 
 #: Seconds wrk holds every first request while the service accepts the connections.
 START_S = 3

@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sim.experiments.scenario_runs import run_scenario
-from sim.map.budget import estimate
-from sim.map.build import prepare
-from sim.map.grid import RunFigures, run_all
+from retrystorm.sim.experiments.scenario_runs import run_scenario
+from retrystorm.sim.map.budget import estimate
+from retrystorm.sim.map.build import prepare
+from retrystorm.sim.map.grid import RunFigures, run_all
 
 SCENARIO = "smira-sigstop"
 FOR, USERS = "faults[0].for", "load.users"

@@ -10,7 +10,7 @@ import os
 
 import locust.runners
 
-from loadgen.locustfile import SeedClient
+from retrystorm.loadgen.locustfile import SeedClient
 
 locust.runners.WORKER_REPORT_INTERVAL = float(os.environ.get("RETRYSTORM_BENCH_REPORT_INTERVAL", "3"))
 

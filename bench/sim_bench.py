@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from experiment.scenario import Fault, Scenario
-from sim.config import RunConfig
-from sim.engine import simulate
-from sim.experiments import contention, edge, smira, wyegelwel
+from retrystorm.experiment.scenario import Fault, Scenario
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import simulate
+from retrystorm.sim.experiments import contention, edge, smira, wyegelwel
 
 
 def cpu(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:

@@ -4,7 +4,7 @@ For each capacity, two CPU-burning processes run side by side, each in a cgroup 
 own limited to 0.8 CPU (and weighted the most v1 allows, so the rest of a small shared
 machine takes little from them, while 0.4 of the 2 cores stay for the rest, the controller's
 watchdogs included). One is cut to ``capacity`` through the chaos controller
-(:meth:`chaos.controller.OutageController.throttle`; its allowance is its group's 0.8 CPU), the
+(:meth:`retrystorm.chaos.controller.OutageController.throttle`; its allowance is its group's 0.8 CPU), the
 other is not. Their CPU time is read from ``/proc/PID/stat`` over the same window; the ratio
 cut / uncut is the measured capacity, printed beside the asked one, with the kernel's own count
 of throttled periods. A row "1.0" is the same pair with no cut: the noise floor of the ratio.
@@ -28,9 +28,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from chaos.backends import ProcessBackend
-from chaos.cli import make_controller
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.cli import make_controller
+from retrystorm.chaos.targets import FaultTarget
 
 CPU = Path("/sys/fs/cgroup/cpu")
 BURN = [sys.executable, "-c", "while True: pass"]

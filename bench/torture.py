@@ -54,8 +54,8 @@ from pathlib import Path
 
 from torturelib import BASELINE, PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait, wall
 
-from chaos.backends.procfs import process_start_ticks, process_state_letter
-from chaos.journal import Journal
+from retrystorm.chaos.backends.procfs import process_start_ticks, process_state_letter
+from retrystorm.chaos.journal import Journal
 
 SCENARIO = textwrap.dedent(
     """\

@@ -32,8 +32,8 @@ from typing import Any
 
 from torturelib import BASELINE, PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait
 
-from chaos.cgroups import GROUP_PREFIX, cgroup_path
-from chaos.journal import Journal
+from retrystorm.chaos.cgroups import GROUP_PREFIX, cgroup_path
+from retrystorm.chaos.journal import Journal
 
 BURN = "while True: pass"
 IMAGE = "retrystorm-base:bookworm"

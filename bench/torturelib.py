@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from chaos.journal import Journal
+from retrystorm.chaos.journal import Journal
 
 PYTHON = sys.executable
 #: A controller whose dead-man switch arms nothing: the state of things before the watchdog. Its argv:
@@ -28,9 +28,9 @@ BASELINE = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from chaos.controller import OutageController
-    from chaos.journal import Journal
-    from chaos.targets import FaultTarget
+    from retrystorm.chaos.controller import OutageController
+    from retrystorm.chaos.journal import Journal
+    from retrystorm.chaos.targets import FaultTarget
 
     class Nothing:
         def arm(self, ref, outage_id, hold_s, *, undo=None):
@@ -42,10 +42,10 @@ BASELINE = textwrap.dedent(
     async def main():
         op, kind, what, seconds, journal = sys.argv[1:6]
         if kind == "process":
-            from chaos.backends import ProcessBackend
+            from retrystorm.chaos.backends import ProcessBackend
             backend = ProcessBackend({"victim": int(what)})
         else:
-            from chaos.backends.docker import DockerBackend
+            from retrystorm.chaos.backends.docker import DockerBackend
             backend = DockerBackend(project=what)
         controller = OutageController(Journal(Path(journal)), dead_man=Nothing(), recovery_backends=[backend])
         target = FaultTarget("victim", backend)

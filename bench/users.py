@@ -12,7 +12,7 @@ import asyncio
 import random
 import time
 
-from target.probe import encode_request, read_reply
+from retrystorm.target.probe import encode_request, read_reply
 
 REQUEST = encode_request("GET", "/api", close=True)
 

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from chaos.backends.process import process_ident
-from chaos.watchdog import WatchdogOrder, arm
-from chaos.watchdog.guards import DOCKER_PREPARE_S
+from retrystorm.chaos.backends.process import process_ident
+from retrystorm.chaos.watchdog import WatchdogOrder, arm
+from retrystorm.chaos.watchdog.guards import DOCKER_PREPARE_S
 
 
 def rss_mib(pid: int) -> float:

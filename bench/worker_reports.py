@@ -7,8 +7,8 @@ side in one run: a real target, a master with two workers (each also serving its
 ``/metrics``), the users' goodput at steady load, a short ``SIGSTOP`` of the target,
 and every second the target, the master and both workers read at the same moment. The
 users retry with the seed client's backoff (``smira``), so they come back gradually.
-From those readings, the runner's own analysis (:mod:`runner.series`,
-:mod:`experiment.analysis`) computes the client recovery twice: from the master's sums and
+From those readings, the runner's own analysis (:mod:`retrystorm.runner.series`,
+:mod:`retrystorm.experiment.analysis`) computes the client recovery twice: from the master's sums and
 from the workers' own counters (the truth at that moment), and the steady state's
 five-second goodput windows (client recovery's yardstick) from both.
 
@@ -35,10 +35,10 @@ from pathlib import Path
 from benchlib import Server, target
 from loadgen_common import local_cluster
 
-from experiment.analysis import recoveries
-from experiment.scenario import OutageWindow
-from runner.readings import Reading, client_from_samples, parse_target, samples_of
-from runner.series import build_series
+from retrystorm.experiment.analysis import recoveries
+from retrystorm.experiment.scenario import OutageWindow
+from retrystorm.runner.readings import Reading, client_from_samples, parse_target, samples_of
+from retrystorm.runner.series import build_series
 
 LOCUSTFILE = Path(__file__).with_name("report_interval_locustfile.py")
 OUTAGE_AT_S, OUTAGE_S, DURATION_S = 20, 10, 70

@@ -2,13 +2,13 @@
 
 When ``GRAFANA_URL`` is set (credentials from ``GRAFANA_TOKEN``, or ``GRAFANA_USER``
 and ``GRAFANA_PASSWORD``), :func:`annotations_from_env` returns an
-:class:`~chaos.controller.OutageListener` that posts, for each outage, one region
+:class:`~retrystorm.chaos.controller.OutageListener` that posts, for each outage, one region
 annotation through :class:`~retrystorm.grafana.GrafanaClient`: ``POST /api/annotations`` with ``time`` (the
 pause) and ``timeEnd`` (the resume) in epoch milliseconds, ``tags``
 (``retrystorm``, ``outage``, the target, the scenario when known) and ``text``
 (https://grafana.com/docs/grafana-cloud/developer-resources/api-reference/http-api/api-legacy/annotations/).
 It is an organization annotation (no dashboard): the dashboard shows it through its
-tag query on ``retrystorm`` and ``outage`` (:mod:`dashboards.experiment`).
+tag query on ``retrystorm`` and ``outage`` (:mod:`retrystorm.dashboards.experiment`).
 
 ``retrystorm run`` also posts one per window of its other triggers once it has ended
 (:func:`trigger_annotation`): tags ``retrystorm``, the kind (``slow``, ``spike``,
@@ -29,7 +29,7 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
-from chaos.controller import Outage, OutageListener
+from retrystorm.chaos.controller import Outage, OutageListener
 from retrystorm.errors import UserError
 from retrystorm.grafana import GrafanaClient, GrafanaSettings
 

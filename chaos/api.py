@@ -5,9 +5,9 @@
 ``POST /throttles`` ``{"target": "target", "capacity": 0.4, "duration": "10s"}`` -> 201 with the throttle
 ``GET /throttles``; ``GET /throttles/{id}``; ``DELETE /throttles/{id}`` restores early
 ``GET /targets``  targets this controller may pause, and whether each is paused
-``GET /metrics``  Prometheus text;  ``GET /healthz``;  ``GET /openapi.json`` (:mod:`chaos.openapi`)
+``GET /metrics``  Prometheus text;  ``GET /healthz``;  ``GET /openapi.json`` (:mod:`retrystorm.chaos.openapi`)
 
-Only targets registered when the server started can be paused (:class:`~chaos.targets.TargetRegistry`);
+Only targets registered when the server started can be paused (:class:`~retrystorm.chaos.targets.TargetRegistry`);
 a raw ``pid:N`` is refused. The API refuses what a web page could make a browser send
 (:func:`refuse_cross_site`): a request whose ``Origin`` is another origin or whose
 ``Sec-Fetch-Site`` is not ``same-origin``/``none``, a body that is not
@@ -31,10 +31,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import ValidationError
 
-from chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
-from chaos.bodies import PauseRequest, ThrottleRequest, problem, throttle_problem
-from chaos.controller import OutageController
-from chaos.targets import TargetRegistry
+from retrystorm.chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
+from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest, problem, throttle_problem
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
 
 CONTROLLER = web.AppKey("controller", OutageController)
@@ -233,7 +233,7 @@ async def openapi(_request: web.Request) -> web.Response:
     return web.Response(body=OPENAPI.read_bytes(), content_type="application/json")
 
 
-#: (method, path, handler): the routes, also read by :mod:`chaos.openapi` to check the document.
+#: (method, path, handler): the routes, also read by :mod:`retrystorm.chaos.openapi` to check the document.
 ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("POST", "/outages", create_outage),
     ("GET", "/outages", list_outages),

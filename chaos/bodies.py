@@ -1,7 +1,7 @@
 """The chaos API's request bodies as pydantic models: validated strictly, documented from the same models.
 
 :class:`PauseRequest` is ``POST /outages``, :class:`ThrottleRequest` ``POST /throttles``;
-:mod:`chaos.openapi` builds the API's document from their JSON schemas, so the document and
+:mod:`retrystorm.chaos.openapi` builds the API's document from their JSON schemas, so the document and
 the validation cannot disagree.
 A refused body becomes one line naming the field (:func:`problem`); the pieces are the
 shared ones of :mod:`retrystorm.bodies`, which the target's admin API uses too.
@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, Strict, ValidationError
 
-from chaos.cpu_quota import MIN_CAPACITY
 from retrystorm.bodies import Body, duration, explained, first_problem
+from retrystorm.chaos.cpu_quota import MIN_CAPACITY
 from retrystorm.durations import ACCEPTED
 
 #: The longest target name accepted (names come from the command line and compose labels).

@@ -1,6 +1,6 @@
 """A CPU capacity cut of local processes through cgroupfs (v1 ``cpu`` or v2 ``cpu.max``), and its undo.
 
-Standard library only: the dead-man watchdog (:mod:`chaos.watchdog`, started with ``-S``) imports it
+Standard library only: the dead-man watchdog (:mod:`retrystorm.chaos.watchdog`, started with ``-S``) imports it
 to undo a cut at its deadline.
 
 **Where.** :func:`locate` reads ``/proc/self/mountinfo`` (which hierarchies are mounted where) and
@@ -16,7 +16,7 @@ to undo a cut at its deadline.
   process's own group, so the quota already accounts for that group's limit (the allowance below), but
   its other limits (memory...) are its parent's for the duration.
 
-**Quota.** capacity x allowance (:mod:`chaos.cpu_quota`): the tightest quota on the process's cgroup path,
+**Quota.** capacity x allowance (:mod:`retrystorm.chaos.cpu_quota`): the tightest quota on the process's cgroup path,
 else the CPUs of its affinity mask.
 
 **Apply.** mkdir the group, write the limit, then each pid into its ``cgroup.procs`` (a pid moves its
@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chaos.cpu_quota import CfsLimit, allowance_cpus, throttled_quota_us, v2_cpu_max, v2_cpu_max_text
+from retrystorm.chaos.cpu_quota import CfsLimit, allowance_cpus, throttled_quota_us, v2_cpu_max, v2_cpu_max_text
 
 GROUP_PREFIX = "retrystorm-throttle-"
 #: What a refusal names as the way to make a cut possible.

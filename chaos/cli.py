@@ -9,14 +9,14 @@ from typing import Protocol
 
 import click
 
-from chaos.annotations import annotations_from_env
-from chaos.backends import FaultBackend, ProcessBackend
-from chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING_S, OutageController, check_max_outage
-from chaos.cpu_quota import check_capacity
-from chaos.deadman import WatchdogSwitch
-from chaos.journal import Journal, default_journal_path
-from chaos.targets import FaultTarget, TargetRegistry
 from retrystorm.addresses import is_loopback_host
+from retrystorm.chaos.annotations import annotations_from_env
+from retrystorm.chaos.backends import FaultBackend, ProcessBackend
+from retrystorm.chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING_S, OutageController, check_max_outage
+from retrystorm.chaos.cpu_quota import check_capacity
+from retrystorm.chaos.deadman import WatchdogSwitch
+from retrystorm.chaos.journal import Journal, default_journal_path
+from retrystorm.chaos.targets import FaultTarget, TargetRegistry
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.durations import format_duration
@@ -64,10 +64,10 @@ def make_backends(names: tuple[str, ...], project: str | None = None) -> dict[st
         if name == "process":
             backends[name] = ProcessBackend()
         else:
-            from chaos.backends.docker_sdk import require_docker_sdk
+            from retrystorm.chaos.backends.docker_sdk import require_docker_sdk
 
             require_docker_sdk("--backend docker")
-            from chaos.backends.docker import DockerBackend
+            from retrystorm.chaos.backends.docker import DockerBackend
 
             backends[name] = DockerBackend(project=project)
     return backends
@@ -271,8 +271,8 @@ def serve(
     from aiohttp import web
     from prometheus_client import CollectorRegistry
 
-    from chaos.api import create_app
-    from chaos.metrics import register_chaos_metrics
+    from retrystorm.chaos.api import create_app
+    from retrystorm.chaos.metrics import register_chaos_metrics
 
     _check_bind(host, token)
     check_max_outage(max_outage)

@@ -1,13 +1,13 @@
 """Outages with guaranteed resume: the one place that pauses targets.
 
-:class:`OutageController` pauses a :class:`~chaos.targets.FaultTarget` for a duration
+:class:`OutageController` pauses a :class:`~retrystorm.chaos.targets.FaultTarget` for a duration
 and resumes it when the duration ends, when asked early, when the controller stops
 (normal end, exception, SIGINT/SIGTERM). No outage lasts longer than ``max_outage_s``,
 whatever was asked, and never longer than :data:`MAX_OUTAGE_CEILING_S`.
 
 If the controller is killed outright, two nets remain. First, before each pause a
 *dead-man switch* is armed (:class:`DeadManSwitch`, in production an independent
-watchdog process, :mod:`chaos.watchdog`) that resumes the target at its deadline
+watchdog process, :mod:`retrystorm.chaos.watchdog`) that resumes the target at its deadline
 whatever happens to this process; a pause whose switch cannot be armed does not
 happen. Second, every pause is journaled and fsynced before it happens, and the next
 controller resumes what the journal shows left paused (:meth:`OutageController.recover`,
@@ -17,8 +17,8 @@ Overlapping outages of one target are allowed: the target stays paused until the
 of them ends.
 
 CPU capacity cuts go through the same controller, with the same nets:
-:meth:`OutageController.throttle` (:mod:`chaos.throttles` says how) returns a
-:class:`~chaos.throttles.Throttle` whose ``end()`` restores the target's original settings;
+:meth:`OutageController.throttle` (:mod:`retrystorm.chaos.throttles` says how) returns a
+:class:`~retrystorm.chaos.throttles.Throttle` whose ``end()`` restores the target's original settings;
 signals, shutdown and :meth:`OutageController.recover` restore throttles as they resume pauses.
 """
 
@@ -35,10 +35,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, Self
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef
-from chaos.journal import Journal, controller_alive, utc_now
-from chaos.targets import FaultTarget
-from chaos.throttles import Throttle, ThrottleKeeper
+from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef
+from retrystorm.chaos.journal import Journal, controller_alive, utc_now
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.chaos.throttles import Throttle, ThrottleKeeper
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 
@@ -177,7 +177,7 @@ class OutageController:
     async def throttle(self, target: FaultTarget, capacity: float, duration_s: float) -> Throttle:
         """Cut ``target``'s CPU to ``capacity`` (in (0, 1]) of its allowance for ``duration_s``; ``end()`` restores.
 
-        Journaled and guarded by a dead-man watchdog like a pause (:mod:`chaos.throttles`). Refusals
+        Journaled and guarded by a dead-man watchdog like a pause (:mod:`retrystorm.chaos.throttles`). Refusals
         (capacity out of range, a target that cannot be throttled, one throttled already) are
         :class:`~retrystorm.errors.UserError`, naming what would make it possible.
         """
@@ -226,7 +226,7 @@ class OutageController:
         """Pause ``target`` for ``duration_s`` (at most ``max_outage_s``) and schedule its resume.
 
         For each concrete ref: journal the pause and arm its dead-man switch; then freeze them
-        all (:meth:`~chaos.backends.base.FaultBackend.pause_all`), and journal and guard any
+        all (:meth:`~retrystorm.chaos.backends.base.FaultBackend.pause_all`), and journal and guard any
         ref the freeze found besides them (a process group's newly forked members).
         """
         if not duration_s > 0:

@@ -1,8 +1,8 @@
 """The dead-man switch every pause arms: an independent watchdog process per paused ref.
 
-:class:`WatchdogSwitch` is the :class:`~chaos.controller.DeadManSwitch` of every
+:class:`WatchdogSwitch` is the :class:`~retrystorm.chaos.controller.DeadManSwitch` of every
 controller that pauses for real: before a process or a container is frozen it starts a
-watchdog (:mod:`chaos.watchdog`) that resumes it ``hold_s`` (plus
+watchdog (:mod:`retrystorm.chaos.watchdog`) that resumes it ``hold_s`` (plus
 :data:`GRACE_S`) later even if the controller, the runner and their process group were
 SIGKILLed, and that exits without acting once the controller disarms it after a normal
 resume. A CPU cut arms one the same way per throttle group or container, which restores the
@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chaos.backends.base import TargetRef
-from chaos.controller import Disarm
+from retrystorm.chaos.backends.base import TargetRef
+from retrystorm.chaos.controller import Disarm
 
 #: The watchdog acts this long after the outage's own end, so the controller's on-time resume normally wins.
 GRACE_S = 0.5
@@ -33,7 +33,7 @@ class _Nothing:
 
 
 class WatchdogSwitch:
-    """Arms a :mod:`chaos.watchdog` process per paused ref; it appends its resume to ``journal``."""
+    """Arms a :mod:`retrystorm.chaos.watchdog` process per paused ref; it appends its resume to ``journal``."""
 
     def __init__(self, journal: Path | None) -> None:
         self.journal = journal
@@ -41,12 +41,12 @@ class WatchdogSwitch:
     def arm(self, ref: TargetRef, outage_id: str, hold_s: float, *, undo: dict[str, Any] | None = None) -> Disarm:
         """Start the watchdog of ``ref`` and return once it watches (raises ``BackendError`` otherwise).
 
-        With ``undo`` it guards a CPU cut (:mod:`chaos.throttles`): at the deadline it restores what
+        With ``undo`` it guards a CPU cut (:mod:`retrystorm.chaos.throttles`): at the deadline it restores what
         ``undo`` holds instead of resuming.
         """
         if ref.backend not in GUARDED_BACKENDS:
             return _Nothing()
-        from chaos.watchdog import WatchdogOrder, arm  # noqa: PLC0415 - keeps this module import-light
+        from retrystorm.chaos.watchdog import WatchdogOrder, arm  # noqa: PLC0415 - keeps this module import-light
 
         order = WatchdogOrder(
             backend=ref.backend,

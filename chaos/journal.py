@@ -5,7 +5,7 @@ A JSON-lines file shared by every controller on a host. Each record is one step:
 "controller": "PID@START", "status", "error"}``. A pause without a later resume of the
 same ``(backend, ident)`` is *pending*; a pending pause whose controller process no
 longer exists was left behind by a controller that was killed, and the next controller
-resumes it at start-up (:meth:`chaos.controller.OutageController.recover`).
+resumes it at start-up (:meth:`retrystorm.chaos.controller.OutageController.recover`).
 
 CPU capacity cuts (throttles) are journaled the same way, as ``"throttle"`` before the cut and
 ``"restore"`` after it, with ``backend`` ``cgroup`` (ident: the throttle group's directory) or
@@ -34,8 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chaos.backends.base import TargetRef
-from chaos.backends.procfs import process_start_ticks
+from retrystorm.chaos.backends.base import TargetRef
+from retrystorm.chaos.backends.procfs import process_start_ticks
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from chaos.controller import OutageController, OutageStatus
+from retrystorm.chaos.controller import OutageController, OutageStatus
 
 
 class ChaosCollector(Collector):

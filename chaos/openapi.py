@@ -4,7 +4,7 @@
 ``/openapi.json``; the tests check that the file, the generator and the served routes
 agree, and fuzz the API from it. Regenerate the file after changing the API::
 
-    python -m chaos.openapi > chaos/openapi.json
+    python -m retrystorm.chaos.openapi > chaos/openapi.json
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 import sys
 from typing import Any
 
-from chaos.bodies import PauseRequest, ThrottleRequest
 from retrystorm import __version__
+from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest
 
 _ERROR = {
     "type": "object",

@@ -19,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from chaos.backends.base import FaultBackend, TargetRef, TargetRefusedError, UnknownTargetError
-from chaos.backends.process import REGISTER_HINT
+from retrystorm.chaos.backends.base import FaultBackend, TargetRef, TargetRefusedError, UnknownTargetError
+from retrystorm.chaos.backends.process import REGISTER_HINT
 from retrystorm.errors import UserError
 
 

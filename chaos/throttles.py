@@ -1,18 +1,18 @@
 """CPU capacity cuts (throttles) with guaranteed restore, as safe as a pause.
 
-The runner's entry point is :meth:`chaos.controller.OutageController.throttle`::
+The runner's entry point is :meth:`retrystorm.chaos.controller.OutageController.throttle`::
 
     throttle = await controller.throttle(target, capacity=0.4, duration_s=10.0)
     ...                       # the target runs at 40 % of its CPU allowance
     await throttle.end()      # restore now (else it is restored at duration_s by itself)
 
-``target`` is a registered :class:`~chaos.targets.FaultTarget` (a process, a process group, a
-container); ``capacity`` a fraction in ``(0, 1]`` of the target's allowance (:mod:`chaos.cpu_quota`:
+``target`` is a registered :class:`~retrystorm.chaos.targets.FaultTarget` (a process, a process group, a
+container); ``capacity`` a fraction in ``(0, 1]`` of the target's allowance (:mod:`retrystorm.chaos.cpu_quota`:
 its existing CPU limit, else every CPU it may run on); ``duration_s`` is clamped to the controller's
 maximum outage. It returns once the cut is in place; :meth:`Throttle.end` is idempotent.
 
 Each cut follows the pause's order: journal ``throttle`` (with the original settings) and fsync;
-make what is guarded (:meth:`~chaos.backends.base.CpuCut.prepare`); arm a dead-man watchdog that
+make what is guarded (:meth:`~retrystorm.chaos.backends.base.CpuCut.prepare`); arm a dead-man watchdog that
 restores at the deadline + 0.5 s even if this process is SIGKILLed; cut. The end restores, journals
 ``restore`` and disarms. SIGINT/SIGTERM and the controller's exit end every throttle
 (:meth:`OutageController.resume_all`); ``retrystorm chaos recover`` and the next controller restore
@@ -31,11 +31,11 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from chaos.backends.base import BackendError, CpuCut, FaultBackend, TargetRef
-from chaos.backends.process import restore_cgroup_cut
-from chaos.cpu_quota import check_capacity
-from chaos.journal import Journal, controller_alive, utc_now
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends.base import BackendError, CpuCut, FaultBackend, TargetRef
+from retrystorm.chaos.backends.process import restore_cgroup_cut
+from retrystorm.chaos.cpu_quota import check_capacity
+from retrystorm.chaos.journal import Journal, controller_alive, utc_now
+from retrystorm.chaos.targets import FaultTarget
 from retrystorm.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,8 @@ class Disarm(Protocol):
 
 
 class ThrottleSwitch(Protocol):
-    """Arms a dead-man switch that undoes ``undo`` after ``hold_s`` (:class:`chaos.deadman.WatchdogSwitch`)."""
+    """Arms a dead-man switch that undoes ``undo`` after ``hold_s``
+    (:class:`retrystorm.chaos.deadman.WatchdogSwitch`)."""
 
     def arm(self, ref: TargetRef, outage_id: str, hold_s: float, *, undo: dict[str, Any] | None = None) -> Disarm:
         """Arm before the cut; raise :class:`BackendError` if it cannot be armed."""

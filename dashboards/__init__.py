@@ -1,15 +1,15 @@
 """Grafana dashboards generated from code, their provisioning, and Prometheus' configuration.
 
-* :mod:`dashboards.promql` -- the experiment's PromQL expressions (pure strings).
-* :mod:`dashboards.experiment` -- the experiment's dashboard, built with Grafana's
+* :mod:`retrystorm.dashboards.promql` -- the experiment's PromQL expressions (pure strings).
+* :mod:`retrystorm.dashboards.experiment` -- the experiment's dashboard, built with Grafana's
   foundation SDK.
-* :mod:`dashboards.files` -- the generated JSON and where it is committed
+* :mod:`retrystorm.dashboards.files` -- the generated JSON and where it is committed
   (``dashboards/grafana/dashboards/``); ``retrystorm dashboards build`` rewrites it.
-* :mod:`dashboards.shipped` -- the committed JSON as installed with the package, read
+* :mod:`retrystorm.dashboards.shipped` -- the committed JSON as installed with the package, read
   without the SDK.
-* :mod:`dashboards.queries` -- every panel's PromQL with the template variables
+* :mod:`retrystorm.dashboards.queries` -- every panel's PromQL with the template variables
   substituted, to run the dashboard's queries against a real Prometheus.
-* :mod:`retrystorm.grafana` and :mod:`dashboards.push` -- upload the shipped dashboards
+* :mod:`retrystorm.grafana` and :mod:`retrystorm.dashboards.push` -- upload the shipped dashboards
   to an existing Grafana over its HTTP API (``retrystorm dashboards push``).
 
 The files Grafana and Prometheus read live beside the code: ``grafana/provisioning/``

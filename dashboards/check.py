@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dashboards.queries import PanelQuery
+from retrystorm.dashboards.queries import PanelQuery
 from retrystorm.errors import RetrystormError
 
 

@@ -39,7 +39,7 @@ def dashboards() -> None:
 def build(*, directory: Path | None, check: bool) -> None:
     """(Re)write the dashboard JSON from code, or check it is up to date."""
     _foundation_sdk("retrystorm dashboards build")
-    from dashboards.files import DASHBOARD_DIR, stale_dashboards, write_dashboards
+    from retrystorm.dashboards.files import DASHBOARD_DIR, stale_dashboards, write_dashboards
 
     target = directory or DASHBOARD_DIR
     if check:
@@ -62,8 +62,8 @@ def build(*, directory: Path | None, check: bool) -> None:
 @click.option("--folder", default=None, help="Folder to put the dashboards in (created if missing; default: none).")
 def push(*, grafana_url: str, token: str | None, user: str | None, password: str | None, folder: str | None) -> None:
     """Upload the shipped dashboards to an existing Grafana, overwriting the ones with the same uid."""
-    from dashboards.push import push_dashboards
-    from dashboards.shipped import shipped_dashboards
+    from retrystorm.dashboards.push import push_dashboards
+    from retrystorm.dashboards.shipped import shipped_dashboards
     from retrystorm.grafana import GrafanaSettings
 
     settings = GrafanaSettings(url=grafana_url, token=token, user=user, password=password)

@@ -16,8 +16,8 @@ serialises to Grafana's dashboard JSON. Rows:
 Triggers also shade every time series, each kind in the colour the plots and reports
 shade it (:data:`TRIGGERS`: pause grey, slow orange, spike purple, errors red): an
 annotation query on the kind's metric (a region per window, see
-:mod:`dashboards.sdk_extras`), and one on the annotations posted when ``GRAFANA_URL`` is
-set (tags ``retrystorm`` and the kind, ``outage`` for a pause: :mod:`chaos.annotations`).
+:mod:`retrystorm.dashboards.sdk_extras`), and one on the annotations posted when ``GRAFANA_URL`` is
+set (tags ``retrystorm`` and the kind, ``outage`` for a pause: :mod:`retrystorm.chaos.annotations`).
 Thresholds cannot do this: they shade value ranges on the y axis, never a span of time.
 """
 
@@ -37,8 +37,8 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common
 from grafana_foundation_sdk.models import dashboard as model
 
-from dashboards import promql
-from dashboards.sdk_extras import PrometheusAnnotation
+from retrystorm.dashboards import promql
+from retrystorm.dashboards.sdk_extras import PrometheusAnnotation
 
 UID = "retrystorm"
 TITLE = "retrystorm: retry storms and recovery"

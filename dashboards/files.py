@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from dashboards import experiment
+from retrystorm.dashboards import experiment
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DASHBOARD_DIR = PACKAGE_DIR / "grafana" / "dashboards"

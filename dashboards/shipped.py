@@ -2,7 +2,7 @@
 
 ``dashboards/grafana/dashboards/<uid>.json`` is what Grafana's file provider loads and
 what ``retrystorm dashboards push`` uploads. Reading it needs no Grafana library (the
-foundation SDK is only for generating it: :mod:`dashboards.files`).
+foundation SDK is only for generating it: :mod:`retrystorm.dashboards.files`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 #: The folder of the shipped dashboard files, inside the installed package.
-SHIPPED_DASHBOARDS: Traversable = importlib.resources.files("dashboards") / "grafana" / "dashboards"
+SHIPPED_DASHBOARDS: Traversable = importlib.resources.files("retrystorm.dashboards") / "grafana" / "dashboards"
 
 
 def shipped_dashboards() -> dict[str, dict[str, Any]]:

@@ -1,8 +1,8 @@
 """The experiment framework shared by the simulator and the live runner.
 
-* :mod:`experiment.scenario`: the scenario file format, validated;
-* :mod:`experiment.analysis`: recovery, verdicts and results from per-second series;
-* :mod:`experiment.report`: plots, tables and ``report.html``.
+* :mod:`retrystorm.experiment.scenario`: the scenario file format, validated;
+* :mod:`retrystorm.experiment.analysis`: recovery, verdicts and results from per-second series;
+* :mod:`retrystorm.experiment.report`: plots, tables and ``report.html``.
 
 Below it are the pure cores (strategies, think time, models) and the fault layer;
 above it the simulator (:mod:`sim`) and the live runner (:mod:`runner`).

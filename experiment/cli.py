@@ -17,7 +17,7 @@ def scenarios(*, name: str | None) -> None:
     A shipped scenario runs by its name from any directory (`retrystorm run smira-laptop`,
     `retrystorm sim run smira-sigstop`); `retrystorm scenarios NAME > mine.yaml` starts your own.
     """
-    from experiment.scenario import load_scenario, shipped_names, shipped_scenario
+    from retrystorm.experiment.scenario import load_scenario, shipped_names, shipped_scenario
 
     if name is not None:
         out.print(shipped_scenario(name).read_text(encoding="utf-8"), end="", markup=False, emoji=False, soft_wrap=True)
@@ -55,9 +55,9 @@ def init(
     Give at most one of --command, --pid, --container, --service: what a pause freezes. Each
     field is explained in a comment; the file runs as is: `retrystorm run scenario.yaml`.
     """
-    from experiment.scenario.starter import starter_scenario
     from retrystorm.addresses import http_address
     from retrystorm.errors import UserError
+    from retrystorm.experiment.scenario.starter import starter_scenario
 
     try:
         url = http_address(url)

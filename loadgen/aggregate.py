@@ -1,8 +1,8 @@
 """Summing the client metrics of Locust workers on the master.
 
-Each worker keeps its own registry (see :mod:`loadgen.metrics`). With every report
+Each worker keeps its own registry (see :mod:`retrystorm.loadgen.metrics`). With every report
 Locust sends to the master (``events.report_to_master``, every second as
-:mod:`loadgen.plugin` sets it, and once more on quit) a worker adds a :func:`snapshot`
+:mod:`retrystorm.loadgen.plugin` sets it, and once more on quit) a worker adds a :func:`snapshot`
 of its registry: its *cumulative* values, not deltas since the last report. The master
 keeps the latest snapshot of every worker it has heard from and serves, through
 :class:`MergedCollector`, the sum of its own registry and those snapshots:

@@ -2,7 +2,7 @@
 
 Seconds, 10 ms to 10 min, about three per decade, with the seed's 2 s attempt timeout
 as an edge: the tail of a retry storm is minutes long. The client's Prometheus
-histograms (:mod:`loadgen.metrics`), the age of the requests still in progress, and
+histograms (:mod:`retrystorm.loadgen.metrics`), the age of the requests still in progress, and
 the simulator's per-interval latency histograms share them, so a quantile taken from
 either is exact to the same bucket. Pure: no imports.
 """

@@ -31,8 +31,8 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from chaos.client import ChaosApiError, ChaosClient
-from loadgen.page_scripts import add_page_script
+from retrystorm.chaos.client import ChaosApiError, ChaosClient
+from retrystorm.loadgen.page_scripts import add_page_script
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ HOW_TO_ENABLE = (
 
 
 def _script() -> bytes:
-    return resources.files("loadgen").joinpath("chaos_tab.js").read_bytes()
+    return resources.files("retrystorm.loadgen").joinpath("chaos_tab.js").read_bytes()
 
 
 def _fail(status: int, message: str) -> tuple[Response, int]:

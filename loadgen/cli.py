@@ -11,13 +11,13 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from loadgen.strategies import BUDGETS, STRATEGIES, RetryStrategy
-from loadgen.strategies.presets import Preset, resolve
-from loadgen.strategies.stats import RetryDelayStats, delay_stats
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.errors import SpecError
 from retrystorm.listing import registry_table
+from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES, RetryStrategy
+from retrystorm.loadgen.strategies.presets import Preset, resolve
+from retrystorm.loadgen.strategies.stats import RetryDelayStats, delay_stats
 
 
 class StrategySpec(click.ParamType):  # type: ignore[type-arg]
@@ -28,7 +28,7 @@ class StrategySpec(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> RetryStrategy:
         if isinstance(value, RetryStrategy):
             return value
-        from loadgen.service_config import read_strategy
+        from retrystorm.loadgen.service_config import read_strategy
 
         try:
             return read_strategy(value)
@@ -166,7 +166,7 @@ def plot(
     Shows the median and the 5-95 % band over many independent retry sequences, as
     in the seed article's figures.
     """
-    from loadgen.strategy_plot import plot_strategies
+    from retrystorm.loadgen.strategy_plot import plot_strategies
 
     plot_strategies(list(specs), output, retries=retries, draws=draws, think_time_s=think_time, seed=seed)
     out.print(f"wrote {output}")

@@ -1,10 +1,10 @@
 """The load generator's options on Locust's parser: the command line, the web UI's start form, the workers.
 
-:func:`add_arguments` registers every option of :data:`~loadgen.options.OPTIONS` and
-:data:`~loadgen.options.FLAGS` (from the ``init_command_line_parser`` hook), so they
+:func:`add_arguments` registers every option of :data:`~retrystorm.loadgen.options.OPTIONS` and
+:data:`~retrystorm.loadgen.options.FLAGS` (from the ``init_command_line_parser`` hook), so they
 appear in the web UI's start form and travel to the workers with the master's parsed
 options, and the flags that only a process has (``--metrics-port``, ``--chaos-url``...).
-Each value's argparse ``type`` is the option's own check (:mod:`loadgen.options`): a bad
+Each value's argparse ``type`` is the option's own check (:mod:`retrystorm.loadgen.options`): a bad
 flag exits 2 with its one-line message before anything starts, and the value stays the
 text as written.
 
@@ -17,10 +17,10 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from chaos.client import check_chaos_url
-from loadgen.options import FLAGS, MAX_FLAG_DURATION_S, OPTIONS, read_requests_file
+from retrystorm.chaos.client import check_chaos_url
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.options import FLAGS, MAX_FLAG_DURATION_S, OPTIONS, read_requests_file
 
 _DAY = format_duration(MAX_FLAG_DURATION_S)
 

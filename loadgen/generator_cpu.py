@@ -1,9 +1,9 @@
 """The load generator's own CPU, as Prometheus metrics: is this Locust process the bottleneck?
 
 A Locust process is one event loop on one core. Near a full core it sends late, and
-what it measures is its own backlog (:mod:`experiment.analysis.validity`). Each process
+what it measures is its own backlog (:mod:`retrystorm.experiment.analysis.validity`). Each process
 serves, labelled ``process="<hostname> pid <pid>"`` so that a master's sum of its
-workers' series keeps them apart (:mod:`loadgen.aggregate`):
+workers' series keeps them apart (:mod:`retrystorm.loadgen.aggregate`):
 
 * ``retrystorm_client_generator_cpu_seconds_total``: user plus system CPU seconds
   the process used; ``rate()`` of it is its share of a core;

@@ -7,18 +7,18 @@ Usage (see the README's "Load generator" section for all options and metrics)::
         --retry-strategy fixed:100ms --metrics-port 9646 --exit-code-on-error 0
 
 With ``--load-spikes 60s+10s:x2`` (``retrystorm run`` sets it for a scenario's ``spike``
-triggers), the user count follows :mod:`loadgen.spike_player`.
+triggers), the user count follows :mod:`retrystorm.loadgen.spike_player`.
 
 Importing this module patches the process with gevent (through Locust): nothing in
-``target``, ``chaos``, ``sim`` or ``loadgen.strategies`` may import it.
+``target``, ``chaos``, ``sim`` or ``retrystorm.loadgen.strategies`` may import it.
 """
 
 from __future__ import annotations
 
 from locust import events
 
-from loadgen.plugin import install
-from loadgen.user import RetryingUser
+from retrystorm.loadgen.plugin import install
+from retrystorm.loadgen.user import RetryingUser
 
 install(events)
 

@@ -4,8 +4,8 @@ Built by :func:`build_metrics` on a registry passed in (never at import), so two
 processes, apps or tests never collide. Every series carries the ``strategy`` label:
 the strategy's family name (``fixed``, ``exponential``, ...), never its full spec, so
 the cardinality stays small. Attempts and logical requests also carry ``request``: the
-name of the request of the mix they belong to (:mod:`loadgen.request_mix`, at most
-:data:`~loadgen.request_mix.MAX_REQUESTS` names; ``/api`` for the default ``GET /api``).
+name of the request of the mix they belong to (:mod:`retrystorm.loadgen.request_mix`, at most
+:data:`~retrystorm.loadgen.request_mix.MAX_REQUESTS` names; ``/api`` for the default ``GET /api``).
 
 Latencies are true histograms in seconds with buckets from 10 ms to 10 min, because
 the tail of a retry storm is minutes long; Grafana and the scenario runner take
@@ -19,18 +19,18 @@ awaiting an answer.
 
 Counters only ever grow for the life of a process (Prometheus counters must never go
 down); a new run is delimited by taking differences, not by resetting. See
-:mod:`loadgen.aggregate` for how a Locust master sums its workers' series.
+:mod:`retrystorm.loadgen.aggregate` for how a Locust master sums its workers' series.
 
 The logical requests *in progress* (a user waiting for an answer or backing off) are a
 gauge histogram, ``retrystorm_client_requests_in_progress_age_seconds``: at each scrape,
 how many there are and how long each has been running, over the latency buckets. The
 request-latency histogram only holds requests that ended; with this one a reader
 counts the unfinished ones at their age (the censored latencies of
-:mod:`experiment.analysis.stats`). A master sums its workers' like a gauge (connected
+:mod:`retrystorm.experiment.analysis.stats`). A master sums its workers' like a gauge (connected
 workers only).
 
 Each Locust process also serves its own CPU and whether it is saturated
-(:mod:`loadgen.generator_cpu`), labelled by process.
+(:mod:`retrystorm.loadgen.generator_cpu`), labelled by process.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeHistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from loadgen.buckets import LATENCY_BUCKETS_S
-from loadgen.generator_cpu import GeneratorCpu
-from loadgen.outcomes import AttemptOutcome, RequestOutcome
+from retrystorm.loadgen.buckets import LATENCY_BUCKETS_S
+from retrystorm.loadgen.generator_cpu import GeneratorCpu
+from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
 
 PREFIX = "retrystorm_client_"
 CollectorT = TypeVar("CollectorT", bound=Collector)
@@ -134,7 +134,8 @@ class ClientMetrics:
         return StrategyMetrics(self, strategy, requests)
 
     def show_load_factor(self, strategy: str, factor: float) -> None:
-        """The load factor a ``spike`` trigger puts in force (1 outside spikes), set by loadgen.spike_player."""
+        """The load factor a ``spike`` trigger puts in force (1 outside spikes), set by
+        retrystorm.loadgen.spike_player."""
         self.load_factor.labels(strategy).set(factor)
 
 

@@ -1,12 +1,12 @@
 """The load generator's options: what each is, what it accepts, and how they are read.
 
 :data:`OPTIONS` (with a value) and :data:`FLAGS` (on or off) are the options, in the
-order the web UI shows them; :mod:`loadgen.flags` registers them on Locust's parser.
+order the web UI shows them; :mod:`retrystorm.loadgen.flags` registers them on Locust's parser.
 Values stay strings (specs and durations as people write them) until
 :func:`load_options` turns them into a :class:`LoadOptions`; every error names the flag
 and what it accepts, on one line. The same check runs three times: as each flag's
 argparse ``type`` (a bad flag exits 2 before anything starts), on the web UI's
-``POST /swarm`` (see :mod:`loadgen.web`), and at test start in every process.
+``POST /swarm`` (see :mod:`retrystorm.loadgen.web`), and at test start in every process.
 
 No Locust import, so this module stays importable anywhere.
 """
@@ -19,15 +19,17 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadgen.request_mix import (
+from retrystorm.durations import format_duration, parse_duration
+from retrystorm.errors import SpecError, UserError, shown
+from retrystorm.loadgen.request_mix import (
     MAX_REQUESTS,
     RequestSpec,
     parse_request_lines,
     split_requests,
 )
-from loadgen.service_config import read_strategy
-from loadgen.spikes import NO_SPIKES, LoadSpike, parse_load_spikes
-from loadgen.strategies import (
+from retrystorm.loadgen.service_config import read_strategy
+from retrystorm.loadgen.spikes import NO_SPIKES, LoadSpike, parse_load_spikes
+from retrystorm.loadgen.strategies import (
     NONE,
     STRATEGIES,
     GrpcBackoff,
@@ -37,11 +39,9 @@ from loadgen.strategies import (
     parse_strategy,
     resolve,
 )
-from loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
-from loadgen.strategies.retry_on import RetryOn
-from loadgen.think import ThinkTime, parse_think_time
-from retrystorm.durations import format_duration, parse_duration
-from retrystorm.errors import SpecError, UserError, shown
+from retrystorm.loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
+from retrystorm.loadgen.strategies.retry_on import RetryOn
+from retrystorm.loadgen.think import ThinkTime, parse_think_time
 
 DEFAULT_STRATEGY = "exponential:base=100ms,factor=2.718,max=5m,jitter=full"
 #: The ceiling of --attempt-timeout and --metrics-linger: one day, as a request's deadline.
@@ -76,7 +76,8 @@ class LoadOptions:
     seed: int | None
     #: What one logical request is: the weighted mix of ``--request`` (default: ``GET --request-path``).
     requests: tuple[RequestSpec, ...] = ()
-    #: Load spikes (``--load-spikes``), played by the single process or the master (:mod:`loadgen.spike_player`).
+    #: Load spikes (``--load-spikes``), played by the single process or the master
+    #: (:mod:`retrystorm.loadgen.spike_player`).
     spikes: tuple[LoadSpike, ...] = ()
 
     @property

@@ -1,8 +1,8 @@
 """Scripts of our own on Locust's web UI page: one ``<script src=... defer>`` each, before ``</body>``.
 
 Locust's page is its React app; a tab or a form of ours is drawn by a script of its own
-that the page loads after the app (:mod:`loadgen.chaos_tab`, :mod:`loadgen.storm_view`,
-:mod:`loadgen.start_form`). One ``after_request`` hook per app adds every registered tag
+that the page loads after the app (:mod:`retrystorm.loadgen.chaos_tab`, :mod:`retrystorm.loadgen.storm_view`,
+:mod:`retrystorm.loadgen.start_form`). One ``after_request`` hook per app adds every registered tag
 to the index page, in the order they were added.
 """
 

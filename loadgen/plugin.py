@@ -5,15 +5,15 @@ metrics registry, the options of the current run, the retry budget shared by the
 process's users, and on a master the workers' metric snapshots. :func:`install`
 attaches the listeners:
 
-* ``init_command_line_parser``: register the options (:mod:`loadgen.options`);
+* ``init_command_line_parser``: register the options (:mod:`retrystorm.loadgen.options`);
 * ``init``: build the runtime, add ``/metrics``, the start-form check and the Chaos
-  tab (:mod:`loadgen.chaos_tab`) to the web UI, the Retry storm tab
-  (:mod:`loadgen.storm_view`) and the start form's help (:mod:`loadgen.start_form`),
+  tab (:mod:`retrystorm.loadgen.chaos_tab`) to the web UI, the Retry storm tab
+  (:mod:`retrystorm.loadgen.storm_view`) and the start form's help (:mod:`retrystorm.loadgen.start_form`),
   start the ``--metrics-port`` server;
 * ``test_start``: read the run's options (after the web form or the master set them),
   start a fresh budget;
 * ``report_to_master`` / ``worker_report``: carry metric snapshots to the master
-  (:mod:`loadgen.aggregate`), every second (:data:`WORKER_REPORT_INTERVAL_S`); a worker
+  (:mod:`retrystorm.loadgen.aggregate`), every second (:data:`WORKER_REPORT_INTERVAL_S`); a worker
   also touches ``$RETRYSTORM_HEARTBEAT_FILE`` when set, so a container health check can
   see it alive and reporting;
 * ``quitting``: keep ``/metrics`` up for ``--metrics-linger``.
@@ -35,16 +35,16 @@ import gevent
 import locust.runners
 from prometheus_client import CollectorRegistry
 
-from chaos.client import check_chaos_url
-from loadgen import chaos_tab, start_form, storm_sources, storm_view, web
-from loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
-from loadgen.flags import add_arguments
-from loadgen.metrics import StrategyMetrics, build_metrics
-from loadgen.options import LoadOptions, load_options
-from loadgen.spike_player import start_player
-from loadgen.strategies import BudgetState
+from retrystorm.chaos.client import check_chaos_url
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import UserError
+from retrystorm.loadgen import chaos_tab, start_form, storm_sources, storm_view, web
+from retrystorm.loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
+from retrystorm.loadgen.flags import add_arguments
+from retrystorm.loadgen.metrics import StrategyMetrics, build_metrics
+from retrystorm.loadgen.options import LoadOptions, load_options
+from retrystorm.loadgen.spike_player import start_player
+from retrystorm.loadgen.strategies import BudgetState
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Runtime:
         self.run: RunState | None = None
         self._user_numbers = itertools.count()
         self.lingering = False
-        #: The greenlet playing this test's load spikes (:mod:`loadgen.spike_player`), if any.
+        #: The greenlet playing this test's load spikes (:mod:`retrystorm.loadgen.spike_player`), if any.
         self.spikes: gevent.Greenlet | None = None
 
     def stop_spikes(self) -> None:
@@ -139,7 +139,8 @@ def runtime_of(environment: Any) -> Runtime:
     except KeyError:
         raise UserError(
             "the retrystorm load generator is not installed in this Locust process: "
-            "run `locust -f loadgen/locustfile.py`, or call loadgen.plugin.install(events) in your locustfile"
+            "run `locust -f loadgen/locustfile.py`, or call retrystorm.loadgen.plugin.install(events) "
+            "in your locustfile"
         ) from None
 
 

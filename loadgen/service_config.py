@@ -1,6 +1,6 @@
 """``grpc-service-config:PATH[#INDEX]``: read a gRPC service config file into a ``grpc-retry`` preset.
 
-The thin shell around :func:`loadgen.strategies.presets.preset_from_service_config`:
+The thin shell around :func:`retrystorm.loadgen.strategies.presets.preset_from_service_config`:
 it reads the file (at most :data:`MAX_BYTES`, UTF-8 JSON) and hands the loaded JSON
 to the pure parser. :func:`read_strategy` is what every place that reads a strategy
 from a person calls (``--retry-strategy``, a scenario's ``strategies:``,
@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from loadgen.strategies import RetryStrategy, parse_strategy
-from loadgen.strategies.base import SERVICE_CONFIG
-from loadgen.strategies.presets import preset_from_service_config
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import RetryStrategy, parse_strategy
+from retrystorm.loadgen.strategies.base import SERVICE_CONFIG
+from retrystorm.loadgen.strategies.presets import preset_from_service_config
 
 #: The largest service config read (real ones are a few KiB).
 MAX_BYTES = 1024 * 1024

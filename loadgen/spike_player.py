@@ -1,8 +1,8 @@
 """The live ``spike`` trigger in the Locust process that decides the user count: the single one, or the master.
 
-At test start, when ``--load-spikes`` lists spikes (:mod:`loadgen.spikes`) and this process
+At test start, when ``--load-spikes`` lists spikes (:mod:`retrystorm.loadgen.spikes`) and this process
 is not a worker, :func:`start_player` spawns a greenlet that follows the spikes from that
-moment (:class:`~loadgen.spikes.SpikeSteps` decides): at each spike's start and end it
+moment (:class:`~retrystorm.loadgen.spikes.SpikeSteps` decides): at each spike's start and end it
 calls ``runner.start(users, rate)``, the call Locust's web UI makes when a running test's
 user count is edited (a master dispatches the change to its workers). ``rate`` is
 ``--spawn-rate``, raised so the largest spike's users start within a second. The test's
@@ -30,7 +30,7 @@ from typing import Any
 import gevent
 import locust.runners
 
-from loadgen.spikes import LoadSpike, SpikeSteps
+from retrystorm.loadgen.spikes import LoadSpike, SpikeSteps
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ count at each moment: the test's users ``N`` plus ``round(N * (factor - 1))`` fo
 in force (spikes add up), exactly as the simulator spikes a scenario. In open loop every
 user is an arrival stream, so the arrival rate is multiplied the same way.
 
-Who plays it: :mod:`loadgen.spike_player`, in the single Locust process or the master. The
+Who plays it: :mod:`retrystorm.loadgen.spike_player`, in the single Locust process or the master. The
 runner writes the option for a scenario's ``spike`` triggers (the same for the local Locust
 and for a compose stack's master); people type it on the command line or in the web UI's
 start form.
@@ -134,7 +134,8 @@ class Step:
 
 
 class SpikeSteps:
-    """The decisions of a player of ``spikes`` (:mod:`loadgen.spike_player` makes the calls), one :meth:`step` each.
+    """The decisions of a player of ``spikes`` (:mod:`retrystorm.loadgen.spike_player` makes the calls), one
+    :meth:`step` each.
 
     ``users`` is the test's user count when the test starts, which Locust is already
     bringing up. A change of the test's users between steps (the web UI's edit of a running

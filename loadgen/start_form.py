@@ -9,7 +9,7 @@ open it (Locust renders it without ``defaultExpanded``). So:
 
 * server-side, the help of every text or choice field leaves its label (the name
   stays) and goes into ``templateArgs.retrystorm_form`` with the fields' order
-  (:data:`loadgen.options.OPTIONS`, the strategy first) and the strategy choices;
+  (:data:`retrystorm.loadgen.options.OPTIONS`, the strategy first) and the strategy choices;
   checkbox labels wrap, so they keep their help;
 * ``start_form.js`` shows each help in full on a line under its field (and as the
   field's ``title``), puts the fields in that order, gives the strategy field a list of
@@ -27,9 +27,9 @@ from typing import Any
 
 from flask import Response, before_render_template
 
-from loadgen.options import DEFAULT_STRATEGY, FLAG_DESTS, OPTIONS
-from loadgen.page_scripts import add_page_script
-from loadgen.strategies import STRATEGIES
+from retrystorm.loadgen.options import DEFAULT_STRATEGY, FLAG_DESTS, OPTIONS
+from retrystorm.loadgen.page_scripts import add_page_script
+from retrystorm.loadgen.strategies import STRATEGIES
 
 SCRIPT_SRC = "/storm/form.js"
 #: The key of the form's data in the page's ``templateArgs``.
@@ -58,7 +58,7 @@ def strategy_choices() -> list[dict[str, str]]:
 
 
 def field_order() -> list[str]:
-    """The fields' order in the form: the options as :mod:`loadgen.options` lists them, then the switches."""
+    """The fields' order in the form: the options as :mod:`retrystorm.loadgen.options` lists them, then the switches."""
     return [option.dest for option in OPTIONS] + list(FLAG_DESTS)
 
 
@@ -92,7 +92,7 @@ def add_start_form(web_ui: Any) -> None:
 
     @app.route(SCRIPT_SRC)  # type: ignore[untyped-decorator]
     def start_form_script() -> Response:
-        script = resources.files("loadgen").joinpath("start_form.js").read_bytes()
+        script = resources.files("retrystorm.loadgen").joinpath("start_form.js").read_bytes()
         return Response(script, mimetype="text/javascript")
 
     add_page_script(app, SCRIPT_SRC)

@@ -6,7 +6,7 @@ target's in-flight gauge when it answered) and :class:`StormHistory` turns conse
 readings into a :class:`Point`:
 
 * a rate is ``(c_now - c_before) / (t_now - t_before)`` of a cumulative counter; the
-  counters are never reset (:mod:`loadgen.metrics`), so a run is delimited by the
+  counters are never reset (:mod:`retrystorm.loadgen.metrics`), so a run is delimited by the
   reading at its start, not by zeroing anything. A counter that went down (its source
   restarted) gives no rate for that second, never a negative one;
 * goodput is the rate of successful logical requests; attempts sent and logical

@@ -1,12 +1,12 @@
 """Where the retry-storm view's readings come from, and its two flags.
 
 * the client counters and gauges: this process's ``/metrics`` registry (on a master,
-  the sum over its workers, :mod:`loadgen.aggregate`), read by :func:`client_reading`;
+  the sum over its workers, :mod:`retrystorm.loadgen.aggregate`), read by :func:`client_reading`;
 * in flight on the target: one gauge of the target's own ``/metrics``
   (``retrystorm_target_in_flight_requests`` for the built-in target, another with
   ``--in-flight-metric``), scraped by :class:`TargetGauge` with a short timeout; a
   target that does not answer in time (paused), or has no such gauge, gives no value;
-* outages: the chaos API's ``GET /outages`` through :class:`chaos.client.ChaosClient`
+* outages: the chaos API's ``GET /outages`` through :class:`retrystorm.chaos.client.ChaosClient`
   (the Chaos tab's client), asked at most once a second by :class:`OutageSource`.
 
 No Locust import: plain ``urllib`` (in a Locust process gevent has patched its sockets).
@@ -28,9 +28,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from chaos.client import ChaosApiError, ChaosClient
-from loadgen.storm_series import Reading
 from retrystorm.addresses import http_address
+from retrystorm.chaos.client import ChaosApiError, ChaosClient
+from retrystorm.loadgen.storm_series import Reading
 
 logger = logging.getLogger(__name__)
 

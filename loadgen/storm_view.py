@@ -4,7 +4,7 @@ in flight on the target, and the outages and load spikes shaded, without Grafana
 The web UI's process (standalone or master, never a worker) takes one reading a second
 in a greenlet of its own (:func:`sample_forever`): the client counters and gauges of its
 ``/metrics`` (on a master, the sum over its workers), and the in-flight gauge of the
-target's ``/metrics`` (:mod:`loadgen.storm_sources`). :class:`~loadgen.storm_series.StormHistory`
+target's ``/metrics`` (:mod:`retrystorm.loadgen.storm_sources`). :class:`~retrystorm.loadgen.storm_series.StormHistory`
 turns them into per-second points and keeps the last 15 minutes. A run started from the
 web UI (or its HTTP API) starts the history again: the counters are cumulative and never
 reset, so the run's first reading is its zero.
@@ -14,7 +14,7 @@ Routes:
 * ``GET /storm/series`` (``?since_s=T``: only the points after ``T``): the points as
   columns with their units, the outage bands from the chaos API at ``--chaos-url``
   (asked server-side, through the Chaos tab's client, at most once a second), the load
-  spikes this process played (:func:`~loadgen.storm_series.spike_bands`), and where each
+  spikes this process played (:func:`~retrystorm.loadgen.storm_series.spike_bands`), and where each
   reading comes from. A bad ``since_s`` is a 400 with one line;
 * ``GET /storm/view.js``: the script that draws the tab (plain SVG, text set with
   ``textContent`` only). Locust's React UI bundles ECharts inside its own module, with no
@@ -38,10 +38,10 @@ import gevent
 from flask import Response, jsonify, request
 from prometheus_client import CollectorRegistry
 
-from chaos.client import ChaosClient
-from loadgen.page_scripts import add_page_script
-from loadgen.storm_series import WINDOW_S, StormHistory, columns, merge_bands, outage_bands, spike_bands
-from loadgen.storm_sources import CHAOS_TIMEOUT_S, OutageSource, TargetGauge, client_reading, metrics_url
+from retrystorm.chaos.client import ChaosClient
+from retrystorm.loadgen.page_scripts import add_page_script
+from retrystorm.loadgen.storm_series import WINDOW_S, StormHistory, columns, merge_bands, outage_bands, spike_bands
+from retrystorm.loadgen.storm_sources import CHAOS_TIMEOUT_S, OutageSource, TargetGauge, client_reading, metrics_url
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ def add_storm_view(
 
     @app.route("/storm/view.js")  # type: ignore[untyped-decorator]
     def storm_script() -> Response:
-        script = resources.files("loadgen").joinpath("storm_view.js").read_bytes()
+        script = resources.files("retrystorm.loadgen").joinpath("storm_view.js").read_bytes()
         return Response(script, mimetype="text/javascript")
 
     add_page_script(app, SCRIPT_SRC)

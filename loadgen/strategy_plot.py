@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from loadgen.strategies import RetryStrategy
+from retrystorm.loadgen.strategies import RetryStrategy
 
 
 def delay_samples(

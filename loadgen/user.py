@@ -3,11 +3,11 @@
 Mirrors the seed's Go client (``client.go`` of github.com/smira/exponential-backoff):
 think, send an attempt bounded by the attempt timeout (connect and response), and on a
 timeout, connection error, 5xx or 429 wait the strategy's delay and retry, as
-:class:`~loadgen.strategies.RetrySession` decides (attempt cap, deadline, the
+:class:`~retrystorm.loadgen.strategies.RetrySession` decides (attempt cap, deadline, the
 process's shared budget, ``Retry-After``). A timed-out attempt's connection is closed
 and forgotten; the server keeps working on the request, as in the seed.
 
-Each logical request is one request of the mix (``--request``, :mod:`loadgen.request_mix`),
+Each logical request is one request of the mix (``--request``, :mod:`retrystorm.loadgen.request_mix`),
 drawn by weight with the user's seeded random source: its method, path, headers and
 body. Every attempt fires a Locust request event named after the request (its ``name``;
 the path for the default ``GET /api``; context: the user's ``context()`` plus attempt
@@ -15,7 +15,7 @@ number, outcome, strategy); every logical request fires one named ``NAME (logica
 (context: attempts, outcome, strategy, and why it gave up) whose response time includes
 the backoff, with an exception when it gave up. Only the outcomes of ``--retry-on`` are
 retried; any other failure gives up at once (reason ``not_retryable``). The
-Prometheus metrics of :mod:`loadgen.metrics` are updated alongside (an attempt is
+Prometheus metrics of :mod:`retrystorm.loadgen.metrics` are updated alongside (an attempt is
 counted in ``attempts_started`` as it is sent, by outcome when it ends).
 
 Attempts go through the connection pool of ``FastHttpUser``'s client (geventhttpclient)
@@ -41,13 +41,13 @@ from geventhttpclient.client import HTTPClient
 from geventhttpclient.response import HTTPConnectionClosed
 from locust import FastHttpUser, task
 
-from loadgen.metrics import RequestMetrics
-from loadgen.options import Arrival
-from loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
-from loadgen.plugin import runtime_of
-from loadgen.request_mix import RequestMix, RequestSpec
-from loadgen.strategies import GiveUp, RetrySession
-from loadgen.think import open_arrival_wait
+from retrystorm.loadgen.metrics import RequestMetrics
+from retrystorm.loadgen.options import Arrival
+from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
+from retrystorm.loadgen.plugin import runtime_of
+from retrystorm.loadgen.request_mix import RequestMix, RequestSpec
+from retrystorm.loadgen.strategies import GiveUp, RetrySession
+from retrystorm.loadgen.think import open_arrival_wait
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class _Request:
 class RetryingUser(FastHttpUser):
     """A seed client: think, request, retry with the configured strategy.
 
-    Configure it with the command-line options of :mod:`loadgen.options`; subclass
+    Configure it with the command-line options of :mod:`retrystorm.loadgen.options`; subclass
     it (with ``abstract = True`` removed) to change ``concurrency`` or other
     ``FastHttpUser`` settings.
     """

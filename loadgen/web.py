@@ -1,7 +1,7 @@
 """``/metrics`` and the start-form check on Locust's web app; ``/metrics`` on its own port.
 
 * ``GET /metrics`` on the web UI's port serves the client metrics in Prometheus text
-  format; on a master, summed over its workers (:mod:`loadgen.aggregate`). It keeps
+  format; on a master, summed over its workers (:mod:`retrystorm.loadgen.aggregate`). It keeps
   serving after a run stops, for as long as the web UI runs. It needs no login even
   with ``--web-login``, like most exporters, so Prometheus can scrape it.
 * ``POST /swarm`` (the web UI's start button, and Locust's HTTP API) is checked
@@ -22,8 +22,8 @@ from flask import Response, jsonify, request
 from gevent.pywsgi import WSGIServer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, make_wsgi_app
 
-from loadgen.options import load_options, overlay_form
 from retrystorm.errors import UserError
+from retrystorm.loadgen.options import load_options, overlay_form
 
 logger = logging.getLogger(__name__)
 

@@ -19,20 +19,38 @@ from retrystorm.errors import EnvironmentFailureError, UserError, did_you_mean
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "strategies": ("loadgen.cli:strategies", "List retry strategies, presets and budgets; show and plot delays."),
-    "models": ("target.models_cli:models", "List the overload models and their parameters."),
-    "sim": ("sim.cli:sim", "Simulate strategies against a model in virtual time: the seed experiments and more."),
-    "chaos": ("chaos.cli:chaos", "Pause targets or cut their CPU, always undone; recover what was left."),
-    "target": ("target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
-    "scenarios": ("experiment.cli:scenarios", "List the shipped scenarios, which run by name; print one as YAML."),
+    "strategies": (
+        "retrystorm.loadgen.cli:strategies",
+        "List retry strategies, presets and budgets; show and plot delays.",
+    ),
+    "models": ("retrystorm.target.models_cli:models", "List the overload models and their parameters."),
+    "sim": (
+        "retrystorm.sim.cli:sim",
+        "Simulate strategies against a model in virtual time: the seed experiments and more.",
+    ),
+    "chaos": ("retrystorm.chaos.cli:chaos", "Pause targets or cut their CPU, always undone; recover what was left."),
+    "target": ("retrystorm.target.cli:target", "Run the target service: the overload model over HTTP, with metrics."),
+    "scenarios": (
+        "retrystorm.experiment.cli:scenarios",
+        "List the shipped scenarios, which run by name; print one as YAML.",
+    ),
     "map": (
-        "runner.map_cli:map_command",
+        "retrystorm.runner.map_cli:map_command",
         "Sweep trigger size, duration and load in the simulator: where each strategy tips over.",
     ),
-    "init": ("experiment.cli:init", "Write a starter scenario for your own service: a URL, what a pause freezes."),
-    "run": ("runner.cli:run", "Run a scenario live: each strategy against a fresh target, outages, verdicts."),
-    "demo": ("runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),
-    "dashboards": ("dashboards.cli:dashboards", "Grafana dashboards from code: write them; push them to a Grafana."),
+    "init": (
+        "retrystorm.experiment.cli:init",
+        "Write a starter scenario for your own service: a URL, what a pause freezes.",
+    ),
+    "run": (
+        "retrystorm.runner.cli:run",
+        "Run a scenario live: each strategy against a fresh target, outages, verdicts.",
+    ),
+    "demo": ("retrystorm.runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),
+    "dashboards": (
+        "retrystorm.dashboards.cli:dashboards",
+        "Grafana dashboards from code: write them; push them to a Grafana.",
+    ),
 }
 
 

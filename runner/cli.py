@@ -1,7 +1,7 @@
 """``retrystorm run SCENARIO`` and ``retrystorm demo``: a scenario live.
 
 ``--backend local`` (the default, and the demo's) starts local processes;
-``--backend compose`` drives a running compose stack (:mod:`runner.compose`),
+``--backend compose`` drives a running compose stack (:mod:`retrystorm.runner.compose`),
 whose addresses come from options or their environment variables.
 
 Exit status: 0 when every assertion holds, 1 when one fails (each failure printed with
@@ -9,7 +9,7 @@ the measured value and the bound), 2 on bad input (one line), 3 when the run cou
 not go on (a process died, its log's tail printed; a service of the stack failed or a
 fault backend could not act, one line) or when its figures are not valid (a load
 generator was saturated for more than 5 % of a strategy's run,
-:mod:`experiment.analysis.validity`; ``--allow-saturated`` keeps the verdicts' status),
+:mod:`retrystorm.experiment.analysis.validity`; ``--allow-saturated`` keeps the verdicts' status),
 130 when SIGINT or SIGTERM stopped it (every target resumed and every process stopped
 first).
 """
@@ -26,27 +26,27 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from chaos.backends.base import BackendError
-from chaos.cli import JOURNAL_OPTION
-from chaos.journal import Journal
-from experiment.scenario import Scenario, SlowWindow, load_scenario, shipped_scenario
+from retrystorm.chaos.backends.base import BackendError
+from retrystorm.chaos.cli import JOURNAL_OPTION
+from retrystorm.chaos.journal import Journal
 from retrystorm.console import err, out
 from retrystorm.errors import UserError
-from runner.compose.endpoints import (
+from retrystorm.experiment.scenario import Scenario, SlowWindow, load_scenario, shipped_scenario
+from retrystorm.runner.compose.endpoints import (
     DEFAULT_LOCUST_URL,
     DEFAULT_PROMETHEUS_URL,
     DEFAULT_TARGET_URL,
     ComposeEndpoints,
 )
-from runner.errors import RunFailedError
-from runner.orchestrate import RunInterruptedError, Stack, execute
-from runner.paths import default_folder
-from runner.plan import Plan, check_fault_targets, check_live_triggers, make_plan, select
-from runner.progress import Display
-from runner.record import StrategyRecord, analyse
-from runner.runtime import Runtime
-from runner.show import failures, plan_lines, print_verdicts
-from runner.throttle_controls import LEVEL_MARGIN_S
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.orchestrate import RunInterruptedError, Stack, execute
+from retrystorm.runner.paths import default_folder
+from retrystorm.runner.plan import Plan, check_fault_targets, check_live_triggers, make_plan, select
+from retrystorm.runner.progress import Display
+from retrystorm.runner.record import StrategyRecord, analyse
+from retrystorm.runner.runtime import Runtime
+from retrystorm.runner.show import failures, plan_lines, print_verdicts
+from retrystorm.runner.throttle_controls import LEVEL_MARGIN_S
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def prepare(
     )
     check_fault_targets([*plan.outages, *plan.triggers], stack.targets.fault_target_names(), stack.name)
     if simulate:
-        from runner.compare import check_simulable  # only with --simulate
+        from retrystorm.runner.compare import check_simulable  # only with --simulate
 
         check_simulable(scenario, [strategy.entry for strategy in plan.strategies])
     loads = [stack.load.describe(strategy.spec) for strategy in plan.strategies]
@@ -107,8 +107,8 @@ def _run_live(plan: Plan, stack: Stack, options: RunOptions) -> list[StrategyRec
 
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
     """Run ``plan`` live, write the run folder, print the verdicts; the exit status."""
-    from experiment.report import StrategyCurves
-    from runner.outputs import live_curves, run_document, write_run
+    from retrystorm.experiment.report import StrategyCurves
+    from retrystorm.runner.outputs import live_curves, run_document, write_run
 
     scenario = plan.scenario
     try:
@@ -126,7 +126,7 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
     simulated_doc: dict[str, object] | None = None
     simulated_curves: list[StrategyCurves] = []
     if options.simulate:
-        from runner.compare import comparison, simulate
+        from retrystorm.runner.compare import comparison, simulate
 
         only = scenario.model_copy(update={"strategies": [strategy.entry for strategy in plan.strategies]})
         sim_rows, simulated_curves = simulate(only)
@@ -170,11 +170,11 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     """Validate, show the plan, and (unless ``dry_run``) run it; the exit status."""
     folder = options.folder or default_folder(scenario.name)
     if options.compose is None:
-        from runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
+        from retrystorm.runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
 
         stack = local_stack(folder / "logs", scenario.target, options.scenario_dir, options.workers)
     else:
-        from runner.compose import compose_stack
+        from retrystorm.runner.compose import compose_stack
 
         timeline = scenario.timeline()
         slows = [w.end_s - w.start_s + LEVEL_MARGIN_S for w in timeline.triggers if isinstance(w, SlowWindow)]

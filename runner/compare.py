@@ -14,10 +14,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
-from experiment.report import StrategyCurves
-from experiment.scenario import Scenario, StrategyEntry
 from retrystorm.errors import UserError
+from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
+from retrystorm.experiment.report import StrategyCurves
+from retrystorm.experiment.scenario import Scenario, StrategyEntry
 
 FIGURES = (
     "attempts",
@@ -40,7 +40,7 @@ def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Non
     Builds each strategy's run configuration, which is where the simulator validates a
     run (e.g. users that would loop at one instant of virtual time), without simulating.
     """
-    from sim.config import RunConfig, no_model_message  # noqa: PLC0415 - only with --simulate
+    from retrystorm.sim.config import RunConfig, no_model_message  # noqa: PLC0415 - only with --simulate
 
     if scenario.model is None:
         url = scenario.target.url if scenario.target is not None else "target:"
@@ -55,7 +55,7 @@ def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Non
 
 def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCurves]]:
     """Each strategy of ``scenario`` in the simulator: its results rows and its curves."""
-    from sim.experiments.scenario_runs import run_scenario  # noqa: PLC0415 - only with --simulate
+    from retrystorm.sim.experiments.scenario_runs import run_scenario  # noqa: PLC0415 - only with --simulate
 
     report = run_scenario(scenario)
     curves = []

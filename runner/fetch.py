@@ -4,8 +4,8 @@ A reading is two parts (the target's, the client's). Each is fetched on a fresh
 connection within the reading's deadline; a part whose answer is late, not 200 or
 unreadable is ``None``, so a paused target (which accepts the connection in the kernel
 but never answers) costs the reading its target part, never the one-second cadence.
-The local backend fetches the two ``/metrics`` endpoints (:mod:`runner.local.scrape`),
-the compose backend two Prometheus queries (:mod:`runner.compose.prometheus`).
+The local backend fetches the two ``/metrics`` endpoints (:mod:`retrystorm.runner.local.scrape`),
+the compose backend two Prometheus queries (:mod:`retrystorm.runner.compose.prometheus`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import aiohttp
 
-from runner.readings import ClientReading, TargetReading
+from retrystorm.runner.readings import ClientReading, TargetReading
 
 log = logging.getLogger(__name__)
 

@@ -1,18 +1,18 @@
 """What the orchestration needs from a stack, as small protocols.
 
-The orchestration (:mod:`runner.orchestrate`) only talks to these, so the same
-code runs against local processes (:mod:`runner.local`) and a compose
+The orchestration (:mod:`retrystorm.runner.orchestrate`) only talks to these, so the same
+code runs against local processes (:mod:`retrystorm.runner.local`) and a compose
 stack (the Locust master's HTTP API, the docker fault backend, the target's
 ``POST /admin/reset`` and Prometheus' HTTP API):
 
 * a :class:`TargetProvider` starts a fresh target for each strategy (or resets one);
   the :class:`TargetHandle` it returns carries its fault targets, each with the
   backend that pauses it, and its :class:`TargetControls` for the slow and errors
-  triggers (the built-in target's admin API: :mod:`runner.target_controls`), or the
-  fault target a slow cuts the CPU of (a service of one's own: :mod:`runner.throttle_controls`);
+  triggers (the built-in target's admin API: :mod:`retrystorm.runner.target_controls`), or the
+  fault target a slow cuts the CPU of (a service of one's own: :mod:`retrystorm.runner.throttle_controls`);
 * a :class:`LoadDriver` starts one strategy's load against a target; its
   :class:`LoadHandle` also says how busy its load-generator processes are (the CPU
-  share of each, for the saturation rule of :mod:`experiment.analysis.validity`);
+  share of each, for the saturation rule of :mod:`retrystorm.experiment.analysis.validity`);
 * a :class:`MetricsSource` takes one reading of the target's and the client's
   metrics, within a deadline (a paused target cannot answer: its part is ``None``).
 """
@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from chaos.backends.base import FaultBackend
-from chaos.targets import FaultTarget
-from experiment.scenario import RunSpec, SpikeWindow
-from runner.readings import ClientReading, TargetReading
-from target.models import OverloadModel
+from retrystorm.chaos.backends.base import FaultBackend
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.experiment.scenario import RunSpec, SpikeWindow
+from retrystorm.runner.readings import ClientReading, TargetReading
+from retrystorm.target.models import OverloadModel
 
 
 class TargetControls(Protocol):
@@ -56,7 +56,8 @@ class TargetHandle(Protocol):
 
     @property
     def cpu_target(self) -> FaultTarget | None:
-        """What a ``slow`` cuts through the controller's CPU throttle (:mod:`runner.throttle_controls`); ``None``:
+        """What a ``slow`` cuts through the controller's CPU throttle (:mod:`retrystorm.runner.throttle_controls`);
+        ``None``:
         a slow goes through :attr:`controls` (the built-in target's model)."""
         ...
 
@@ -76,7 +77,7 @@ class TargetHandle(Protocol):
         ...
 
     def check(self) -> None:
-        """Raise :class:`~runner.errors.RunFailedError` if the target died."""
+        """Raise :class:`~retrystorm.runner.errors.RunFailedError` if the target died."""
         ...
 
     async def stop(self) -> None:
@@ -119,7 +120,7 @@ class LoadHandle(Protocol):
         ...
 
     def check(self) -> None:
-        """Raise :class:`~runner.errors.RunFailedError` if the load generator died."""
+        """Raise :class:`~retrystorm.runner.errors.RunFailedError` if the load generator died."""
         ...
 
     async def generator_cpu(self) -> Mapping[str, float] | None:

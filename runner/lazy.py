@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chaos.backends.base import FaultBackend
-from chaos.backends.docker_sdk import require_docker_sdk
+from retrystorm.chaos.backends.base import FaultBackend
+from retrystorm.chaos.backends.docker_sdk import require_docker_sdk
 
 
 class LazyBackend:
@@ -54,7 +54,7 @@ def _docker_maker(
     project: str | None, containers: dict[str, str] | None, services: dict[str, str] | None
 ) -> Callable[[], FaultBackend]:
     def make() -> FaultBackend:
-        from chaos.backends.docker import DockerBackend  # noqa: PLC0415 - the Docker SDK only when used
+        from retrystorm.chaos.backends.docker import DockerBackend  # noqa: PLC0415 - the Docker SDK only when used
 
         return DockerBackend(project=project, containers=containers, services=services)
 

@@ -1,8 +1,8 @@
 """The live ``slow`` and ``errors`` triggers: set at each change of the timeline's levels, undone on every path.
 
-A run's :class:`~experiment.scenario.Timeline` is drawn once for every strategy, as
+A run's :class:`~retrystorm.experiment.scenario.Timeline` is drawn once for every strategy, as
 the outages are. :class:`LiveTriggers` plays its ``slow`` and ``errors`` windows through
-the target's :class:`~runner.interfaces.TargetControls`: at each :func:`levels` change
+the target's :class:`~retrystorm.runner.interfaces.TargetControls`: at each :func:`levels` change
 (overlapping slows: the lowest capacity holds; errors: the highest probability, with its
 status) it sets the level in force, ``None`` ending it. :meth:`LiveTriggers.restore`
 puts back what the target had before the first change, exactly; the orchestration calls
@@ -10,10 +10,10 @@ it in ``finally`` (the run's end, a failure, SIGINT or SIGTERM), before the load
 target stop. The windows as they happened (real start and end) are what the run records
 and judges recovery after.
 
-Which kinds a stack plays live is its :meth:`~runner.interfaces.TargetProvider.trigger_refusal`
-and, for ``spike``, its load driver's :meth:`~runner.interfaces.LoadDriver.spike_refusal`;
+Which kinds a stack plays live is its :meth:`~retrystorm.runner.interfaces.TargetProvider.trigger_refusal`
+and, for ``spike``, its load driver's :meth:`~retrystorm.runner.interfaces.LoadDriver.spike_refusal`;
 the messages below say, for what it cannot, what would make it possible. A spike is
-played by the load generator itself (:mod:`loadgen.spike_player`, in the single Locust
+played by the load generator itself (:mod:`retrystorm.loadgen.spike_player`, in the single Locust
 process or the master, local or compose).
 """
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Sequence
 
-from experiment.scenario import ErrorWindow, SlowWindow, TriggerWindow
-from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
-from runner.interfaces import TargetControls
-from runner.runtime import Runtime
+from retrystorm.experiment.scenario import ErrorWindow, SlowWindow, TriggerWindow
+from retrystorm.experiment.scenario.timeline import highest_probability, levels, lowest_capacity
+from retrystorm.runner.interfaces import TargetControls
+from retrystorm.runner.runtime import Runtime
 
 #: The kinds :class:`LiveTriggers` plays, given a target with controls.
 PLAYED = frozenset({"slow", "errors"})
@@ -42,7 +42,8 @@ def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signatu
 
 def foreign_refusal(kind: str) -> str | None:
     """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's; a slow is
-    a CPU cut of what a pause freezes, :mod:`runner.throttle_controls`, refused by each backend for what it lacks)."""
+    a CPU cut of what a pause freezes, :mod:`retrystorm.runner.throttle_controls`, refused by each backend for what
+    it lacks)."""
     return {"errors": FOREIGN_ERRORS}.get(kind)
 
 

@@ -1,8 +1,9 @@
-"""A :class:`~experiment.scenario.RunSpec` in the load generator's terms: the options both backends start Locust with.
+"""A :class:`~retrystorm.experiment.scenario.RunSpec` in the load generator's terms: the options both backends start
+Locust with.
 
 :func:`locust_options` is the one translation: the local backend writes its result as
-command-line flags (:mod:`runner.local.locust`), the compose backend posts it as a
-running master's ``POST /swarm`` form (:mod:`runner.compose.master`). Where the
+command-line flags (:mod:`retrystorm.runner.local.locust`), the compose backend posts it as a
+running master's ``POST /swarm`` form (:mod:`retrystorm.runner.compose.master`). Where the
 scenario's terms and the load generator's differ:
 
 * **open arrivals**: the scenario gives ``rate`` (logical requests/s); the Locust user
@@ -18,8 +19,8 @@ scenario's terms and the load generator's differ:
 * **run time**: the run's duration plus :data:`LOCUST_RUN_MARGIN_S`, rounded up to a
   whole second, so the load stops by itself even if the runner is gone;
 * **spikes**: the run's ``spike`` windows as ``load_spikes`` (``AT+FOR:xFACTOR``, from the
-  start of the load; :mod:`loadgen.spikes`), played by the single Locust process or the
-  master (:mod:`loadgen.spike_player`); ``none`` without any.
+  start of the load; :mod:`retrystorm.loadgen.spikes`), played by the single Locust process or the
+  master (:mod:`retrystorm.loadgen.spike_player`); ``none`` without any.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
-from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
-from loadgen.spikes import LoadSpike, format_load_spikes
-from loadgen.think import ExponentialThink, ThinkTime
 from retrystorm.durations import format_duration
+from retrystorm.experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
+from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from retrystorm.loadgen.spikes import LoadSpike, format_load_spikes
+from retrystorm.loadgen.think import ExponentialThink, ThinkTime
 
 #: A load generator's own time limit is the run's duration plus this: a bound if the runner is gone.
 LOCUST_RUN_MARGIN_S = 30.0
@@ -65,7 +66,7 @@ def locust_options(
 ) -> dict[str, str]:
     """Every Locust option of ``spec``, keyed by its flag without dashes (``retry_strategy``), as text.
 
-    ``users``, ``spawn_rate`` and ``run_time``, then every option of :mod:`loadgen.options`
+    ``users``, ``spawn_rate`` and ``run_time``, then every option of :mod:`retrystorm.loadgen.options`
     and every flag (``"true"``/``"false"``), the ones ``spec`` does not set at their
     defaults: a running master keeps form values from its previous swarm, so each
     is given explicitly. See the module docstring for the translations.

@@ -1,11 +1,11 @@
-"""``retrystorm map ... [--live N]``: the simulated map (:mod:`sim.map.cli`), then N of its cells live.
+"""``retrystorm map ... [--live N]``: the simulated map (:mod:`retrystorm.sim.map.cli`), then N of its cells live.
 
 The command lives here, above the simulator, because ``--live`` runs cells through the
 live runner, which the simulator may not import. Without ``--live`` (or with ``--live
 0``) it is the simulated map alone. With it: the grid is simulated and written, the
-cells to confirm are picked along each strategy's boundary (:mod:`sim.map.confirm`),
+cells to confirm are picked along each strategy's boundary (:mod:`retrystorm.sim.map.confirm`),
 the plan is printed with its estimated duration, each cell runs live
-(:mod:`runner.map_live`), and ``map.json``, ``map.csv``, ``report.html`` and the
+(:mod:`retrystorm.runner.map_live`), and ``map.json``, ``map.csv``, ``report.html`` and the
 terminal say, for each, whether live and simulated verdicts agree. Exit 0 whatever
 the agreement (it is a finding), 2 on bad input, 130 when SIGINT or SIGTERM stopped
 the live runs (the cells done so far are written).
@@ -21,10 +21,10 @@ import click
 
 from retrystorm.console import err, out
 from retrystorm.durations import format_duration
-from runner.orchestrate import RunInterruptedError
-from sim.map.cli import map_options, show_map, simulate_map
-from sim.map.confirm import LivePick, choose_live_cells, with_agreements
-from sim.map.document import MapPlan
+from retrystorm.runner.orchestrate import RunInterruptedError
+from retrystorm.sim.map.cli import map_options, show_map, simulate_map
+from retrystorm.sim.map.confirm import LivePick, choose_live_cells, with_agreements
+from retrystorm.sim.map.document import MapPlan
 
 #: The most cells ``--live`` confirms: each is a live run of minutes.
 MAX_LIVE = 100
@@ -38,7 +38,7 @@ def _live_folder(folder: Path, number: int, pick: LivePick) -> Path:
 
 def confirm_live(plan: MapPlan, document: dict[str, Any], folder: Path, count: int) -> tuple[dict[str, Any], int]:
     """Pick, announce and run the live cells; the document with their agreement, and the exit status."""
-    from runner.map_live import plan_lines, run_cell  # noqa: PLC0415 - the live runner only with --live
+    from retrystorm.runner.map_live import plan_lines, run_cell  # noqa: PLC0415 - the live runner only with --live
 
     picks = choose_live_cells(document, count)
     err.print("\n".join(plan_lines(plan, picks, count)), markup=False, highlight=False, soft_wrap=True)
@@ -57,7 +57,7 @@ def confirm_live(plan: MapPlan, document: dict[str, Any], folder: Path, count: i
 
 def print_agreement(document: dict[str, Any]) -> None:
     """The live confirmations as the report words them: the count that agree, a line per cell."""
-    from experiment.report.map_page import live_lines  # noqa: PLC0415
+    from retrystorm.experiment.report.map_page import live_lines  # noqa: PLC0415
 
     first, *cells, _rule = live_lines(document)
     out.print(f"live: {first}", markup=False, soft_wrap=True)
@@ -66,8 +66,8 @@ def print_agreement(document: dict[str, Any]) -> None:
 
 
 def _dry_run_live(plan_args: dict[str, Any], count: int) -> None:
-    from runner.map_live import longest_cell_s  # noqa: PLC0415
-    from sim.map.build import prepare  # noqa: PLC0415
+    from retrystorm.runner.map_live import longest_cell_s  # noqa: PLC0415
+    from retrystorm.sim.map.build import prepare  # noqa: PLC0415
 
     plan = prepare(
         plan_args["scenario_file"], plan_args["varies"], plan_args["labels"], repeat=plan_args["repeat"],
@@ -100,7 +100,7 @@ def map_command(*, as_json: bool, live_cells: int, **options: Any) -> None:
     """
     check = None
     if live_cells:
-        from runner.map_live import check_live  # noqa: PLC0415
+        from retrystorm.runner.map_live import check_live  # noqa: PLC0415
 
         check = check_live
     found = simulate_map(**options, check=check)
@@ -113,7 +113,7 @@ def map_command(*, as_json: bool, live_cells: int, **options: Any) -> None:
         if not as_json:
             show_map(document, as_json=False)
         document, status = confirm_live(found.plan, document, found.folder, live_cells)
-        from sim.map.write import write_map  # noqa: PLC0415
+        from retrystorm.sim.map.write import write_map  # noqa: PLC0415
 
         write_map(found.folder, document)
         err.print(f"wrote the live agreement into {found.folder}", markup=False, soft_wrap=True)

@@ -1,4 +1,4 @@
-"""``retrystorm map --live N``: the cells :func:`sim.map.confirm.choose_live_cells` picks, each run live.
+"""``retrystorm map --live N``: the cells :func:`retrystorm.sim.map.confirm.choose_live_cells` picks, each run live.
 
 Each pick is its cell's scenario with that one strategy, run as ``retrystorm run`` runs
 it (the local backend: a fresh target and a headless Locust on 127.0.0.1, the triggers
@@ -15,18 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chaos.backends.base import BackendError
-from chaos.journal import Journal
-from experiment.scenario import Scenario
+from retrystorm.chaos.backends.base import BackendError
+from retrystorm.chaos.journal import Journal
 from retrystorm.console import err
 from retrystorm.durations import format_duration
-from runner.errors import RunFailedError
-from runner.orchestrate import Stack, execute
-from runner.plan import OVERHEAD_S, Plan, check_fault_targets, check_live_triggers, make_plan, select
-from runner.progress import Display
-from sim.map.confirm import LivePick
-from sim.map.document import MapPlan
-from sim.map.grid import longest
+from retrystorm.experiment.scenario import Scenario
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.orchestrate import Stack, execute
+from retrystorm.runner.plan import OVERHEAD_S, Plan, check_fault_targets, check_live_triggers, make_plan, select
+from retrystorm.runner.progress import Display
+from retrystorm.sim.map.confirm import LivePick
+from retrystorm.sim.map.document import MapPlan
+from retrystorm.sim.map.grid import longest
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def scenario_dir(plan: MapPlan) -> Path | None:
 
 def local_stack_for(folder: Path, scenario: Scenario, plan: MapPlan) -> Stack:
     """The local backend's stack for a cell, its logs in ``folder``."""
-    from runner.local import local_stack  # noqa: PLC0415 - as runner.cli: the backend only when used
+    from retrystorm.runner.local import local_stack  # noqa: PLC0415 - as retrystorm.runner.cli: the backend only when used
 
     return local_stack(folder / "logs", scenario.target, scenario_dir(plan))
 
@@ -92,10 +92,10 @@ def plan_lines(plan: MapPlan, picks: Sequence[LivePick], asked: int) -> list[str
 def run_cell(plan: MapPlan, pick: LivePick, folder: Path) -> dict[str, Any]:
     """Run one picked cell live into ``folder``: its times to recover, or the error that stopped it.
 
-    :class:`~runner.orchestrate.RunInterruptedError` (SIGINT, SIGTERM) goes up: the map stops there.
+    :class:`~retrystorm.runner.orchestrate.RunInterruptedError` (SIGINT, SIGTERM) goes up: the map stops there.
     """
-    from runner.outputs import run_document, write_run  # noqa: PLC0415 - plotting only once a cell has run
-    from runner.record import analyse  # noqa: PLC0415
+    from retrystorm.runner.outputs import run_document, write_run  # noqa: PLC0415 - plotting only once a cell has run
+    from retrystorm.runner.record import analyse  # noqa: PLC0415
 
     scenario = cell_scenario(plan, pick)
     stack = local_stack_for(folder, scenario, plan)

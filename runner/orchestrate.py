@@ -1,12 +1,12 @@
 """Run a plan: for each strategy a fresh target, its load, the fault timeline, a reading every second.
 
-Backend-agnostic: it talks to a :class:`Stack` of protocols (:mod:`runner.interfaces`)
-and pauses targets only through an :class:`~chaos.controller.OutageController`, whose
+Backend-agnostic: it talks to a :class:`Stack` of protocols (:mod:`retrystorm.runner.interfaces`)
+and pauses targets only through an :class:`~retrystorm.chaos.controller.OutageController`, whose
 guarantees it relies on: every pause journaled before it happens, resumed when its time
 is up, when the strategy's run ends for any reason, on SIGINT/SIGTERM, and at the next
 start if this process was killed. The slow and errors triggers are played on the
-target's controls (:mod:`runner.live_triggers`), a slow of a service of one's own as
-the controller's CPU throttle of what a pause freezes (:mod:`runner.throttle_controls`),
+target's controls (:mod:`retrystorm.runner.live_triggers`), a slow of a service of one's own as
+the controller's CPU throttle of what a pause freezes (:mod:`retrystorm.runner.throttle_controls`),
 and undone, exactly, in the same ``finally``. After the targets are resumed and restored, the load and then the target
 are stopped, also on errors and interruptions.
 """
@@ -19,21 +19,28 @@ import math
 import signal
 from collections.abc import Sequence
 
-from chaos.annotations import GrafanaAnnotations, annotations_from_env, trigger_annotation
-from chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
-from chaos.deadman import WatchdogSwitch
-from chaos.journal import Journal, utc_now
-from experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
+from retrystorm.chaos.annotations import GrafanaAnnotations, annotations_from_env, trigger_annotation
+from retrystorm.chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
+from retrystorm.chaos.deadman import WatchdogSwitch
+from retrystorm.chaos.journal import Journal, utc_now
 from retrystorm.durations import format_duration
-from runner.errors import RunFailedError
-from runner.interfaces import LoadDriver, LoadHandle, MetricsSource, TargetControls, TargetHandle, TargetProvider
-from runner.live_triggers import LiveTriggers
-from runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
-from runner.progress import Display, Status
-from runner.readings import Reading
-from runner.record import StrategyRecord
-from runner.runtime import Runtime
-from runner.throttle_controls import LEVEL_MARGIN_S, ThrottleControls
+from retrystorm.experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.interfaces import (
+    LoadDriver,
+    LoadHandle,
+    MetricsSource,
+    TargetControls,
+    TargetHandle,
+    TargetProvider,
+)
+from retrystorm.runner.live_triggers import LiveTriggers
+from retrystorm.runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
+from retrystorm.runner.progress import Display, Status
+from retrystorm.runner.readings import Reading
+from retrystorm.runner.record import StrategyRecord
+from retrystorm.runner.runtime import Runtime
+from retrystorm.runner.throttle_controls import LEVEL_MARGIN_S, ThrottleControls
 
 #: Deadline of one reading: a second's reading must not delay the next.
 READ_TIMEOUT_S = 0.8

@@ -1,15 +1,16 @@
 """A run folder: ``results.json``, ``timeseries.csv``, and the report (PNGs, ``report.html``).
 
 ``results.json`` has the shape ``retrystorm sim --json`` prints
-(:func:`experiment.analysis.results_document`), with the run's own keys beside ``results``:
+(:func:`retrystorm.experiment.analysis.results_document`), with the run's own keys beside ``results``:
 ``ok``, ``choices`` (how the live figures were measured), ``run`` (scenario, stack,
 seed, times, what ran for each strategy), the scenario's ``description`` and, with
 ``--simulate``, ``simulated``.
 ``timeseries.csv`` has one row per strategy per second: ``strategy``, ``t_s`` (the end
 of the interval, seconds after the load started), the rates per second and the gauges
-of :class:`~runner.series.LiveSeries`, named as the simulator's (:mod:`experiment.analysis.series_names`).
+of :class:`~retrystorm.runner.series.LiveSeries`, named as the simulator's
+(:mod:`retrystorm.experiment.analysis.series_names`).
 
-The PNGs and ``report.html`` come from :mod:`experiment.report`.
+The PNGs and ``report.html`` come from :mod:`retrystorm.experiment.report`.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from experiment.analysis import RunResult, results_document
-from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
-from experiment.analysis.stats import CENSORING_NOTE
-from experiment.analysis.validity import ValidityRule
-from experiment.report import StrategyCurves, write_report
-from runner.record import LATENCY_SOURCE, StrategyRecord
-from runner.series import LiveSeries
-from sim.report import csv_text
+from retrystorm.experiment.analysis import RunResult, results_document
+from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
+from retrystorm.experiment.analysis.stats import CENSORING_NOTE
+from retrystorm.experiment.analysis.validity import ValidityRule
+from retrystorm.experiment.report import StrategyCurves, write_report
+from retrystorm.runner.record import LATENCY_SOURCE, StrategyRecord
+from retrystorm.runner.series import LiveSeries
+from retrystorm.sim.report import csv_text
 
 CHOICES = [
     (

@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from experiment.analysis import default_steady_window
-from experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry, TriggerWindow
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError, did_you_mean
+from retrystorm.experiment.analysis import default_steady_window
+from retrystorm.experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry, TriggerWindow
 
 #: Wall-clock seconds a strategy's run takes beyond its duration (starting and stopping processes).
 OVERHEAD_S = 10.0

@@ -4,7 +4,7 @@ Ready means ``GET base_url + ready`` answers 2xx, or, without a ``ready`` path, 
 base URL answers anything at all (any status: a service need not serve ``/``). Until
 then the caller's ``alive`` check runs between attempts (a command that exited fails at
 once, with its output's last lines); past the deadline it is a
-:class:`~runner.errors.RunFailedError` (exit 3) naming the URL and the last error.
+:class:`~retrystorm.runner.errors.RunFailedError` (exit 3) naming the URL and the last error.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import aiohttp
 
-from runner.errors import RunFailedError
+from retrystorm.runner.errors import RunFailedError
 
 #: How long a service has to get ready.
 READY_TIMEOUT_S = 60.0

@@ -2,7 +2,7 @@
 
 Built from a list of samples ``(name, labels, value)``: parsed from Prometheus text with
 ``prometheus_client``'s parser (:func:`parse_target`, :func:`parse_client`), or
-rebuilt from Prometheus' HTTP API (:mod:`runner.compose.prometheus`). Series are summed over
+rebuilt from Prometheus' HTTP API (:mod:`retrystorm.runner.compose.prometheus`). Series are summed over
 labels the runner does not split by (the client's ``strategy``); counters are
 cumulative, and the analysis takes differences, so a load generator whose counters
 started before the run (a long-lived Locust master) reads the same.
@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 TARGET = "retrystorm_target_"
 CLIENT = "retrystorm_client_"
-#: The gauge histogram of the ages of the logical requests in progress (:mod:`loadgen.metrics`).
+#: The gauge histogram of the ages of the logical requests in progress (:mod:`retrystorm.loadgen.metrics`).
 IN_PROGRESS_AGE = CLIENT + "requests_in_progress_age_seconds"
 
 

@@ -14,7 +14,7 @@ the last (the end of the run), so counters that did not start at zero read the s
   logical request started, live and simulated alike; ``timeouts`` are counted when an
   attempt ends with that outcome (``retrystorm_client_attempts_total``).
 * ``latency_*``: every logical request started, censored as the simulator's
-  (:mod:`experiment.analysis.stats`): the ones that ended (succeeded or given up, backoff
+  (:mod:`retrystorm.experiment.analysis.stats`): the ones that ended (succeeded or given up, backoff
   included) from the client's histogram ``retrystorm_client_request_latency_seconds``
   over the run, and the ones still in progress at the last reading at their age, from
   the gauge histogram ``retrystorm_client_requests_in_progress_age_seconds`` the Locust
@@ -25,15 +25,15 @@ the last (the end of the run), so counters that did not start at zero read the s
   ``latency_censored`` the number of requests in progress at the end.
 * ``peak_in_flight``: the largest of the once-a-second readings of the target's gauge
   (a peak between two readings is not seen; the simulator's peak is exact).
-* recoveries: :func:`experiment.analysis.recoveries` after each outage as it actually
+* recoveries: :func:`retrystorm.experiment.analysis.recoveries` after each outage as it actually
   happened (pause and resume times measured, not planned); ``after_resume``: the
-  figures of each outage's aftermath (:mod:`experiment.analysis.mechanism`);
+  figures of each outage's aftermath (:mod:`retrystorm.experiment.analysis.mechanism`);
   ``abandoned_in_flight_end``: the target's gauge of requests it still holds whose
   client went away, at its last reading.
-* ``validity``: whether the load generator kept up (:mod:`experiment.analysis.validity`),
+* ``validity``: whether the load generator kept up (:mod:`retrystorm.experiment.analysis.validity`),
   from each generator process's CPU and the requests started against those demanded.
   happened (pause and resume times measured, not planned); with slow or errors
-  triggers, after each episode (:func:`experiment.scenario.timeline.episodes`) of the
+  triggers, after each episode (:func:`retrystorm.experiment.scenario.timeline.episodes`) of the
   windows as they happened, which ``triggers`` lists, as the simulator's results do.
 """
 
@@ -42,17 +42,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from experiment.analysis import LatencySummary, RunResult, recoveries
-from experiment.analysis.mechanism import after_resumes
-from experiment.analysis.quantiles import combine, difference
-from experiment.analysis.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
-from experiment.analysis.validity import GeneratorSeconds, Validity, assess
-from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions, OutageWindow, RunSpec, TriggerWindow
-from experiment.scenario.timeline import episodes
-from runner.locust_args import think_time
-from runner.readings import ClientReading, Reading
-from runner.series import LiveSeries, build_series
+from retrystorm.experiment.analysis import LatencySummary, RunResult, recoveries
+from retrystorm.experiment.analysis.mechanism import after_resumes
+from retrystorm.experiment.analysis.quantiles import combine, difference
+from retrystorm.experiment.analysis.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
+from retrystorm.experiment.analysis.validity import GeneratorSeconds, Validity, assess
+from retrystorm.experiment.analysis.verdicts import evaluate
+from retrystorm.experiment.scenario import Assertions, OutageWindow, RunSpec, TriggerWindow
+from retrystorm.experiment.scenario.timeline import episodes
+from retrystorm.runner.locust_args import think_time
+from retrystorm.runner.readings import ClientReading, Reading
+from retrystorm.runner.series import LiveSeries, build_series
 
 LATENCY_SOURCE = (
     "client histogram retrystorm_client_request_latency_seconds (logical requests that ended, ok or given up, "
@@ -108,7 +108,7 @@ def latency_summary(first: ClientReading, last: ClientReading) -> LatencySummary
 
 
 def validity_of(spec: RunSpec, series: LiveSeries) -> Validity:
-    """The saturation rule (:mod:`experiment.analysis.validity`) on one strategy's series."""
+    """The saturation rule (:mod:`retrystorm.experiment.analysis.validity`) on one strategy's series."""
     seconds = GeneratorSeconds(
         cpu=series.cpu or [None] * series.length,
         started=series.rates[STARTED],

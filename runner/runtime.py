@@ -2,7 +2,7 @@
 
 Production uses the defaults; tests pass a virtual clock and sleep (minutes of a run in
 milliseconds), direct calls instead of worker threads, and a recording switch, so the
-orchestration (:func:`runner.orchestrate.execute`) is tested with one-line fakes.
+orchestration (:func:`retrystorm.runner.orchestrate.execute`) is tested with one-line fakes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from chaos.controller import DeadManSwitch
+from retrystorm.chaos.controller import DeadManSwitch
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,7 +25,7 @@ class Runtime:
     wall: Callable[[], float] = time.time
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     run_blocking: Callable[..., Awaitable[Any]] = asyncio.to_thread
-    #: ``None``: a watchdog process per pause (:class:`chaos.deadman.WatchdogSwitch`), journaling its resume.
+    #: ``None``: a watchdog process per pause (:class:`retrystorm.chaos.deadman.WatchdogSwitch`), journaling its resume.
     dead_man: DeadManSwitch | None = None
 
     async def sleep_until(self, deadline: float) -> None:

@@ -17,11 +17,11 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
 * **latency percentiles** (``latency_p50``, ``latency_p95``, ``latency_p99``) of interval
   ``i``: the requests that ended between the readings for ``i`` and ``i + 1`` (the
   difference of the client's latency histograms) with the ages of those in progress
-  at ``i + 1``, censored (:mod:`experiment.analysis.latency_series`); only the ages
+  at ``i + 1``, censored (:mod:`retrystorm.experiment.analysis.latency_series`); only the ages
   when either reading is missing.
 
-This is what :class:`experiment.analysis.Samples` reads, the same as the simulator's series,
-under the same names (:mod:`experiment.analysis.series_names`).
+This is what :class:`retrystorm.experiment.analysis.Samples` reads, the same as the simulator's series,
+under the same names (:mod:`retrystorm.experiment.analysis.series_names`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from experiment.analysis import Samples
-from experiment.analysis.latency_series import latency_over_time
-from experiment.analysis.quantiles import Buckets, difference
-from experiment.analysis.series_names import (
+from retrystorm.experiment.analysis import Samples
+from retrystorm.experiment.analysis.latency_series import latency_over_time
+from retrystorm.experiment.analysis.quantiles import Buckets, difference
+from retrystorm.experiment.analysis.series_names import (
     ATTEMPT_LATENCY_S,
     ATTEMPTS,
     DELAY_S,
@@ -46,7 +46,7 @@ from experiment.analysis.series_names import (
     STARTED,
     TIMEOUTS,
 )
-from runner.readings import ClientReading, Reading, TargetReading
+from retrystorm.runner.readings import ClientReading, Reading, TargetReading
 
 #: The timeseries column of the busiest load-generator process's share of a core in each second.
 GENERATOR_CPU = "generator_cpu"

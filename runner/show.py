@@ -10,12 +10,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from experiment.analysis import RunResult, results_document
-from experiment.report.why import headline_lines, validity_phrase
 from retrystorm.console import wide
 from retrystorm.durations import format_duration
-from runner.plan import Plan
-from sim.report import runs_table
+from retrystorm.experiment.analysis import RunResult, results_document
+from retrystorm.experiment.report.why import headline_lines, validity_phrase
+from retrystorm.runner.plan import Plan
+from retrystorm.sim.report import runs_table
 
 
 def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> list[str]:
@@ -79,7 +79,7 @@ def print_verdicts(
     document: Mapping[str, Any] | None = None,
 ) -> None:
     """The results table, every assertion's verdict, the validity of each run, why each strategy did
-    what it did and who wins (:mod:`experiment.report.why`), and where the report is."""
+    what it did and who wins (:mod:`retrystorm.experiment.report.why`), and where the report is."""
     console = wide(console)  # a file or a pipe: wide enough for the table
     console.print(runs_table(results, title))
     verdicts = [(result.strategy, verdict) for result in results for verdict in result.verdicts]

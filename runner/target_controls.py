@@ -1,21 +1,21 @@
 """The built-in target's controls for the live triggers, through its admin API (both backends use them).
 
 * ``slow``: ``PUT /admin/capacity {"capacity": C}``: the model runs on a clock of its
-  own at C times real time (:mod:`target.models.capacity`, the knob per model there);
+  own at C times real time (:mod:`retrystorm.target.models.capacity`, the knob per model there);
 * ``errors``: ``PUT /admin/faults {"status": S, "probability": P}``: each attempt fails
-  at once with S at probability P, without entering the model (:mod:`target.faults`);
+  at once with S at probability P, without entering the model (:mod:`retrystorm.target.faults`);
   ``None`` puts back the rule found before the first burst (``DELETE`` when there was none).
 
 Before its first change of each kind, :class:`AdminControls` reads what the target has
 (``GET /admin/capacity``, ``GET /admin/faults``); :meth:`AdminControls.restore` puts
-exactly that back. A call that fails is a :class:`~runner.errors.RunFailedError`.
+exactly that back. A call that fails is a :class:`~retrystorm.runner.errors.RunFailedError`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from runner.webapi import WebApi
+from retrystorm.runner.webapi import WebApi
 
 
 class AdminControls:

@@ -2,8 +2,8 @@
 
 For a service of one's own, a slow cuts what a pause freezes (the handle's ``cpu_target``:
 the command's process group, a registered pid, a labelled container or compose service)
-through :meth:`chaos.controller.OutageController.throttle`, the one CPU cut retrystorm has
-(:mod:`chaos.throttles`): journaled first, a dead-man watchdog armed before the cut that
+through :meth:`retrystorm.chaos.controller.OutageController.throttle`, the one CPU cut retrystorm has
+(:mod:`retrystorm.chaos.throttles`): journaled first, a dead-man watchdog armed before the cut that
 restores the target's own settings at the deadline even if the runner is SIGKILLed, restored
 by ``retrystorm chaos recover`` and by the next run's start otherwise. A process keeps its own
 cgroup untouched: it is moved into a throttle group of its own for the cut and back out at
@@ -18,20 +18,20 @@ the one in force; the controller's ``resume_all`` on every exit path ends it too
 
 from __future__ import annotations
 
-from chaos.backends.base import BackendError
-from chaos.controller import OutageController
-from chaos.targets import FaultTarget
-from chaos.throttles import Throttle
+from retrystorm.chaos.backends.base import BackendError
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.chaos.throttles import Throttle
 from retrystorm.errors import UserError
-from runner.errors import RunFailedError
-from runner.interfaces import TargetControls
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.interfaces import TargetControls
 
 #: A level's throttle lasts its planned hold plus this: the next change, not the timer, ends it.
 LEVEL_MARGIN_S = 1.0
 
 
 class ThrottleControls:
-    """The slow trigger on ``target`` through ``controller`` (a :class:`~runner.interfaces.TargetControls`).
+    """The slow trigger on ``target`` through ``controller`` (a :class:`~retrystorm.runner.interfaces.TargetControls`).
 
     ``errors``: the target's own controls, which take the error bursts (``None``: refused before the run).
     """

@@ -2,7 +2,7 @@
 
 One :class:`WebApi` per service: an ``aiohttp`` session made on first use (inside the
 event loop), a timeout on every call, and one readable line when a call fails, as a
-:class:`~runner.errors.RunFailedError` (the run cannot go on) naming the
+:class:`~retrystorm.runner.errors.RunFailedError` (the run cannot go on) naming the
 service, the call and what went wrong: unreachable, an error status with the first
 line of its body, or an answer that is not JSON.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from runner.errors import RunFailedError
+from retrystorm.runner.errors import RunFailedError
 
 #: Bound on one call unless the caller gives another.
 CALL_TIMEOUT_S = 10.0

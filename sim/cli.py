@@ -18,7 +18,7 @@ import click
 from retrystorm.cli_types import DURATION, SpecType
 from retrystorm.console import err, out
 from retrystorm.errors import did_you_mean
-from sim.cli_options import (
+from retrystorm.sim.cli_options import (
     CLIENT_RANGE,
     OPTIONAL_DURATION,
     OUTAGE,
@@ -27,8 +27,8 @@ from sim.cli_options import (
     adhoc_scenario,
     output_options,
 )
-from sim.experiments.base import Report
-from target.models import MODELS
+from retrystorm.sim.experiments.base import Report
+from retrystorm.target.models import MODELS
 
 EXPERIMENTS = ("wyegelwel", "smira", "contention", "edge", "osdi22", "brooker", "run")
 
@@ -68,7 +68,7 @@ def _progress(message: str) -> None:
 
 def emit(report: Report, *, as_json: bool, as_csv: bool, folder: Path | None, cpu_s: float) -> None:
     """Print ``report`` as asked, write ``folder``, and exit 1 unless everything held."""
-    from sim.report import csv_text, print_report, write_outputs
+    from retrystorm.sim.report import csv_text, print_report, write_outputs
 
     if folder is not None:
         written = write_outputs(report, folder)
@@ -92,7 +92,7 @@ def _timed(build: Callable[[], Report]) -> tuple[Report, float]:
 
 def _with_strategies(scenario: Any, extra: tuple[LabelledStrategy, ...], *, replace: bool = False) -> Any:
     """``scenario`` with ``extra`` strategies added (or replacing its own)."""
-    from experiment.scenario import StrategyEntry
+    from retrystorm.experiment.scenario import StrategyEntry
 
     if not extra:
         return scenario
@@ -117,7 +117,7 @@ def wyegelwel(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], **o
     Checks the article's findings and prints the choices it left unstated. --strategy
     adds strategies to the five.
     """
-    from sim.experiments import wyegelwel as experiment
+    from retrystorm.sim.experiments import wyegelwel as experiment
 
     scenario = _with_strategies(experiment.load(seed), strategies)
     report, cpu = _timed(lambda: experiment.run(scenario, _progress))
@@ -138,7 +138,7 @@ def smira(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], overflo
     --strategy adds strategies to the two. --overflow go reproduces the Go server's
     overflowing delay, which holds its in-flight count at 7,792.
     """
-    from sim.experiments import smira as experiment
+    from retrystorm.sim.experiments import smira as experiment
 
     scenario = _with_strategies(experiment.load(seed, overflow), strategies)
     report, cpu = _timed(lambda: experiment.run(scenario, _progress))
@@ -167,7 +167,7 @@ def contention(
     No backoff, exponential without jitter, full, equal and decorrelated jitter (base 5 ms,
     cap 2 s); writes and completion time per N. --strategy replaces the five.
     """
-    from sim.experiments import contention as experiment
+    from retrystorm.sim.experiments import contention as experiment
 
     chosen = {item.label: item.strategy.spec() for item in strategies} or None
     report, cpu = _timed(lambda: experiment.run(chosen, clients, repetitions, seed))
@@ -201,8 +201,8 @@ def edge(
     Uses SCENARIO's model, load and strategies (default: the shipped smira-sigstop);
     --strategy replaces the strategies.
     """
-    from experiment.scenario import load_scenario, shipped_scenario
-    from sim.experiments import edge as experiment
+    from retrystorm.experiment.scenario import load_scenario, shipped_scenario
+    from retrystorm.sim.experiments import edge as experiment
 
     if not resolution > 0 or not max_outage > resolution:
         raise click.BadParameter("expected 0 < --resolution < --max-outage", param_hint="--resolution")
@@ -231,7 +231,7 @@ def osdi22(*, seed: int | None, **output: Any) -> None:
     Immediate resends (up to 4, 3 s timeout) against a server cut to 0.45 or 0.40 of its
     2 CPUs for 10 or 9 s, at full or 75 % load; checks each published verdict.
     """
-    from sim.experiments import osdi22 as experiment
+    from retrystorm.sim.experiments import osdi22 as experiment
 
     report, cpu = _timed(lambda: experiment.run(seed, _progress))
     emit(report, cpu_s=cpu, **output)
@@ -247,7 +247,7 @@ def brooker(*, seed: int | None, strategies: tuple[LabelledStrategy, ...], **out
     Checks over 10 seeds that no backoff collapses and stays down and that backoff with
     jitter recovers. --strategy adds strategies to the two.
     """
-    from sim.experiments import brooker as experiment
+    from retrystorm.sim.experiments import brooker as experiment
 
     scenario = _with_strategies(experiment.load(seed), strategies)
     report, cpu = _timed(lambda: experiment.run(scenario, _progress))
@@ -283,7 +283,7 @@ def run_command(*, scenario_file: Path | None, **options: Any) -> None:
     Without SCENARIO at least one --strategy is needed; the rest defaults to the seed
     setting (exponential model, 1000 users, think time exp(10 s), 2 s timeout, 140 s).
     """
-    from sim.experiments.scenario_runs import run_scenario
+    from retrystorm.sim.experiments.scenario_runs import run_scenario
 
     output = {key: options.pop(key) for key in ("as_json", "as_csv", "folder")}
     scenario = adhoc_scenario(scenario_file, **options)

@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 import click
 
-from experiment.scenario import Scenario, load_scenario, scenario_from_data
-from loadgen.service_config import read_strategy
-from loadgen.strategies import RetryStrategy
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError
-from target.models import OverloadModel
+from retrystorm.experiment.scenario import Scenario, load_scenario, scenario_from_data
+from retrystorm.loadgen.service_config import read_strategy
+from retrystorm.loadgen.strategies import RetryStrategy
+from retrystorm.target.models import OverloadModel
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from loadgen.strategies import RetrySession
+from retrystorm.loadgen.strategies import RetrySession
 
 #: A client thinks, waits for an attempt's answer, backs off before a retry, or is done.
 THINKING, WAITING, BACKOFF, DONE = range(4)

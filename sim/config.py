@@ -1,15 +1,24 @@
-"""One simulated run: a strategy's :class:`~experiment.scenario.RunSpec`, the triggers, the simulator's own knobs."""
+"""One simulated run: a strategy's :class:`~retrystorm.experiment.scenario.RunSpec`, the triggers, the simulator's
+own knobs."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Literal
 
-from experiment.scenario import OutageWindow, RunSpec, Scenario, Span, SpikeUniform, StrategyEntry, TriggerWindow
-from experiment.scenario.timeline import episodes
-from loadgen.think import ThinkTime
 from retrystorm.errors import UserError
-from target.models import FixedModel, OverloadModel
+from retrystorm.experiment.scenario import (
+    OutageWindow,
+    RunSpec,
+    Scenario,
+    Span,
+    SpikeUniform,
+    StrategyEntry,
+    TriggerWindow,
+)
+from retrystorm.experiment.scenario.timeline import episodes
+from retrystorm.loadgen.think import ThinkTime
+from retrystorm.target.models import FixedModel, OverloadModel
 
 
 def no_model_message(scenario_name: str, url: str) -> str:
@@ -80,7 +89,7 @@ class RunConfig:
 
     def recovery_spans(self) -> list[Span]:
         """What recovery is judged after: the outages, or with other triggers the episodes (every window
-        merged with those it overlaps; :func:`experiment.scenario.timeline.episodes`)."""
+        merged with those it overlaps; :func:`retrystorm.experiment.scenario.timeline.episodes`)."""
         return episodes(self.outages, self.triggers)
 
     @classmethod

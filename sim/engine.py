@@ -3,14 +3,14 @@
 Virtual time, a queue of events ``(time, sequence, kind, client, token)``; ties run
 in the order they were scheduled, so a run is a pure function of its configuration
 and seed. Each component draws from its own random source (see
-:func:`experiment.scenario.rng_for`): ``think`` (think times and first requests),
+:func:`retrystorm.experiment.scenario.rng_for`): ``think`` (think times and first requests),
 ``arrivals`` (open-loop arrivals), ``retry`` (the strategies' jitter and budgets),
 ``server`` (the model).
 
 Semantics, as in the seed experiment:
 
 * **Closed loop**: a user thinks, sends a logical request, and retries it through its
-  :class:`~loadgen.strategies.RetrySession` until success, give-up or deadline; then
+  :class:`~retrystorm.loadgen.strategies.RetrySession` until success, give-up or deadline; then
   thinks again. The think time is what the session sees as the sleep before the
   request (the seed client's ``lastDelay``, which ``smira`` grows from).
   **Open loop**: each user starts a logical request after each wait (``users / rate``
@@ -38,7 +38,7 @@ Semantics, as in the seed experiment:
   like SYNs to a full backlog) and are admitted at the resume, after one catch-up
   ``advance`` (the timers that fire when a stopped process continues).
 * **Other triggers** (a capacity cut, a load spike, an error burst) are played by
-  :mod:`sim.triggers`.
+  :mod:`retrystorm.sim.triggers`.
 * **Network delay** (``sim.network_delay``, none by default): an attempt reaches the
   server one draw of it after it was sent, and an answer its client one draw after
   the server released it (Brooker's ``netdelay``, each way, from the ``network``
@@ -57,18 +57,18 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from experiment.analysis.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
-from experiment.scenario import rng_for
-from loadgen.strategies import GiveUp, RetrySession
-from sim.client import BACKOFF, DONE, THINKING, WAITING, Client
-from sim.config import RunConfig
-from sim.events import ARRIVAL, NEW, PAUSE, REACH, RESUME, RETRY, TIMEOUT, TRIGGER, EventQueue
-from sim.latency import RequestLog
-from sim.population import open_wait_s, start_population
-from sim.result import RunOutput
-from sim.series import REJECTIONS, Series
-from sim.server_side import ServerSide
-from sim.triggers import TriggerPlay
+from retrystorm.experiment.analysis.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
+from retrystorm.experiment.scenario import rng_for
+from retrystorm.loadgen.strategies import GiveUp, RetrySession
+from retrystorm.sim.client import BACKOFF, DONE, THINKING, WAITING, Client
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.events import ARRIVAL, NEW, PAUSE, REACH, RESUME, RETRY, TIMEOUT, TRIGGER, EventQueue
+from retrystorm.sim.latency import RequestLog
+from retrystorm.sim.population import open_wait_s, start_population
+from retrystorm.sim.result import RunOutput
+from retrystorm.sim.series import REJECTIONS, Series
+from retrystorm.sim.server_side import ServerSide
+from retrystorm.sim.triggers import TriggerPlay
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ The engine tells a :class:`RequestLog` when a logical request starts and when it
 * every ended request's latency and attempts (the per-request plot, the summary);
 * per interval, a histogram of the latencies of the requests that ended in it, and at
   its end one of the ages of the requests in progress, over the shared buckets
-  (:mod:`loadgen.buckets`): the censored latency percentiles over time
-  (:mod:`experiment.analysis.latency_series`), as the live runner reads them from the
+  (:mod:`retrystorm.loadgen.buckets`): the censored latency percentiles over time
+  (:mod:`retrystorm.experiment.analysis.latency_series`), as the live runner reads them from the
   client's histograms;
 * at the end of the run, each unfinished request's age and attempts (censored values).
 
@@ -23,8 +23,8 @@ from collections.abc import Callable, Hashable
 
 import numpy as np
 
-from experiment.analysis.quantiles import Buckets
-from loadgen.buckets import LATENCY_BUCKETS_S
+from retrystorm.experiment.analysis.quantiles import Buckets
+from retrystorm.loadgen.buckets import LATENCY_BUCKETS_S
 
 _BOUNDS = np.asarray(LATENCY_BUCKETS_S)
 

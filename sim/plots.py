@@ -10,8 +10,8 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from experiment.analysis.series_names import IN_FLIGHT, RATES
-from experiment.report.panels import (
+from retrystorm.experiment.analysis.series_names import IN_FLIGHT, RATES
+from retrystorm.experiment.report.panels import (
     PANELS,
     plain_number,
     shade_outages,
@@ -20,8 +20,8 @@ from experiment.report.panels import (
     trigger_handles,
     value_axis,
 )
-from sim.experiments.base import Report
-from sim.result import RunOutput
+from retrystorm.sim.experiments.base import Report
+from retrystorm.sim.result import RunOutput
 
 #: The labels the simulator draws differently.
 _LABELS = {IN_FLIGHT: "in flight (dashed: + accept queue)"}
@@ -65,7 +65,7 @@ def sorted_requests(run: RunOutput) -> tuple[list[float], list[int], list[bool]]
     """Every logical request of ``run`` sorted by latency: latency (an unfinished one's age), attempts, censored.
 
     The unfinished requests count at their age when the run ended, as in the latency
-    percentiles (:mod:`experiment.analysis.stats`).
+    percentiles (:mod:`retrystorm.experiment.analysis.stats`).
     """
     rows = [(latency, attempts, False) for latency, attempts in zip(run.latencies, run.request_attempts, strict=True)]
     rows += [(age, attempts, True) for age, attempts in zip(run.unfinished.ages, run.unfinished.attempts, strict=True)]
@@ -79,7 +79,7 @@ def requests_figure(runs: list[RunOutput], title: str) -> Figure:
     Latency is a line on the left axis, attempts dots on the right one; the requests
     still in progress when the run ended count at their age so far (censored) and are
     marked with red crosses on the line. Either axis is logarithmic when its values span
-    two powers of ten (see :func:`experiment.report.panels.value_axis`), and no axis
+    two powers of ten (see :func:`retrystorm.experiment.report.panels.value_axis`), and no axis
     uses an offset.
     """
     figure = Figure(figsize=(12, 3 * max(1, len(runs))), layout="constrained")

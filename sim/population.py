@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-from experiment.scenario import RunSpec
-from sim.config import RunConfig
-from sim.events import ARRIVAL, NEW
+from retrystorm.experiment.scenario import RunSpec
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.events import ARRIVAL, NEW
 
 #: Where constant open-loop arrivals fall within their interval: the golden ratio's fraction, ``(sqrt 5 - 1) / 2``,
 #: far from every simple fraction, so no reading at a whole second (or a simple fraction of one) meets an arrival.
@@ -15,7 +15,7 @@ PHASE = (5**0.5 - 1) / 2
 
 
 class Simulation(Protocol):
-    """What the population needs of a simulation (:class:`sim.engine.Simulation`)."""
+    """What the population needs of a simulation (:class:`retrystorm.sim.engine.Simulation`)."""
 
     config: RunConfig
     spec: RunSpec

@@ -1,4 +1,4 @@
-"""Show a :class:`~sim.experiments.base.Report`: rich tables, CSV, and files in an output folder."""
+"""Show a :class:`~retrystorm.sim.experiments.base.Report`: rich tables, CSV, and files in an output folder."""
 
 from __future__ import annotations
 
@@ -16,17 +16,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from experiment.analysis import RunResult
-from experiment.analysis.series_names import GAVE_UP, TIMEOUTS
-from experiment.report.curves import StrategyCurves
-from experiment.report.text import recovery_text, seconds
-from experiment.report.why import headline_lines
 from retrystorm.console import wide
 from retrystorm.durations import format_duration
-from sim.experiments.base import Report
-from sim.result import RunOutput
+from retrystorm.experiment.analysis import RunResult
+from retrystorm.experiment.analysis.series_names import GAVE_UP, TIMEOUTS
+from retrystorm.experiment.report.curves import StrategyCurves
+from retrystorm.experiment.report.text import recovery_text, seconds
+from retrystorm.experiment.report.why import headline_lines
+from retrystorm.sim.experiments.base import Report
+from retrystorm.sim.result import RunOutput
 
-#: What the tables say of their latency columns (:mod:`experiment.analysis.stats`).
+#: What the tables say of their latency columns (:mod:`retrystorm.experiment.analysis.stats`).
 CENSORED_NOTE = "latencies count every request: unfinished ones at their age so far (censored, a lower bound)"
 
 
@@ -197,8 +197,8 @@ def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots:
 
     ``document`` is the report's results document; the page adds what ran to it (``run``).
     """
-    from experiment.report import write_report  # noqa: PLC0415 - matplotlib and jinja2 only when writing
-    from experiment.report.page import Image  # noqa: PLC0415
+    from retrystorm.experiment.report import write_report  # noqa: PLC0415 - matplotlib and jinja2 only when writing
+    from retrystorm.experiment.report.page import Image  # noqa: PLC0415
 
     document = {**document, "run": run_metadata(report, folder)}
     more = [
@@ -217,7 +217,7 @@ def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots:
 def write_outputs(report: Report, folder: Path) -> list[Path]:
     """``results.json``, ``results.csv``, ``timeseries.csv`` (runs), the PNG plots and, for scenario runs,
     the run report (a PNG per strategy, ``comparison.png``, ``report.html``); the paths written."""
-    from sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
+    from retrystorm.sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
 
     folder.mkdir(parents=True, exist_ok=True)
     document = report.document()

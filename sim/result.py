@@ -5,15 +5,15 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from experiment.analysis import LatencySummary, RunResult, recoveries
-from experiment.analysis.mechanism import after_resumes
-from experiment.analysis.verdicts import evaluate
-from experiment.scenario import Assertions
-from sim.latency import Unfinished
+from retrystorm.experiment.analysis import LatencySummary, RunResult, recoveries
+from retrystorm.experiment.analysis.mechanism import after_resumes
+from retrystorm.experiment.analysis.verdicts import evaluate
+from retrystorm.experiment.scenario import Assertions
+from retrystorm.sim.latency import Unfinished
 
 if TYPE_CHECKING:
-    from sim.config import RunConfig
-    from sim.series import Series
+    from retrystorm.sim.config import RunConfig
+    from retrystorm.sim.series import Series
 
 
 @dataclasses.dataclass(slots=True)
@@ -22,9 +22,9 @@ class RunOutput:
 
     ``counts["attempts"]`` counts each attempt when it is sent (frozen server or not),
     ``counts["requests"]`` each logical request when it starts: the live runner reads
-    its attempts the same way (see :class:`experiment.analysis.RunResult`). The latency
+    its attempts the same way (see :class:`retrystorm.experiment.analysis.RunResult`). The latency
     summary counts the ended requests at their latency and the unfinished ones at their
-    age (censored, :mod:`experiment.analysis.stats`).
+    age (censored, :mod:`retrystorm.experiment.analysis.stats`).
     """
 
     config: RunConfig

@@ -1,6 +1,6 @@
 """Per-interval counters and gauge readings of a simulated run.
 
-The series carry the names the live runner's do (:mod:`experiment.analysis.series_names`):
+The series carry the names the live runner's do (:mod:`retrystorm.experiment.analysis.series_names`):
 the engine counts events per interval under each rate's name, and :meth:`Series.rate`
 and :meth:`Series.rows` give them per second, as the live runner records them.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from experiment.analysis import Samples
-from experiment.analysis.latency_series import latency_over_time
-from experiment.analysis.quantiles import Buckets
-from experiment.analysis.series_names import (
+from retrystorm.experiment.analysis import Samples
+from retrystorm.experiment.analysis.latency_series import latency_over_time
+from retrystorm.experiment.analysis.quantiles import Buckets
+from retrystorm.experiment.analysis.series_names import (
     ATTEMPTS,
     DELAY_S,
     GAVE_UP,
@@ -87,7 +87,7 @@ class Series:
 
         ``ended[i]``: the histogram of the requests that ended in interval ``i``;
         ``in_progress_ages[i]``: that of the ages of those in progress at its end
-        (:func:`experiment.analysis.latency_series.latency_over_time`).
+        (:func:`retrystorm.experiment.analysis.latency_series.latency_over_time`).
         """
         self.in_progress = list(in_progress)
         self.latency = latency_over_time(ended, in_progress_ages)

@@ -1,8 +1,8 @@
 """The simulation's server side: attempts on their way, the model and its wake-ups, outages, answers.
 
-A part of :class:`sim.engine.Simulation` (its base class), kept in a module of its own:
+A part of :class:`retrystorm.sim.engine.Simulation` (its base class), kept in a module of its own:
 what happens once an attempt leaves its client until its answer is back. The semantics
-are in :mod:`sim.engine`'s docstring.
+are in :mod:`retrystorm.sim.engine`'s docstring.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from loadgen.think import ThinkTime
-from sim.client import WAITING, Client
-from sim.events import ANSWER, WAKE
-from sim.series import Series
-from target.models import Outcome
+from retrystorm.loadgen.think import ThinkTime
+from retrystorm.sim.client import WAITING, Client
+from retrystorm.sim.events import ANSWER, WAKE
+from retrystorm.sim.series import Series
+from retrystorm.target.models import Outcome
 
 Event = tuple[float, int, int, Any, int]
 
@@ -181,7 +181,7 @@ class ServerSide:
         self.schedule_wake(now)
 
     def error_answer(self, now: float, payload: tuple[Client, int], status: int) -> None:
-        """An attempt is answered at once with ``status``, an error of a burst (:mod:`sim.triggers`)."""
+        """An attempt is answered at once with ``status``, an error of a burst (:mod:`retrystorm.sim.triggers`)."""
         client, aid = payload
         if self.network is not None:
             token = refused_token(aid, status)

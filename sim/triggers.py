@@ -1,9 +1,9 @@
 """Triggers in virtual time: a capacity cut (``slow``), a load spike (``spike``), an error burst (``errors``).
 
-The timeline's windows (:mod:`experiment.scenario.timeline`) become events of the
+The timeline's windows (:mod:`retrystorm.experiment.scenario.timeline`) become events of the
 run, each at a window's start or end:
 
-* **slow**: the server runs on its own clock (:class:`target.models.ScaledServer`),
+* **slow**: the server runs on its own clock (:class:`retrystorm.target.models.ScaledServer`),
   which runs at the capacity in force: the lowest of the slows active (1 outside them).
   At each change the model's next wake-up is computed again.
 * **spike**: at its start, ``round(users * (factor - 1))`` extra users join. Closed
@@ -19,7 +19,7 @@ run, each at a window's start or end:
   several overlap), each attempt that reaches the server is, with that probability
   (drawn from the run's ``errors`` random source), answered at once with the status:
   it never enters the model and fails for its client, which retries it as it retries
-  any failure, but no sooner than :data:`sim.engine.LOCAL_RETRY_FLOOR_S` (in virtual
+  any failure, but no sooner than :data:`retrystorm.sim.engine.LOCAL_RETRY_FLOOR_S` (in virtual
   time a zero delay after an answer at once would loop at one instant). An attempt
   reaching a frozen server is judged when the server resumes.
 
@@ -33,7 +33,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from experiment.scenario import (
+from retrystorm.experiment.scenario import (
     ErrorWindow,
     RunSpec,
     SlowWindow,
@@ -41,18 +41,18 @@ from experiment.scenario import (
     TriggerWindow,
     rng_for,
 )
-from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
-from loadgen.spikes import added_users
-from sim.config import RunConfig
-from sim.events import ARRIVAL, NEW
-from sim.population import PHASE, open_wait_s
-from target.models import ScaledServer
+from retrystorm.experiment.scenario.timeline import highest_probability, levels, lowest_capacity
+from retrystorm.loadgen.spikes import added_users
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.events import ARRIVAL, NEW
+from retrystorm.sim.population import PHASE, open_wait_s
+from retrystorm.target.models import ScaledServer
 
 Action = tuple[float, Callable[[float], None]]
 
 
 class Simulation(Protocol):
-    """What the triggers need of a simulation (:class:`sim.engine.Simulation`)."""
+    """What the triggers need of a simulation (:class:`retrystorm.sim.engine.Simulation`)."""
 
     config: RunConfig
     spec: RunSpec

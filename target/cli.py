@@ -24,10 +24,10 @@ from retrystorm.cli_types import DURATION
 from retrystorm.console import err
 from retrystorm.errors import UserError
 from retrystorm.spec import ParamInfo, params_of, spec_to_mapping
-from target.models import MODELS, OverloadModel, parse_model
-from target.service import ConnectionLimits, ServiceConfig, create_app, default_backlog
-from target.service.auth import COMPOSE_DEFAULT_TOKEN
-from target.service.limits import DEFAULT_MAX_CONNECTIONS, MAX_CONNECTIONS
+from retrystorm.target.models import MODELS, OverloadModel, parse_model
+from retrystorm.target.service import ConnectionLimits, ServiceConfig, create_app, default_backlog
+from retrystorm.target.service.auth import COMPOSE_DEFAULT_TOKEN
+from retrystorm.target.service.limits import DEFAULT_MAX_CONNECTIONS, MAX_CONNECTIONS
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Failures on purpose: a rule that answers chosen attempts of ``/api`` with an error at once.
 
 Off by default; ``PUT /admin/faults`` arms a rule (its body is read by
-:mod:`target.service.bodies`), ``DELETE /admin/faults`` disarms it. A :class:`FaultRule`
+:mod:`retrystorm.target.service.bodies`), ``DELETE /admin/faults`` disarms it. A :class:`FaultRule`
 says which attempts fail and how:
 
 * ``status``: the status sent, 429 or 500-599 (default 503), with ``Retry-After:

@@ -23,7 +23,7 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from retrystorm.spec import params_of
-from target.models import OverloadModel
+from retrystorm.target.models import OverloadModel
 
 PREFIX = "retrystorm_target"
 #: Response-time buckets, seconds: 10 ms to 10 min, roughly 1-2.5-5 per decade.
@@ -63,7 +63,7 @@ class Traffic(Collector):
         self.bad_requests[status] = self.bad_requests.get(status, 0) + 1
 
     def injected_failure(self, status: int) -> None:
-        """A request to /api was failed on purpose with ``status`` (see :mod:`target.faults`)."""
+        """A request to /api was failed on purpose with ``status`` (see :mod:`retrystorm.target.faults`)."""
         self.injected[status] = self.injected.get(status, 0) + 1
 
     def collect(self) -> Iterator[Metric]:
@@ -102,7 +102,7 @@ class Traffic(Collector):
 
 
 class ConnectionCounters(Collector):
-    """Connections the limits closed (:mod:`target.service.limits`), read from the server when
+    """Connections the limits closed (:mod:`retrystorm.target.service.limits`), read from the server when
     Prometheus scrapes: refused past ``--max-connections``, and timed out, by timeout. Not
     cleared by ``POST /admin/reset``: they are about the process, not about one run's traffic."""
 

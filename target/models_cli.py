@@ -6,7 +6,7 @@ import click
 
 from retrystorm.console import out
 from retrystorm.listing import registry_table
-from target.models import MODELS
+from retrystorm.target.models import MODELS
 
 
 @click.command()

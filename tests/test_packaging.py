@@ -23,7 +23,7 @@ def package_data() -> set[str]:
     for package, patterns in config.items():
         folder = ROOT / package.replace(".", "/")
         for pattern in patterns:
-            selected |= {str(path.relative_to(ROOT)) for path in folder.glob(pattern) if path.is_file()}
+            selected |= {str(path.resolve().relative_to(ROOT)) for path in folder.glob(pattern) if path.is_file()}
     return selected
 
 
@@ -31,7 +31,7 @@ def data_files() -> set[str]:
     """Every non-Python file in the packages' folders (caches aside)."""
     found = set()
     for package in PACKAGES:
-        for path in (ROOT / package).rglob("*"):
+        for path in (ROOT / package).rglob("*"):  # the subpackages' folders, not their links in retrystorm/
             if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts:
                 found.add(str(path.relative_to(ROOT)))
     return found

@@ -1,15 +1,15 @@
 """Fault backends: ``process`` (SIGSTOP/SIGCONT) and ``docker`` (pause/unpause).
 
 ``ProcessBackend`` is loaded on first use (it needs psutil): the watchdog process, which
-starts without site-packages, imports this package for :mod:`chaos.backends.base` and
-:mod:`chaos.backends.procfs` only.
+starts without site-packages, imports this package for :mod:`retrystorm.chaos.backends.base` and
+:mod:`retrystorm.chaos.backends.procfs` only.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chaos.backends.base import (
+from retrystorm.chaos.backends.base import (
     BackendError,
     FaultBackend,
     TargetRef,
@@ -19,12 +19,12 @@ from chaos.backends.base import (
 )
 
 if TYPE_CHECKING:
-    from chaos.backends.process import ProcessBackend
+    from retrystorm.chaos.backends.process import ProcessBackend
 
 
 def __getattr__(name: str) -> Any:
     if name == "ProcessBackend":
-        from chaos.backends.process import ProcessBackend  # noqa: PLC0415 - psutil only when used
+        from retrystorm.chaos.backends.process import ProcessBackend  # noqa: PLC0415 - psutil only when used
 
         return ProcessBackend
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

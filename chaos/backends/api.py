@@ -21,8 +21,15 @@ import dataclasses
 import logging
 from typing import Any
 
-from chaos.backends.base import BackendError, CpuCut, FaultBackend, TargetRef, TargetState, UnknownTargetError
-from chaos.client import ChaosApiError, ChaosClient
+from retrystorm.chaos.backends.base import (
+    BackendError,
+    CpuCut,
+    FaultBackend,
+    TargetRef,
+    TargetState,
+    UnknownTargetError,
+)
+from retrystorm.chaos.client import ChaosApiError, ChaosClient
 from retrystorm.durations import format_duration
 
 log = logging.getLogger(__name__)
@@ -98,7 +105,8 @@ class ChaosApiBackend(FaultBackend):
 
 @dataclasses.dataclass(slots=True, kw_only=True)
 class ApiCpuCut:
-    """A :class:`~chaos.backends.base.CpuCut` made by a chaos API: ``POST /throttles``, ended by ``DELETE``."""
+    """A :class:`~retrystorm.chaos.backends.base.CpuCut` made by a chaos API: ``POST /throttles``, ended by
+    ``DELETE``."""
 
     ref: TargetRef
     backend: ChaosApiBackend

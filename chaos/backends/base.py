@@ -4,7 +4,7 @@ A *target* is what a user names (``target``, a compose service, a registered loc
 process); a backend resolves it to one or more :class:`TargetRef` — concrete things it
 can freeze (a process identified by pid *and* start time, so a recycled pid is never
 signalled; a container by id). Backends are synchronous and small; the outage
-controller (:mod:`chaos.controller`) owns timing, journaling and guaranteed resume.
+controller (:mod:`retrystorm.chaos.controller`) owns timing, journaling and guaranteed resume.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ class FaultBackend(ABC):
         The controller calls this once per pause, after arming a dead-man switch for every
         ref, and journals and guards what it returns. The default pauses each ref in turn
         and freezes nothing more; a process group is frozen at once and read again, so the
-        members forked since :meth:`resolve` come back here (:class:`~chaos.backends.process.ProcessBackend`).
+        members forked since :meth:`resolve` come back here
+        (:class:`~retrystorm.chaos.backends.process.ProcessBackend`).
         """
         for ref in refs:
             self.pause(ref)
@@ -125,7 +126,7 @@ class FaultBackend(ABC):
         """Whether ``ref`` runs, is paused, or is gone."""
 
     def plan_cpu_cut(self, target: str, refs: list[TargetRef], capacity: float, tag: str) -> list[CpuCut]:
-        """The cuts that take ``target``'s CPU to ``capacity`` of its allowance (:mod:`chaos.cpu_quota`).
+        """The cuts that take ``target``'s CPU to ``capacity`` of its allowance (:mod:`retrystorm.chaos.cpu_quota`).
 
         Reads the current settings only; raises :class:`TargetRefusedError` when the target cannot be
         throttled, naming what would make it possible. ``tag`` makes names unique (a cgroup's).

@@ -7,12 +7,13 @@ names given for single containers (``containers={"target": "myapp"}``: a scenari
 for a compose service (``services={"target": "web"}``: ``target: {service: web}``).
 
 The SDK is the optional extra ``docker``: importing this module without it raises
-:class:`~chaos.backends.docker_sdk.DockerSdkMissingError` (one line, exit 2), which
+:class:`~retrystorm.chaos.backends.docker_sdk.DockerSdkMissingError` (one line, exit 2), which
 names ``pip install 'retrystorm[docker]'``.
 
 A *CPU cut* (:meth:`DockerBackend.plan_cpu_cut`) is ``docker update --cpus``: the container's own
 ``NanoCpus`` / ``CpuQuota`` / ``CpuPeriod`` are read first and written back at the end
-(:func:`chaos.cpu_quota.container_cut` / :func:`~chaos.cpu_quota.container_restore` say how, and the one
+(:func:`retrystorm.chaos.cpu_quota.container_cut` / :func:`~retrystorm.chaos.cpu_quota.container_restore` say how,
+and the one
 case the engine cannot put back byte for byte).
 """
 
@@ -22,7 +23,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from chaos.backends.docker_sdk import DockerSdkMissingError
+from retrystorm.chaos.backends.docker_sdk import DockerSdkMissingError
 
 try:
     import docker
@@ -30,7 +31,7 @@ try:
 except ImportError:
     raise DockerSdkMissingError from None
 
-from chaos.backends.base import (
+from retrystorm.chaos.backends.base import (
     BackendError,
     CpuCut,
     FaultBackend,
@@ -39,8 +40,8 @@ from chaos.backends.base import (
     TargetState,
     UnknownTargetError,
 )
-from chaos.backends.docker_cpu import container_cpus, read_cpu, update_cpu
-from chaos.cpu_quota import DEFAULT_PERIOD_US, allowance_cpus, container_cut, container_restore
+from retrystorm.chaos.backends.docker_cpu import container_cpus, read_cpu, update_cpu
+from retrystorm.chaos.cpu_quota import DEFAULT_PERIOD_US, allowance_cpus, container_cut, container_restore
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,8 @@ def _update(client: Any, ref: TargetRef, body: dict[str, int]) -> str:
 
 @dataclasses.dataclass(slots=True, kw_only=True)
 class DockerCpuCut:
-    """A :class:`~chaos.backends.base.CpuCut` of one container: the update that cuts and the one that restores."""
+    """A :class:`~retrystorm.chaos.backends.base.CpuCut` of one container: the update that cuts and the one that
+    restores."""
 
     ref: TargetRef
     client: Any

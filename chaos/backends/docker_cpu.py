@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.cpu_quota import ContainerCpu
+from retrystorm.chaos.cpu_quota import ContainerCpu
 
 
 def read_cpu(container: Any) -> ContainerCpu:

@@ -7,7 +7,7 @@ processes of another user. A registered process is identified by its pid *and* i
 start time (``PID@STARTTICKS``), so a pid the kernel recycled for another process is
 never signalled.
 
-Identity is the start time in clock ticks (:mod:`chaos.backends.procfs`, which says why
+Identity is the start time in clock ticks (:mod:`retrystorm.chaos.backends.procfs`, which says why
 not psutil's ``create_time()``); state, owner and ancestors come from psutil.
 
 A *group target* (:meth:`ProcessBackend.register_group`) is a whole process group, named
@@ -21,7 +21,7 @@ between for the controller to journal and guard. A resume of any member sends
 by its identity, as its watchdog would.
 
 A *CPU cut* (:meth:`ProcessBackend.plan_cpu_cut`) moves the target's processes (a group's members) into
-a cgroup with a CFS quota of capacity x their allowance (:mod:`chaos.cgroups`), one throttle group per
+a cgroup with a CFS quota of capacity x their allowance (:mod:`retrystorm.chaos.cgroups`), one throttle group per
 cgroup they came from; a group's members forked between planning and applying are moved in too.
 """
 
@@ -38,7 +38,7 @@ from typing import Any
 
 import psutil
 
-from chaos.backends.base import (
+from retrystorm.chaos.backends.base import (
     BackendError,
     CpuCut,
     FaultBackend,
@@ -47,9 +47,9 @@ from chaos.backends.base import (
     TargetState,
     UnknownTargetError,
 )
-from chaos.backends.procfs import group_members, process_start_ticks
-from chaos.cgroups import CgroupCut, CgroupUnavailableError, Place, cpus_available, locate
-from chaos.cpu_quota import allowance_cpus
+from retrystorm.chaos.backends.procfs import group_members, process_start_ticks
+from retrystorm.chaos.cgroups import CgroupCut, CgroupUnavailableError, Place, cpus_available, locate
+from retrystorm.chaos.cpu_quota import allowance_cpus
 from retrystorm.polling import poll_until_sync
 
 #: Where a refused registration points the user.
@@ -224,7 +224,7 @@ class ProcessBackend(FaultBackend):
         return list(cuts)
 
     def restore_cpu(self, ref: TargetRef, undo: dict[str, Any]) -> str:
-        """Undo a journaled cut (:meth:`chaos.cgroups.CgroupCut.restore`)."""
+        """Undo a journaled cut (:meth:`retrystorm.chaos.cgroups.CgroupCut.restore`)."""
         return restore_cgroup_cut(ref, undo)
 
     def _settle(self, ref: TargetRef, wanted: TargetState) -> None:
@@ -266,7 +266,8 @@ class ProcessBackend(FaultBackend):
 
 @dataclasses.dataclass(slots=True)
 class ProcessCpuCut:
-    """A :class:`~chaos.backends.base.CpuCut` of local processes: one throttle cgroup and the pids it takes."""
+    """A :class:`~retrystorm.chaos.backends.base.CpuCut` of local processes: one throttle cgroup and the pids it
+    takes."""
 
     ref: TargetRef
     cut: CgroupCut
@@ -281,7 +282,7 @@ class ProcessCpuCut:
         return self.cut.cpus
 
     def undo(self) -> dict[str, Any]:
-        """The group, the original cgroup and the limit (:meth:`chaos.cgroups.CgroupCut.undo`)."""
+        """The group, the original cgroup and the limit (:meth:`retrystorm.chaos.cgroups.CgroupCut.undo`)."""
         return self.cut.undo()
 
     def prepare(self) -> None:

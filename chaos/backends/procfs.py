@@ -5,7 +5,7 @@ A process is identified by its pid *and* its start time in clock ticks since boo
 later start time. The start ticks are an exact integer; psutil's ``create_time()`` is
 derived from them through the boot time, which the kernel reports rounded to the second
 and which moves when the clock is slewed, so it is no stable key for a journal that
-outlives processes. The watchdog process (:mod:`chaos.watchdog`) starts without
+outlives processes. The watchdog process (:mod:`retrystorm.chaos.watchdog`) starts without
 site-packages to arm in tens of milliseconds, so what it reads of a process is here, not
 in psutil.
 """

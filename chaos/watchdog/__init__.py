@@ -3,14 +3,15 @@
 The rule (design.md, "Safety rules"): every pause has a deadline enforced by something that survives
 the controller's death. The journal and start-up recovery are the second net.
 
-- **Detached.** :func:`arm` starts ``python -m chaos.watchdog ORDER`` (:mod:`chaos.watchdog.__main__`) in a
+- **Detached.** :func:`arm` starts ``python -m retrystorm.chaos.watchdog ORDER``
+(:mod:`retrystorm.chaos.watchdog.__main__`) in a
   session of its own, cwd ``/``, inherited fds closed, no parent-death signal: a SIGKILL of the controller
   or of its process group, and a terminal's SIGINT/SIGHUP, do not reach it. It answers one line on a pipe
   (``armed``, ``gone WHY``, ``error WHY``) before :func:`arm` returns.
 - **Disarm.** ``disarm`` on its stdin: it exits without touching the target, and :meth:`Watchdog.disarm`
   reaps it. End of file without that line means the arming process died: it keeps waiting.
 - **Deadline.** On CLOCK_MONOTONIC, never the wall clock: at the deadline or a few ms after, never before,
-  it resumes the target (:mod:`chaos.watchdog.guards`), then journals ``{"op": "resume", "reason":
+  it resumes the target (:mod:`retrystorm.chaos.watchdog.guards`), then journals ``{"op": "resume", "reason":
   "watchdog", ...}``. SIGTERM, SIGINT or SIGHUP sent to the watchdog itself make it act at once: stopping
   it must not leave the target frozen. A resume that fails is logged, not journaled: the pause stays
   pending for recovery.
@@ -43,8 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chaos.backends.base import BackendError, TargetRef
-from chaos.journal import PROCESS_IDENT
+from retrystorm.chaos.backends.base import BackendError, TargetRef
+from retrystorm.chaos.journal import PROCESS_IDENT
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class WatchdogOrder:
         if not isinstance(self.undo, dict):
             return "a throttle order without undo"
         if self.backend == "cgroup":
-            from chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
+            from retrystorm.chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
 
             try:
                 cut = CgroupCut.from_undo(self.undo)
@@ -227,7 +228,7 @@ def _command(order: WatchdogOrder) -> list[str]:
     the Docker SDK resolves as it does for the controller.
     """
     flags = ["-P", "-S"] if order.backend in ("process", "cgroup") else ["-P"]
-    return [sys.executable, *flags, "-m", "chaos.watchdog", order.to_json()]
+    return [sys.executable, *flags, "-m", "retrystorm.chaos.watchdog", order.to_json()]
 
 
 def _first_line(fd: int, timeout_s: float) -> str:

@@ -1,4 +1,5 @@
-"""The watchdog process: ``python -m chaos.watchdog ORDER_JSON`` (started by :func:`chaos.watchdog.arm`).
+"""The watchdog process: ``python -m retrystorm.chaos.watchdog ORDER_JSON`` (started by
+:func:`retrystorm.chaos.watchdog.arm`).
 
 It answers one line on stdout (``armed``, ``gone WHY`` or ``error WHY``), then waits on CLOCK_MONOTONIC
 for whichever comes first: ``disarm`` on stdin (exit untouched), its target going away (exit), a
@@ -17,9 +18,9 @@ import signal
 import sys
 import time
 
-from chaos.journal import Journal
-from chaos.watchdog import WatchdogOrder
-from chaos.watchdog.guards import (
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.watchdog import WatchdogOrder
+from retrystorm.chaos.watchdog.guards import (
     CgroupThrottleGuard,
     DockerGuard,
     DockerThrottleGuard,

@@ -10,7 +10,7 @@
   paused; a container that is gone is done. The SDK is imported 2 s before the deadline, not while the
   watchdog idles; an engine that does not answer is retried for 5 minutes.
 - **throttles**: :class:`CgroupThrottleGuard` empties a throttle cgroup back into the original one and
-  removes it (:meth:`chaos.cgroups.CgroupCut.restore`); gone once the group is. :class:`DockerThrottleGuard`
+  removes it (:meth:`retrystorm.chaos.cgroups.CgroupCut.restore`); gone once the group is. :class:`DockerThrottleGuard`
   writes the container's original CPU settings back (``docker update``), with the docker guard's retries.
 """
 
@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any, Protocol
 
-from chaos.backends.procfs import process_start_ticks, process_state_letter
+from retrystorm.chaos.backends.procfs import process_start_ticks, process_state_letter
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class DockerThrottleGuard(DockerGuard):
         self.restore_body = dict(restore)
 
     def _act(self) -> str | None:
-        from chaos.backends.docker_cpu import update_cpu  # noqa: PLC0415 - near the deadline, as the SDK
+        from retrystorm.chaos.backends.docker_cpu import update_cpu  # noqa: PLC0415 - near the deadline, as the SDK
 
         update_cpu(self._client, self.ident, self.restore_body)
         return None
@@ -183,7 +183,7 @@ class CgroupThrottleGuard:
     watch_fd: int | None = None
 
     def __init__(self, undo: dict[str, Any]) -> None:
-        from chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's watchdog
+        from retrystorm.chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's watchdog
 
         self.cut = CgroupCut.from_undo(undo)
         if not self.cut.group.is_dir():

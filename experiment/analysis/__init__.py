@@ -3,7 +3,7 @@
 Pure functions over recorded series, shared by the simulator and the live runner.
 """
 
-from experiment.analysis.recovery import (
+from retrystorm.experiment.analysis.recovery import (
     CLIENT_SIGNALS,
     SERVER_GAUGES,
     Recovery,
@@ -17,10 +17,10 @@ from experiment.analysis.recovery import (
     server_recovery_s,
     steady_levels,
 )
-from experiment.analysis.results import RunResult, Verdict, results_document
-from experiment.analysis.samples import Samples
-from experiment.analysis.stats import LatencySummary, percentile
-from experiment.analysis.verdicts import evaluate
+from retrystorm.experiment.analysis.results import RunResult, Verdict, results_document
+from retrystorm.experiment.analysis.samples import Samples
+from retrystorm.experiment.analysis.stats import LatencySummary, percentile
+from retrystorm.experiment.analysis.verdicts import evaluate
 
 __all__ = [
     "CLIENT_SIGNALS",

@@ -5,11 +5,11 @@ For each interval the distribution is that of
 * the logical requests that *ended* in the interval (``ok`` or given up), at their
   latency (first attempt to outcome, backoff included), and
 * the logical requests still *in progress* at the interval's end, at their age so far
-  (a lower bound of their latency: right-censored, as in :mod:`experiment.analysis.stats`).
+  (a lower bound of their latency: right-censored, as in :mod:`retrystorm.experiment.analysis.stats`).
 
 So a storm in which nobody gets an answer shows as percentiles that climb one second
 per second, instead of an empty plot or the few fast requests that did finish. Both
-parts are cumulative histograms over the shared buckets (:mod:`loadgen.buckets`); the
+parts are cumulative histograms over the shared buckets (:mod:`retrystorm.loadgen.buckets`); the
 percentiles are interpolated within them as Prometheus' ``histogram_quantile`` does,
 live and simulated alike.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from experiment.analysis.quantiles import Buckets, combine, histogram_quantile
-from experiment.analysis.series_names import LATENCY_QUANTILES
+from retrystorm.experiment.analysis.quantiles import Buckets, combine, histogram_quantile
+from retrystorm.experiment.analysis.series_names import LATENCY_QUANTILES
 
 
 def interval_quantile(q: float, ended: Buckets | None, in_progress: Buckets | None) -> float | None:

@@ -8,7 +8,7 @@ until the server's recovery (when it recovered: the time it was draining) or els
 until the next outage or the end of the data.
 
 * ``steady_attempts_per_s``, ``steady_goodput_per_s``: the means over the steady window
-  (:func:`experiment.analysis.recovery.default_steady_window`);
+  (:func:`retrystorm.experiment.analysis.recovery.default_steady_window`);
 * ``attempts_per_s``: the mean attempts sent per second over the window, and
   ``attempts_ratio`` that against the steady mean (how much more the users offered);
 * ``goodput_per_s``: the mean goodput over the window's last ``tail_s`` seconds
@@ -26,8 +26,8 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from experiment.analysis.recovery import Recovery, default_steady_window
-from experiment.analysis.samples import Samples
+from retrystorm.experiment.analysis.recovery import Recovery, default_steady_window
+from retrystorm.experiment.analysis.samples import Samples
 
 #: Seconds at the end of the window over which the goodput the users ended up with is averaged.
 TAIL_S = 10.0

@@ -2,7 +2,7 @@
 
 Recovery is judged after each span of the timeline a run hands in: its outages, or,
 when it has triggers other than pauses, its *episodes* (a trigger, or triggers of any
-kinds that overlap, merged; :func:`experiment.scenario.timeline.episodes`). "Resume"
+kinds that overlap, merged; :func:`retrystorm.experiment.scenario.timeline.episodes`). "Resume"
 below is the span's end: the resume of a pause, the end of a slow, a spike or an error
 burst. Definitions (``R`` = the resume, the end of the span; ``S`` = the steady window,
 by default the second half of the time before the first span):
@@ -51,8 +51,8 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
-from experiment.analysis.samples import Samples
-from experiment.scenario.timeline import Span, span_key
+from retrystorm.experiment.analysis.samples import Samples
+from retrystorm.experiment.scenario.timeline import Span, span_key
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@
 ``server_recovery_s`` and ``client_recovery_s``. The latencies count every logical
 request started: the ended ones at their latency, the unfinished ones at their age
 when the run ended (censored; ``latency_censored`` says how many,
-:mod:`experiment.analysis.stats`).
+:mod:`retrystorm.experiment.analysis.stats`).
 Times are in seconds; ``null`` where something did not happen (no recovery, no
 finished request); recovery times are a list when a run had several outages and
 ``null`` when it had none. The simulator and the live runner write the same shape.
@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
-from experiment.analysis.recovery import Recovery
-from experiment.analysis.stats import LatencySummary
+from retrystorm.experiment.analysis.recovery import Recovery
+from retrystorm.experiment.analysis.stats import LatencySummary
 
 Measured = float | None | list[float | None]
 

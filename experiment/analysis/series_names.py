@@ -45,7 +45,7 @@ GAUGES = (IN_FLIGHT, DELAY_S)
 IN_PROGRESS = "in_progress"
 #: Latency percentiles over time, seconds, censored: of the logical requests that ended in
 #: the interval (at their latency) and those in progress at its end (at their age so far),
-#: interpolated within the shared buckets (:mod:`loadgen.buckets`); ``None`` when there is neither.
+#: interpolated within the shared buckets (:mod:`retrystorm.loadgen.buckets`); ``None`` when there is neither.
 LATENCY_P50 = "latency_p50"
 LATENCY_P95 = "latency_p95"
 LATENCY_P99 = "latency_p99"

@@ -21,7 +21,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 
-from experiment.analysis.quantiles import Buckets, histogram_quantile, upper_bound_of_max
+from retrystorm.experiment.analysis.quantiles import Buckets, histogram_quantile, upper_bound_of_max
 
 #: What every results document says of its latencies (the ``choices`` of a run, the simulator's notes).
 CENSORING_NOTE = (
@@ -79,7 +79,7 @@ class LatencySummary:
         """Summarise a cumulative histogram of latencies and censored ages together.
 
         Quantiles are interpolated within buckets as Prometheus' ``histogram_quantile``
-        does (:mod:`experiment.analysis.quantiles`); ``max`` is the upper bound of the
+        does (:mod:`retrystorm.experiment.analysis.quantiles`); ``max`` is the upper bound of the
         highest non-empty bucket, ``None`` when that is the ``+Inf`` bucket.
         """
         p50, p75, p90, p95, p99 = (histogram_quantile(q / 100, buckets) for q in PERCENTILES)

@@ -44,7 +44,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
-from loadgen.think import ConstantThink, ExponentialThink, ThinkTime
+from retrystorm.loadgen.think import ConstantThink, ExponentialThink, ThinkTime
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

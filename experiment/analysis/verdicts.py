@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from experiment.analysis.results import Measured, RunResult, Verdict
-from experiment.scenario.model import Assertions
 from retrystorm.durations import format_duration
+from retrystorm.experiment.analysis.results import Measured, RunResult, Verdict
+from retrystorm.experiment.scenario.model import Assertions
 
 
 def _recovery_verdict(check: str, bound: float | Literal["never"], times: Sequence[float | None]) -> Verdict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from experiment.analysis import Samples
-from experiment.scenario.timeline import OutageWindow
+from retrystorm.experiment.analysis import Samples
+from retrystorm.experiment.scenario.timeline import OutageWindow
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class StrategyCurves:
     ``more`` holds the series some plots add when the source has them, by their
     timeseries names: ``timeouts`` and ``gave_up`` (per second: the outcomes over time,
     with ``goodput`` as the ``ok`` ones) and ``latency_p50``, ``latency_p95``,
-    ``latency_p99`` (censored, :mod:`experiment.analysis.latency_series`); each one
+    ``latency_p99`` (censored, :mod:`retrystorm.experiment.analysis.latency_series`); each one
     value per interval.
     ``triggers`` are the other triggers' windows as ``(kind, start, end)``.
     """
@@ -84,5 +84,5 @@ class StrategyCurves:
         )
 
     def recovery_outages(self) -> list[OutageWindow]:
-        """The outages as :class:`~experiment.scenario.timeline.OutageWindow` for the recovery analysis."""
+        """The outages as :class:`~retrystorm.experiment.scenario.timeline.OutageWindow` for the recovery analysis."""
         return [OutageWindow(start_s, end_s) for start_s, end_s in self.outages]

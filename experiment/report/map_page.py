@@ -1,7 +1,7 @@
 """A map's ``report.html``: the phase diagram, every cell of every strategy, the marks, how it was made.
 
-Rendered from ``map.json`` (:mod:`sim.map.document`) by the template ``templates/map.html.j2``
-with autoescaping on, as the run report is (:mod:`experiment.report.page`).
+Rendered from ``map.json`` (:mod:`retrystorm.sim.map.document`) by the template ``templates/map.html.j2``
+with autoescaping on, as the run report is (:mod:`retrystorm.experiment.report.page`).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from experiment.report.page import Image, environment
-from experiment.report.text import seconds
+from retrystorm.experiment.report.page import Image, environment
+from retrystorm.experiment.report.text import seconds
 
 TEMPLATE = "map.html.j2"
 

@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from experiment.report.text import DASH, count, seconds
+from retrystorm.experiment.report.text import DASH, count, seconds
 
 #: Top-level keys shown elsewhere on the page (title, tables, their own sections).
 SHOWN_ELSEWHERE = frozenset({"experiment", "results", "description", "choices", "notes", "findings", "simulated"})

@@ -1,7 +1,7 @@
 """How far the simulation is from the live run, strategy by strategy.
 
 Both sets of curves go through the same recovery analysis
-(:func:`experiment.analysis.recoveries`, each over its own outages and default steady
+(:func:`retrystorm.experiment.analysis.recoveries`, each over its own outages and default steady
 window), so the comparison is like for like: server and client recovery after each
 outage (simulated minus live, in seconds), and the peak in flight and the mean
 goodput and attempts per second over the run (simulated / live).
@@ -13,10 +13,10 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from experiment.analysis import recoveries
-from experiment.analysis.series_names import ATTEMPTS, GOODPUT, IN_FLIGHT
-from experiment.report.curves import StrategyCurves
-from experiment.report.text import DASH, count, recovery_text
+from retrystorm.experiment.analysis import recoveries
+from retrystorm.experiment.analysis.series_names import ATTEMPTS, GOODPUT, IN_FLIGHT
+from retrystorm.experiment.report.curves import StrategyCurves
+from retrystorm.experiment.report.text import DASH, count, recovery_text
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ The page is the template ``templates/report.html.j2``, rendered by jinja2 with
 autoescaping on: every string from the results document (labels, names, descriptions,
 metadata; labels come from user YAML) reaches the template as plain text and is
 escaped there. The only markup made here is the ranking rule's, by
-:func:`experiment.report.markup.to_html`, which escapes the text before adding its tags.
+:func:`retrystorm.experiment.report.markup.to_html`, which escapes the text before adding its tags.
 This module turns the document into what the template shows: tables of strings,
 definition-list entries, images.
 """
@@ -19,13 +19,13 @@ from typing import Any
 
 import jinja2
 
-from experiment.analysis.validity import ValidityRule
-from experiment.report.markup import to_html
-from experiment.report.metadata import Entry, row_entries, run_entries
-from experiment.report.model_fit import FitRow
-from experiment.report.ranking import Headline, headline
-from experiment.report.text import DASH, count, per_outage, percent, recovery_text, seconds, times
-from experiment.report.why import headline_lines, validity_phrase
+from retrystorm.experiment.analysis.validity import ValidityRule
+from retrystorm.experiment.report.markup import to_html
+from retrystorm.experiment.report.metadata import Entry, row_entries, run_entries
+from retrystorm.experiment.report.model_fit import FitRow
+from retrystorm.experiment.report.ranking import Headline, headline
+from retrystorm.experiment.report.text import DASH, count, per_outage, percent, recovery_text, seconds, times
+from retrystorm.experiment.report.why import headline_lines, validity_phrase
 
 TEMPLATE = "report.html.j2"
 
@@ -256,7 +256,7 @@ def _tally_css(top: Headline) -> str:
 def environment() -> jinja2.Environment:
     """The template environment: the package's templates, autoescaping on, undefined names an error."""
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("experiment.report", "templates"),
+        loader=jinja2.PackageLoader("retrystorm.experiment.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -272,7 +272,7 @@ def render(
     figures and the comparison plot), validity, verdicts, figures, simulation fit, run metadata, plots,
     details, rule. ``images[0]`` is the comparison of every strategy, shown under "Why".
 
-    ``rule`` is the ranking rule in the report's markup (:mod:`experiment.report.markup`).
+    ``rule`` is the ranking rule in the report's markup (:mod:`retrystorm.experiment.report.markup`).
     """
     top = headline(document)
     *why, winner = headline_lines(document)

@@ -17,14 +17,15 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
 
-from experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
+from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 
 Scale = Literal["linear", "symlog", "log"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Panel:
-    """One stacked panel: its y label, the series it draws (a name of :mod:`~experiment.analysis.series_names`)
+    """One stacked panel: its y label, the series it draws (a name of
+    :mod:`~retrystorm.experiment.analysis.series_names`)
     and its y scale."""
 
     label: str

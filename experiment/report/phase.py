@@ -1,13 +1,13 @@
 """A map's phase diagram: one panel per strategy, each cell coloured by its time to recover.
 
-Drawn from ``map.json`` alone (:mod:`sim.map.document`): the first axis across, the
+Drawn from ``map.json`` alone (:mod:`retrystorm.sim.map.document`): the first axis across, the
 second up (one row for a one-axis map). A cell that recovers is coloured by its median
 time to recover (one colour scale for every panel), a metastable one is dark and crossed,
 a mixed one hatched over its colour; a thick line runs between metastable cells and the
 others (the edge), and marks (published results, incidents) are stars with their label. A
 cell confirmed live (``--live``) carries a ring: green where the live server verdict agrees
 with the simulated one, red where it does not, grey where undecided.
-Built on matplotlib's Agg canvas (:func:`experiment.report.plots.png_bytes` writes it).
+Built on matplotlib's Agg canvas (:func:`retrystorm.experiment.report.plots.png_bytes` writes it).
 """
 
 from __future__ import annotations

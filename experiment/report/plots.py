@@ -21,8 +21,15 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from experiment.report.curves import StrategyCurves
-from experiment.report.panels import PANELS, Panel, shade_outages, shade_triggers, style_panel, trigger_handles
+from retrystorm.experiment.report.curves import StrategyCurves
+from retrystorm.experiment.report.panels import (
+    PANELS,
+    Panel,
+    shade_outages,
+    shade_triggers,
+    style_panel,
+    trigger_handles,
+)
 
 LIVE_COLOR = "tab:blue"
 SIMULATED_COLOR = "tab:orange"

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from experiment.report.text import count, per_outage, percent, seconds, times
+from retrystorm.experiment.report.text import count, per_outage, percent, seconds, times
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ the report say the same. The lines, each built from measured figures only:
   run and what goodput they had at the end;
 * **no outage**: success, the censored p99, amplification.
 
-The winner line names the first of :func:`experiment.report.ranking.rank` and the key
+The winner line names the first of :func:`retrystorm.experiment.report.ranking.rank` and the key
 that decided it, in words, against the runner-up; when any run was not valid it says
 that the ranking compares figures some of which measured the generator.
 """
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from experiment.report.ranking import Standing, deciding_key, rank, sort_key
-from experiment.report.text import count, percent, seconds, times
+from retrystorm.experiment.report.ranking import Standing, deciding_key, rank, sort_key
+from retrystorm.experiment.report.text import count, percent, seconds, times
 
 Row = Mapping[str, Any]
 

@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from experiment.report import ranking
-from experiment.report.curves import StrategyCurves
-from experiment.report.model_fit import fit_rows, simulated_by_label
-from experiment.report.page import Image, render
-from experiment.report.plots import comparison_figure, png_bytes, shaded, strategy_figure
+from retrystorm.experiment.report import ranking
+from retrystorm.experiment.report.curves import StrategyCurves
+from retrystorm.experiment.report.model_fit import fit_rows, simulated_by_label
+from retrystorm.experiment.report.page import Image, render
+from retrystorm.experiment.report.plots import comparison_figure, png_bytes, shaded, strategy_figure
 
 logger = logging.getLogger(__name__)
 

@@ -2,13 +2,13 @@
 
 Import-light on purpose (pydantic, YAML and the pure cores only): the simulator
 imports it, and nothing here starts processes or talks to Docker. The shipped scenarios
-are package data (``shipped/*.yaml``), found by name (:mod:`experiment.scenario.catalog`).
+are package data (``shipped/*.yaml``), found by name (:mod:`retrystorm.experiment.scenario.catalog`).
 """
 
-from experiment.scenario.catalog import find_scenario, shipped_folder, shipped_names, shipped_scenario
-from experiment.scenario.errors import ScenarioError
-from experiment.scenario.loader import load_scenario, parse_scenario, scenario_data, scenario_from_data
-from experiment.scenario.model import (
+from retrystorm.experiment.scenario.catalog import find_scenario, shipped_folder, shipped_names, shipped_scenario
+from retrystorm.experiment.scenario.errors import ScenarioError
+from retrystorm.experiment.scenario.loader import load_scenario, parse_scenario, scenario_data, scenario_from_data
+from retrystorm.experiment.scenario.model import (
     Assertions,
     Load,
     Scenario,
@@ -17,8 +17,8 @@ from experiment.scenario.model import (
     StrategyEntry,
     rng_for,
 )
-from experiment.scenario.run_spec import RunSpec
-from experiment.scenario.timeline import (
+from retrystorm.experiment.scenario.run_spec import RunSpec
+from retrystorm.experiment.scenario.timeline import (
     Episode,
     ErrorWindow,
     FaultPlan,
@@ -32,7 +32,7 @@ from experiment.scenario.timeline import (
     expand_faults,
     merge_outages,
 )
-from experiment.scenario.triggers import KINDS, ErrorsFault, Fault, Repeat, SlowFault, SpikeFault, Trigger
+from retrystorm.experiment.scenario.triggers import KINDS, ErrorsFault, Fault, Repeat, SlowFault, SpikeFault, Trigger
 
 __all__ = [
     "KINDS",

@@ -16,7 +16,7 @@ import os
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from experiment.scenario.errors import ScenarioError
+from retrystorm.experiment.scenario.errors import ScenarioError
 
 SUFFIX = ".yaml"
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -24,7 +24,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 def shipped_folder() -> Traversable:
     """The folder of the shipped scenario files, inside the installed package."""
-    return importlib.resources.files("experiment.scenario") / "shipped"
+    return importlib.resources.files("retrystorm.experiment.scenario") / "shipped"
 
 
 def shipped_names() -> list[str]:

@@ -13,13 +13,13 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BeforeValidator
 
-from loadgen.service_config import read_strategy
-from loadgen.strategies import RetryBudget, RetryStrategy, parse_budget
-from loadgen.think import ThinkTime, parse_think_time
 from retrystorm.durations import ACCEPTED as DURATION_FORMS
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError
-from target.models import OverloadModel, parse_model
+from retrystorm.loadgen.service_config import read_strategy
+from retrystorm.loadgen.strategies import RetryBudget, RetryStrategy, parse_budget
+from retrystorm.loadgen.think import ThinkTime, parse_think_time
+from retrystorm.target.models import OverloadModel, parse_model
 
 T = TypeVar("T")
 
@@ -81,6 +81,6 @@ StrategyField = Annotated[RetryStrategy, BeforeValidator(_parsed_by(read_strateg
 BudgetField = Annotated[RetryBudget, BeforeValidator(_parsed_by(parse_budget))]
 ModelField = Annotated[OverloadModel, BeforeValidator(_parsed_by(parse_model))]
 ThinkTimeField = Annotated[ThinkTime, BeforeValidator(_think_time)]
-"""A think time as :func:`loadgen.think.parse_think_time` reads it (the Locust user's ``--think-time``)."""
+"""A think time as :func:`retrystorm.loadgen.think.parse_think_time` reads it (the Locust user's ``--think-time``)."""
 RecoveryBound = Annotated[float | Literal["never"], BeforeValidator(_recovery_bound)]
 """A duration within which recovery must happen, or ``never`` (a metastable failure must happen)."""

@@ -23,11 +23,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from experiment.scenario.catalog import find_scenario, missing_hint
-from experiment.scenario.errors import ScenarioError
-from experiment.scenario.model import Loc, Scenario
-from experiment.scenario.triggers import TRIGGER_TYPES
 from retrystorm.errors import did_you_mean, shown
+from retrystorm.experiment.scenario.catalog import find_scenario, missing_hint
+from retrystorm.experiment.scenario.errors import ScenarioError
+from retrystorm.experiment.scenario.model import Loc, Scenario
+from retrystorm.experiment.scenario.triggers import TRIGGER_TYPES
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_data", "scenario_from_data"]
 
@@ -46,7 +46,7 @@ _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def load_scenario(given: str | os.PathLike[str] | Traversable, *, overrides: dict[str, Any] | None = None) -> Scenario:
     """Read, parse and validate a scenario: a file, or a shipped scenario's name (``smira-laptop``).
 
-    An existing file wins over a shipped name (:func:`~experiment.scenario.catalog.find_scenario`).
+    An existing file wins over a shipped name (:func:`~retrystorm.experiment.scenario.catalog.find_scenario`).
     ``overrides`` are merged into the top level before validation (dotted keys such as
     ``"load.users"`` reach into sections), so flags can change a file's settings and
     still get the same validation.

@@ -17,7 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from experiment.scenario.fields import (
+from retrystorm.durations import format_duration
+from retrystorm.errors import SpecError, did_you_mean
+from retrystorm.experiment.scenario.fields import (
     BudgetField,
     Duration,
     ModelField,
@@ -26,18 +28,16 @@ from experiment.scenario.fields import (
     StrategyField,
     ThinkTimeField,
 )
-from experiment.scenario.service import (
+from retrystorm.experiment.scenario.service import (
     Requests,
     RetryOnField,
     ServiceTarget,
     request_problems,
 )
-from experiment.scenario.timeline import OutageWindow, Timeline, expand_faults
-from experiment.scenario.triggers import MAX_WINDOWS, SpikeFault, Trigger
-from loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
-from loadgen.think import SEED_THINK_TIME
-from retrystorm.durations import format_duration
-from retrystorm.errors import SpecError, did_you_mean
+from retrystorm.experiment.scenario.timeline import OutageWindow, Timeline, expand_faults
+from retrystorm.experiment.scenario.triggers import MAX_WINDOWS, SpikeFault, Trigger
+from retrystorm.loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
+from retrystorm.loadgen.think import SEED_THINK_TIME
 
 Loc = tuple[str | int, ...]
 
@@ -90,7 +90,7 @@ class StrategyEntry(_Strict):
     with ``name`` and an optional ``label``, or as ``{label, strategy, budget,
     max_attempts, request_deadline}``, the last three overriding ``load``'s. A preset
     brings its own attempt cap and budget, which the entry's or ``load``'s override
-    (``loadgen.strategies.presets.base``).
+    (``retrystorm.loadgen.strategies.presets.base``).
     """
 
     label: str = Field(min_length=1, max_length=MAX_NAME_CHARS)

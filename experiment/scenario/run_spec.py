@@ -4,8 +4,8 @@ A scenario describes its load once (``load:``) and each strategy's overrides bes
 the strategy (``budget``, ``max_attempts``, ``request_deadline``). :meth:`RunSpec.of`
 applies them: the result is the one description of a strategy's run, in seconds and
 parsed specs, that both sides read. The simulator adds only its own knobs
-(:class:`sim.config.RunConfig`); the live runner turns it into the load generator's
-options with :func:`runner.locust_args.locust_options`.
+(:class:`retrystorm.sim.config.RunConfig`); the live runner turns it into the load generator's
+options with :func:`retrystorm.runner.locust_args.locust_options`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from experiment.scenario.model import Scenario, StrategyEntry
-from loadgen.request_mix import RequestSpec
-from loadgen.strategies import RetryBudget, RetryPolicy
-from loadgen.think import SEED_THINK_TIME, ThinkTime
-from target.models import OverloadModel
+from retrystorm.experiment.scenario.model import Scenario, StrategyEntry
+from retrystorm.loadgen.request_mix import RequestSpec
+from retrystorm.loadgen.strategies import RetryBudget, RetryPolicy
+from retrystorm.loadgen.think import SEED_THINK_TIME, ThinkTime
+from retrystorm.target.models import OverloadModel
 
 Arrival = Literal["closed", "open"]
 

@@ -14,10 +14,10 @@ Nothing else may be paused: a scenario with faults but none of these is refused.
 ``ready`` is a path that must answer 2xx before the load starts (default: the base URL
 answering anything). ``metrics`` are optional server-side readings: a ``/metrics`` URL
 to scrape, or a Prometheus to query, and the name of an in-flight gauge; without them,
-the server's recovery is judged from what clients see (:mod:`experiment.analysis.recovery`).
+the server's recovery is judged from what clients see (:mod:`retrystorm.experiment.analysis.recovery`).
 
 Ceilings: a URL of :data:`MAX_URL_CHARS`, a command of :data:`MAX_COMMAND_CHARS`, metric
-names of :data:`MAX_METRIC_CHARS`, and for ``requests`` those of :mod:`loadgen.request_mix`
+names of :data:`MAX_METRIC_CHARS`, and for ``requests`` those of :mod:`retrystorm.loadgen.request_mix`
 (at most 20 requests, 32 headers each, bodies of 64 KiB, weights up to 1,000,000).
 """
 
@@ -30,7 +30,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from loadgen.request_mix import (
+from retrystorm.addresses import http_address
+from retrystorm.errors import SpecError, shown
+from retrystorm.loadgen.request_mix import (
     MAX_REQUESTS,
     RequestSpec,
     check_body,
@@ -40,9 +42,7 @@ from loadgen.request_mix import (
     check_path,
     check_weight,
 )
-from loadgen.strategies.retry_on import ACCEPTED, RetryOn
-from retrystorm.addresses import http_address
-from retrystorm.errors import SpecError, shown
+from retrystorm.loadgen.strategies.retry_on import ACCEPTED, RetryOn
 
 MAX_URL_CHARS = 2048
 MAX_COMMAND_CHARS = 4096
@@ -56,7 +56,7 @@ PAUSE_KINDS = ("pid", "container", "service", "command")
 
 
 def _checked(check: Any) -> Any:
-    """A validator that runs a :mod:`loadgen.request_mix` check and reports its message to pydantic."""
+    """A validator that runs a :mod:`retrystorm.loadgen.request_mix` check and reports its message to pydantic."""
 
     def validate(value: object) -> Any:
         try:
@@ -177,7 +177,8 @@ class ServiceTarget(_Strict):
 
 
 class RequestEntry(_Strict):
-    """One request of the mix: ``{method, path, name, headers, body, weight}`` (see :mod:`loadgen.request_mix`)."""
+    """One request of the mix: ``{method, path, name, headers, body, weight}`` (see
+    :mod:`retrystorm.loadgen.request_mix`)."""
 
     method: Annotated[str, BeforeValidator(_checked(check_method))] = "GET"
     path: Annotated[str, BeforeValidator(_checked(check_path))]
@@ -199,7 +200,8 @@ class RequestEntry(_Strict):
 
 
 def _retry_on(value: object) -> RetryOn:
-    """Retry conditions (:class:`loadgen.strategies.RetryOn`) from a YAML list; ``429`` may be written as a number."""
+    """Retry conditions (:class:`retrystorm.loadgen.strategies.RetryOn`) from a YAML list; ``429`` may be written as
+    a number."""
     if isinstance(value, RetryOn):
         return value
     if not isinstance(value, list) or len(value) > 100:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from experiment.scenario.loader import parse_scenario
+from retrystorm.experiment.scenario.loader import parse_scenario
 
 _PAUSE_COMMENTS = {
     "command": "started fresh for each strategy (cwd: this file's folder), stopped after; a pause "

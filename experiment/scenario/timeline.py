@@ -13,7 +13,7 @@ and simulated:
 
 * pauses of the same target merge: the target is down from the first pause to the
   last resume, one *outage* (:func:`merge_outages`; an :class:`OutageWindow` on the
-  timeline, not :class:`chaos.controller.Outage`, one pause as the controller carried
+  timeline, not :class:`retrystorm.chaos.controller.Outage`, one pause as the controller carried
   it out);
 * slows: the lowest capacity in force holds (:func:`levels`, :func:`lowest_capacity`);
 * errors: the window with the highest probability holds, with its status
@@ -24,7 +24,7 @@ Recovery is judged after each *episode* (:func:`episodes`): a trigger, or trigge
 any kinds that overlap or touch, merged; recovery runs from the episode's end until the
 next episode starts. A timeline of pauses only has its outages as episodes, exactly.
 
-What a live run plays (:mod:`runner.live_triggers`), from the scenario's :class:`Timeline`
+What a live run plays (:mod:`retrystorm.runner.live_triggers`), from the scenario's :class:`Timeline`
 (drawn once for every strategy, as the outages are): each pause as always; for ``slow``
 and ``errors``, the :func:`levels` of the windows (:func:`lowest_capacity`,
 :func:`highest_probability`), setting at each level's ``at_s`` the window in force and,

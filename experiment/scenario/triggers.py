@@ -9,11 +9,11 @@
       - {errors: target, status: 503, probability: 0.5, at: 30s, for: 5s} # half the attempts fail
 
 Every kind takes ``at``, ``for``, ``repeat`` and ``random_start``
-(:class:`~experiment.scenario.timeline.FaultPlan`); an entry without a kind is a pause
+(:class:`~retrystorm.experiment.scenario.timeline.FaultPlan`); an entry without a kind is a pause
 of ``target``. Each kind has ceilings: ``capacity`` in (0, 1], ``factor`` from 1 to
 :data:`MAX_SPIKE_FACTOR`, ``status`` 429 or 5xx, ``probability`` in (0, 1], ``for`` at
 most :data:`MAX_TRIGGER_S`. What a kind does, live and simulated, is in
-:mod:`experiment.scenario.timeline` and the README.
+:mod:`retrystorm.experiment.scenario.timeline` and the README.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator
 
-from experiment.scenario.fields import Duration, PositiveDuration
-from experiment.scenario.timeline import WINDOW_TYPES, FaultPlan
-from loadgen.spikes import MAX_SPIKE_FACTOR  # the load generator's ceiling: one for both
-from target.faults import is_injectable_status
+from retrystorm.experiment.scenario.fields import Duration, PositiveDuration
+from retrystorm.experiment.scenario.timeline import WINDOW_TYPES, FaultPlan
+from retrystorm.loadgen.spikes import MAX_SPIKE_FACTOR  # the load generator's ceiling: one for both
+from retrystorm.target.faults import is_injectable_status
 
 #: The longest any one trigger lasts (a pause is undone by its deadline: one hour at most).
 MAX_TRIGGER_S = 3600.0
@@ -72,7 +72,7 @@ class _Timed(_Strict):
         return {}
 
     def plan(self) -> FaultPlan:
-        """This fault in seconds, for :func:`~experiment.scenario.timeline.expand_faults`."""
+        """This fault in seconds, for :func:`~retrystorm.experiment.scenario.timeline.expand_faults`."""
         every = self.repeat.every if self.repeat else None
         times = self.repeat.times if self.repeat else None
         settings = tuple(self.settings().items())

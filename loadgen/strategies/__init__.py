@@ -5,17 +5,17 @@ clock, no global random state, no I/O, and no Locust, so the simulator and the l
 users share it. Importing this package registers every strategy and budget.
 """
 
-from loadgen.strategies import exponential, presets, simple, smira, table  # noqa: F401 - registers
-from loadgen.strategies.base import STRATEGIES, RetryStrategy, parse_strategy
-from loadgen.strategies.budgets import BUDGETS, BudgetState, RetryBudget, parse_budget
-from loadgen.strategies.controls import GiveUp, RetryAfter, RetryDecision, RetryPolicy, RetrySession
-from loadgen.strategies.exponential import DecorrelatedJitter, ExponentialBackoff, GrpcBackoff
-from loadgen.strategies.jitter import Jitter
-from loadgen.strategies.presets import NONE, Preset, resolve
-from loadgen.strategies.retry_on import DEFAULT_RETRY_ON, RetryOn
-from loadgen.strategies.simple import FixedBackoff, NoBackoff, UniformBackoff
-from loadgen.strategies.smira import SmiraBackoff
-from loadgen.strategies.table import TableBackoff
+from retrystorm.loadgen.strategies import exponential, presets, simple, smira, table  # noqa: F401 - registers
+from retrystorm.loadgen.strategies.base import STRATEGIES, RetryStrategy, parse_strategy
+from retrystorm.loadgen.strategies.budgets import BUDGETS, BudgetState, RetryBudget, parse_budget
+from retrystorm.loadgen.strategies.controls import GiveUp, RetryAfter, RetryDecision, RetryPolicy, RetrySession
+from retrystorm.loadgen.strategies.exponential import DecorrelatedJitter, ExponentialBackoff, GrpcBackoff
+from retrystorm.loadgen.strategies.jitter import Jitter
+from retrystorm.loadgen.strategies.presets import NONE, Preset, resolve
+from retrystorm.loadgen.strategies.retry_on import DEFAULT_RETRY_ON, RetryOn
+from retrystorm.loadgen.strategies.simple import FixedBackoff, NoBackoff, UniformBackoff
+from retrystorm.loadgen.strategies.smira import SmiraBackoff
+from retrystorm.loadgen.strategies.table import TableBackoff
 
 __all__ = [
     "BUDGETS",

@@ -23,7 +23,8 @@ MAX_DELAY_S = 86_400.0
 #: The ceiling of a growth per retry: real clients grow by 1.5 to 3 (gRPC 1.6, AWS 2, the
 #: seed e); a thousand reaches any cap in one or two retries.
 MAX_FACTOR = 1_000.0
-#: Read from a file where a strategy is read from a command line or a scenario; see ``loadgen.service_config``.
+#: Read from a file where a strategy is read from a command line or a scenario; see
+#: ``retrystorm.loadgen.service_config``.
 SERVICE_CONFIG = "grpc-service-config"
 
 
@@ -39,7 +40,7 @@ class RetryStrategy(Spec):
 
     __slots__ = ()
 
-    #: A preset: a real client library's retry behaviour (``loadgen.strategies.presets``).
+    #: A preset: a real client library's retry behaviour (``retrystorm.loadgen.strategies.presets``).
     is_preset: ClassVar[bool] = False
     #: The next delay depends on a state carried from one delay to the next, not only on
     #: the previous delay (Polly's decorrelated jitter): the caller calls :meth:`next_delay`.

@@ -15,11 +15,11 @@ import enum
 import math
 import random
 
-from loadgen.strategies.base import RetryStrategy
-from loadgen.strategies.budgets.base import BudgetState
-from loadgen.strategies.retry_on import RetryOn
 from retrystorm.durations import format_duration
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies.base import RetryStrategy
+from retrystorm.loadgen.strategies.budgets.base import BudgetState
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 
 #: The ceiling of ``max_attempts``: ten thousand. Client libraries default to 3 to 5
 #: attempts; past ten thousand write ``none`` (retry forever).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.base import MAX_DELAY_S, RetryStrategy, register_strategy
+from retrystorm.loadgen.strategies.base import MAX_DELAY_S, RetryStrategy, register_strategy
 from retrystorm.spec import DURATION, param
 
 

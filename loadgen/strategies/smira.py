@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.base import MAX_DELAY_S, MAX_FACTOR, RetryStrategy, register_strategy
+from retrystorm.loadgen.strategies.base import MAX_DELAY_S, MAX_FACTOR, RetryStrategy, register_strategy
 from retrystorm.spec import DURATION, NUMBER, param
 
 

@@ -6,9 +6,9 @@ import dataclasses
 import math
 import random
 
-from loadgen.strategies.base import RetryStrategy
-from loadgen.strategies.controls import GiveUp, RetryPolicy, RetrySession
-from loadgen.strategies.presets.base import resolve
+from retrystorm.loadgen.strategies.base import RetryStrategy
+from retrystorm.loadgen.strategies.controls import GiveUp, RetryPolicy, RetrySession
+from retrystorm.loadgen.strategies.presets.base import resolve
 
 #: Retry numbers shown at most.
 MAX_RETRIES_SHOWN = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.base import MAX_DELAY_S, RetryStrategy, register_strategy
+from retrystorm.loadgen.strategies.base import MAX_DELAY_S, RetryStrategy, register_strategy
 from retrystorm.spec import DURATION_LIST, param
 
 #: The seed article's array, in seconds: 0, 10, 10, 100, 100, 500, 500, 3000, 3000, 5000 ms.

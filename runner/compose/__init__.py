@@ -1,24 +1,24 @@
 """The compose backend: a running compose stack's services, reset per strategy.
 
-Where the services answer (:mod:`runner.compose.endpoints`), the target service reset
-through its admin API (:mod:`runner.compose.service`), the Locust master driven over its
-HTTP API (:mod:`runner.compose.master`), readings from Prometheus
-(:mod:`runner.compose.prometheus`). It never imports the local backend.
+Where the services answer (:mod:`retrystorm.runner.compose.endpoints`), the target service reset
+through its admin API (:mod:`retrystorm.runner.compose.service`), the Locust master driven over its
+HTTP API (:mod:`retrystorm.runner.compose.master`), readings from Prometheus
+(:mod:`retrystorm.runner.compose.prometheus`). It never imports the local backend.
 """
 
 from __future__ import annotations
 
 import urllib.parse
 
-from chaos.backends.base import FaultBackend
-from experiment.scenario.service import ServiceTarget as OwnService
+from retrystorm.chaos.backends.base import FaultBackend
 from retrystorm.errors import UserError
-from runner import server_metrics
-from runner.compose.endpoints import ComposeEndpoints
-from runner.compose.master import LocustMaster
-from runner.compose.prometheus import PrometheusMetricsSource
-from runner.compose.service import ServiceTargets
-from runner.orchestrate import Stack
+from retrystorm.experiment.scenario.service import ServiceTarget as OwnService
+from retrystorm.runner import server_metrics
+from retrystorm.runner.compose.endpoints import ComposeEndpoints
+from retrystorm.runner.compose.master import LocustMaster
+from retrystorm.runner.compose.prometheus import PrometheusMetricsSource
+from retrystorm.runner.compose.service import ServiceTargets
+from retrystorm.runner.orchestrate import Stack
 
 
 def compose_stack(

@@ -3,14 +3,14 @@
 ``retrystorm run SCENARIO --backend compose`` runs each strategy against the stack's
 long-lived services instead of local processes:
 
-* the target service, reset through its admin API (:mod:`runner.compose.service`) and
+* the target service, reset through its admin API (:mod:`retrystorm.runner.compose.service`) and
   paused through the stack's chaos service when its address is given (``--chaos-url``:
   then its metric, journal, Grafana annotations and the Chaos tab see every outage,
   and it resumes the target by itself if the runner dies), else directly through the
   docker backend (containers labelled ``retrystorm.chaos=allow`` of the compose
   project);
-* the Locust master, driven over its HTTP API (:mod:`runner.compose.master`);
-* Prometheus, read over its HTTP API (:mod:`runner.compose.prometheus`).
+* the Locust master, driven over its HTTP API (:mod:`retrystorm.runner.compose.master`);
+* Prometheus, read over its HTTP API (:mod:`retrystorm.runner.compose.prometheus`).
 
 Defaults are the compose service names, as seen from a container of the stack
 (``docker compose run --rm chaos retrystorm run ...``); the loopback override puts them
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from chaos.backends.api import ChaosApiBackend
-from chaos.client import ChaosClient
 from retrystorm.addresses import http_address
+from retrystorm.chaos.backends.api import ChaosApiBackend
+from retrystorm.chaos.client import ChaosClient
 from retrystorm.errors import UserError
-from runner.lazy import LazyBackend, docker_backend
+from retrystorm.runner.lazy import LazyBackend, docker_backend
 
 DEFAULT_TARGET_URL = "http://target:8070"
 DEFAULT_LOCUST_URL = "http://locust-master:8089"

@@ -6,11 +6,11 @@ Driven over the master's HTTP API, the calls its web UI makes:
   saying how to start some), and any swarm still running is stopped first (a swarm
   posted on a running test changes the user count but not the users' options);
 * ``POST /swarm`` with the strategy's form (:func:`swarm_form`): the options of
-  :func:`~runner.locust_args.locust_options`, every retrystorm option and flag given
+  :func:`~retrystorm.runner.locust_args.locust_options`, every retrystorm option and flag given
   explicitly, because the master keeps form values from the previous swarm, and
   ``run_time`` = duration + margin, so the load stops by itself even if the runner is
   gone. The run's spikes are its ``load_spikes``: the master plays them
-  (:mod:`loadgen.spike_player`), raising and lowering the user count it dispatches to its
+  (:mod:`retrystorm.loadgen.spike_player`), raising and lowering the user count it dispatches to its
   workers, so they end with the swarm even without the runner. A refusal
   (``{"success": false, "message": ...}``, e.g. from the load generator's own check of
   the form) fails the run naming the message;
@@ -26,14 +26,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from experiment.scenario import RunSpec, SpikeWindow
+from retrystorm.experiment.scenario import RunSpec, SpikeWindow
 from retrystorm.polling import poll_until
-from runner.compose.watch import Watch
-from runner.errors import RunFailedError
-from runner.interfaces import TargetHandle
-from runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
-from runner.readings import parse_client
-from runner.webapi import WebApi
+from retrystorm.runner.compose.watch import Watch
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.interfaces import TargetHandle
+from retrystorm.runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
+from retrystorm.runner.readings import parse_client
+from retrystorm.runner.webapi import WebApi
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class MasterApi(WebApi):
 
 
 class MasterLoad:
-    """One strategy's swarm on the master (a :class:`~runner.interfaces.LoadHandle`)."""
+    """One strategy's swarm on the master (a :class:`~retrystorm.runner.interfaces.LoadHandle`)."""
 
     def __init__(self, api: MasterApi, host: str, workers: int, stop_timeout_s: float) -> None:
         self.api = api
@@ -162,7 +162,7 @@ class MasterLoad:
 
 
 class LocustMaster:
-    """Swarms on the running Locust master at ``url`` (a :class:`~runner.interfaces.LoadDriver`)."""
+    """Swarms on the running Locust master at ``url`` (a :class:`~retrystorm.runner.interfaces.LoadDriver`)."""
 
     def __init__(
         self,
@@ -206,7 +206,7 @@ class LocustMaster:
         return workers
 
     def spike_refusal(self) -> str | None:
-        return None  # played by the master (loadgen.spike_player), from the swarm's load_spikes
+        return None  # played by the master (retrystorm.loadgen.spike_player), from the swarm's load_spikes
 
     async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> MasterLoad:
         """Start the swarm with ``spikes``; return once the master counts active users."""

@@ -29,18 +29,18 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
-from chaos.targets import FaultTarget
-from experiment.scenario.service import ServiceTarget as OwnService
+from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.experiment.scenario.service import ServiceTarget as OwnService
 from retrystorm.polling import poll_until
-from runner.compose.watch import Watch
-from runner.errors import RunFailedError
-from runner.lazy import LazyBackend, docker_backend
-from runner.live_triggers import builtin_refusal, foreign_refusal
-from runner.readiness import probe as readiness_probe
-from runner.target_controls import AdminControls
-from runner.webapi import WebApi
-from target.models import OverloadModel
+from retrystorm.runner.compose.watch import Watch
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.lazy import LazyBackend, docker_backend
+from retrystorm.runner.live_triggers import builtin_refusal, foreign_refusal
+from retrystorm.runner.readiness import probe as readiness_probe
+from retrystorm.runner.target_controls import AdminControls
+from retrystorm.runner.webapi import WebApi
+from retrystorm.target.models import OverloadModel
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ async def backend_states(backend: FaultBackend, refs: list[TargetRef]) -> list[T
 
 
 class ServiceTarget:
-    """The target service during one strategy's run (a :class:`~runner.interfaces.TargetHandle`)."""
+    """The target service during one strategy's run (a :class:`~retrystorm.runner.interfaces.TargetHandle`)."""
 
     def __init__(
         self,
@@ -132,7 +132,7 @@ class ServiceTarget:
 
 
 class ServiceTargets:
-    """A long-lived target service, reset per strategy (a :class:`~runner.interfaces.TargetProvider`).
+    """A long-lived target service, reset per strategy (a :class:`~retrystorm.runner.interfaces.TargetProvider`).
 
     ``target_url``: where the runner reaches it; ``load_target_url``: where the load
     generator's workers do (default: ``target_url``). ``backend``: the fault backend that
@@ -171,7 +171,9 @@ class ServiceTargets:
         return [self.fault_target]
 
     def trigger_refusal(self, kind: str) -> str | None:
-        if self.foreign is not None and kind != "slow":  # a slow cuts its containers' CPU (runner.throttle_controls)
+        if (
+            self.foreign is not None and kind != "slow"
+        ):  # a slow cuts its containers' CPU (retrystorm.runner.throttle_controls)
             return foreign_refusal(kind)
         return builtin_refusal(kind)
 

@@ -4,7 +4,7 @@ The orchestration calls ``check()`` of the target and the load once a second and
 must not block, so a :class:`Watch` probes in a background task and ``check()`` only
 reads what it found. A probe returns ``None`` when the service is fine (or excused,
 like a target paused on purpose), a reason when it is not; it raises
-:class:`~runner.errors.RunFailedError` when the run cannot go on at all. The
+:class:`~retrystorm.runner.errors.RunFailedError` when the run cannot go on at all. The
 watch fails the run once the service has not been fine for ``allowed_s`` seconds, so
 one slow answer on a busy machine is not a failure.
 """
@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from runner.errors import RunFailedError
+from retrystorm.runner.errors import RunFailedError
 
 log = logging.getLogger(__name__)
 

@@ -1,21 +1,21 @@
 """The local backend: fresh processes on 127.0.0.1 per strategy (no Docker).
 
-A ``retrystorm target`` process (:mod:`runner.local.target`), a headless Locust process
-(:mod:`runner.local.locust`), and readings scraped from both ``/metrics`` endpoints
-(:mod:`runner.local.scrape`). It never imports the compose backend, nor the Docker SDK.
+A ``retrystorm target`` process (:mod:`retrystorm.runner.local.target`), a headless Locust process
+(:mod:`retrystorm.runner.local.locust`), and readings scraped from both ``/metrics`` endpoints
+(:mod:`retrystorm.runner.local.scrape`). It never imports the compose backend, nor the Docker SDK.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from experiment.scenario.service import ServiceTarget
-from runner import server_metrics
-from runner.local.locust import LocustDriver
-from runner.local.scrape import HttpMetricsSource
-from runner.local.service import OwnServiceTargets
-from runner.local.target import LocalTargets
-from runner.orchestrate import Stack
+from retrystorm.experiment.scenario.service import ServiceTarget
+from retrystorm.runner import server_metrics
+from retrystorm.runner.local.locust import LocustDriver
+from retrystorm.runner.local.scrape import HttpMetricsSource
+from retrystorm.runner.local.service import OwnServiceTargets
+from retrystorm.runner.local.target import LocalTargets
+from retrystorm.runner.orchestrate import Stack
 
 #: The stack ``retrystorm run`` uses by default: no Docker.
 LOCAL_STACK = "local processes (retrystorm target + headless Locust, SIGSTOP/SIGCONT)"
@@ -30,7 +30,7 @@ def local_stack(
     ``folder`` is where a service's command runs (the scenario's folder; default: the current one).
     ``workers``: Locust processes per strategy (1: one process; more: a master and that
     many workers); ``None`` chooses from the cores and the load
-    (:func:`~runner.local.locust.default_workers`).
+    (:func:`~retrystorm.runner.local.locust.default_workers`).
     """
     driver = LocustDriver(log_dir, workers)
     if service is None:

@@ -1,23 +1,23 @@
 """Local Locust processes per strategy: one headless process, or a master and N workers, all on 127.0.0.1.
 
 :class:`LocustDriver` starts ``locust -f loadgen/locustfile.py --headless`` with the
-strategy's options (:func:`~runner.locust_args.locust_options` as flags) and
+strategy's options (:func:`~retrystorm.runner.locust_args.locust_options` as flags) and
 ``--metrics-port``, and returns once users are being spawned. With ``workers`` of 2 or
 more it starts a headless *master* (``--master``, bound to 127.0.0.1 on a free port,
 ``--expect-workers N``) and N ``--worker`` processes, each a child of the runner with its
 own log: the users are spread over the workers, the options go from the master to them,
-and the master's ``/metrics`` serves the sum of their series (:mod:`loadgen.aggregate`).
+and the master's ``/metrics`` serves the sum of their series (:mod:`retrystorm.loadgen.aggregate`).
 One process of Locust is one event loop on one core; several let a bigger machine drive
-more users without the generator becoming the bottleneck (:mod:`experiment.analysis.validity`).
+more users without the generator becoming the bottleneck (:mod:`retrystorm.experiment.analysis.validity`).
 
-A scenario's spikes go to Locust as ``--load-spikes`` (:func:`~runner.locust_args.load_spikes`):
-the single process or the master (:mod:`loadgen.spike_player`) adds ``users * (factor - 1)``
+A scenario's spikes go to Locust as ``--load-spikes`` (:func:`~retrystorm.runner.locust_args.load_spikes`):
+the single process or the master (:mod:`retrystorm.loadgen.spike_player`) adds ``users * (factor - 1)``
 users while each lasts.
 
 Locust always runs in its own processes: nothing here imports it. It binds and talks to
 127.0.0.1 only; its ``--run-time`` bounds its run even if the runner vanished
-(:data:`~runner.locust_args.LOCUST_RUN_MARGIN_S`), and every process is stopped by its
-pid. Each process's CPU is read from outside (:class:`~runner.local.cpu.CpuMeter`).
+(:data:`~retrystorm.runner.locust_args.LOCUST_RUN_MARGIN_S`), and every process is stopped by its
+pid. Each process's CPU is read from outside (:class:`~retrystorm.runner.local.cpu.CpuMeter`).
 """
 
 from __future__ import annotations
@@ -32,19 +32,19 @@ from pathlib import Path
 
 import aiohttp
 
-import loadgen
-from experiment.scenario import RunSpec, SpikeWindow
-from loadgen.options import FLAG_DESTS
+import retrystorm.loadgen
+from retrystorm.experiment.scenario import RunSpec, SpikeWindow
+from retrystorm.loadgen.options import FLAG_DESTS
 from retrystorm.polling import poll_until
-from runner.errors import RunFailedError
-from runner.interfaces import TargetHandle
-from runner.local.cpu import CpuMeter
-from runner.local.processes import ManagedProcess
-from runner.locust_args import attempt_timeout_s, check_options, describe_load, locust_options, think_time
-from runner.paths import slug
-from runner.readings import parse_client
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.interfaces import TargetHandle
+from retrystorm.runner.local.cpu import CpuMeter
+from retrystorm.runner.local.processes import ManagedProcess
+from retrystorm.runner.locust_args import attempt_timeout_s, check_options, describe_load, locust_options, think_time
+from retrystorm.runner.paths import slug
+from retrystorm.runner.readings import parse_client
 
-LOCUSTFILE = Path(loadgen.__file__).with_name("locustfile.py")
+LOCUSTFILE = Path(retrystorm.loadgen.__file__).with_name("locustfile.py")
 LOAD_START_S = 90.0
 #: Attempts per second one Locust worker is planned for: half of what one process sends at
 #: saturation in a timeout storm here (about 2,000/s, ``bench/loadgen_workers.py``).
@@ -193,7 +193,7 @@ class LocustDriver:
         ]  # fmt: skip
 
     def spike_refusal(self) -> str | None:
-        return None  # played by the single process or the master (loadgen.spike_player)
+        return None  # played by the single process or the master (retrystorm.loadgen.spike_player)
 
     def _processes(
         self, target: TargetHandle, spec: RunSpec, metrics_port: int, spikes: Sequence[SpikeWindow]

@@ -5,7 +5,7 @@ only, and the runner stops its children in order (resume, load, target). On Linu
 child also gets ``SIGTERM`` when the runner dies (``PR_SET_PDEATHSIG``), so even a
 runner killed with ``SIGKILL`` leaves no load or target running for long: a frozen
 child receives that signal once the next controller resumes it (see
-:meth:`chaos.controller.OutageController.recover`).
+:meth:`retrystorm.chaos.controller.OutageController.recover`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chaos.backends.procfs import group_members, process_start_ticks
+from retrystorm.chaos.backends.procfs import group_members, process_start_ticks
 from retrystorm.polling import poll_until
-from runner.errors import RunFailedError
+from retrystorm.runner.errors import RunFailedError
 
 log = logging.getLogger(__name__)
 

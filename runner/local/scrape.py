@@ -1,17 +1,17 @@
 """Readings by scraping the target's and the load generator's ``/metrics`` directly (local backend).
 
 Both endpoints are fetched at once, each within the reading's deadline
-(:class:`~runner.fetch.PairFetcher`). A compose stack reads the same series from
-Prometheus' HTTP API instead: :mod:`runner.compose.prometheus`.
+(:class:`~retrystorm.runner.fetch.PairFetcher`). A compose stack reads the same series from
+Prometheus' HTTP API instead: :mod:`retrystorm.runner.compose.prometheus`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner.fetch import PairFetcher
-from runner.interfaces import LoadHandle, TargetHandle
-from runner.readings import ClientReading, TargetReading, parse_client, parse_target
+from retrystorm.runner.fetch import PairFetcher
+from retrystorm.runner.interfaces import LoadHandle, TargetHandle
+from retrystorm.runner.readings import ClientReading, TargetReading, parse_client, parse_target
 
 
 class HttpMetricsSource:

@@ -3,25 +3,25 @@
 For each strategy, :class:`OwnServiceTargets` starts ``target.command`` fresh when there
 is one (no shell: the command line split as a shell would; cwd the scenario's folder; a
 session, hence a process group, of its own; output in ``logs/``), waits until the
-service is ready (:mod:`runner.readiness`), and stops the whole group afterwards. The
+service is ready (:mod:`retrystorm.runner.readiness`), and stops the whole group afterwards. The
 command finds the tools installed beside retrystorm (this interpreter's folder is put
 first on its PATH), so ``gunicorn`` in the same virtual environment needs no activation. A
 command that exits, or a URL that does not answer within 60 s, fails the run before any
 load starts (exit 3), with the command's last lines; a service the runner does not start
 must answer within 5 s.
 
-What a pause freezes (:meth:`experiment.scenario.service.ServiceTarget.pause_kind`):
+What a pause freezes (:meth:`retrystorm.experiment.scenario.service.ServiceTarget.pause_kind`):
 
 * ``command``: the group the runner started, registered as a group target of the process
-  backend (:meth:`chaos.backends.process.ProcessBackend.register_group`);
+  backend (:meth:`retrystorm.chaos.backends.process.ProcessBackend.register_group`);
 * ``pid``: that process, registered when the provider is made (the process backend's
   refusals, exit 2, also on ``--dry-run``);
 * ``container`` / ``service``: through the docker backend (label ``retrystorm.chaos=allow``),
   made when the run starts, never for a dry run.
 
 A ``slow`` cuts what a pause freezes through the chaos controller's CPU throttle
-(:mod:`runner.throttle_controls`): the group or the pid through a throttle cgroup, a
-container through ``docker update``; :func:`runner.local.throttle.slow_refusal` says when
+(:mod:`retrystorm.runner.throttle_controls`): the group or the pid through a throttle cgroup, a
+container through ``docker update``; :func:`retrystorm.runner.local.throttle.slow_refusal` says when
 it cannot.
 
 Nothing is reset between strategies but what the runner starts: a service it does not
@@ -33,17 +33,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from chaos.backends import FaultBackend, ProcessBackend
-from chaos.targets import FaultTarget
-from experiment.scenario.service import ServiceTarget
-from runner import server_metrics
-from runner.lazy import LazyBackend, docker_backend
-from runner.live_triggers import foreign_refusal
-from runner.local.processes import ManagedProcess
-from runner.local.throttle import slow_refusal
-from runner.paths import slug
-from runner.readiness import READY_TIMEOUT_S, wait_ready
-from target.models import OverloadModel
+from retrystorm.chaos.backends import FaultBackend, ProcessBackend
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.experiment.scenario.service import ServiceTarget
+from retrystorm.runner import server_metrics
+from retrystorm.runner.lazy import LazyBackend, docker_backend
+from retrystorm.runner.live_triggers import foreign_refusal
+from retrystorm.runner.local.processes import ManagedProcess
+from retrystorm.runner.local.throttle import slow_refusal
+from retrystorm.runner.paths import slug
+from retrystorm.runner.readiness import READY_TIMEOUT_S, wait_ready
+from retrystorm.target.models import OverloadModel
 
 FAULT_TARGET = "target"
 #: A service the runner does not start must be answering already: it gets this long.
@@ -51,7 +51,7 @@ RUNNING_READY_TIMEOUT_S = 5.0
 
 
 class OwnService:
-    """The service during one strategy's run (a :class:`~runner.interfaces.TargetHandle`)."""
+    """The service during one strategy's run (a :class:`~retrystorm.runner.interfaces.TargetHandle`)."""
 
     def __init__(self, spec: ServiceTarget, backend: FaultBackend | None, process: ManagedProcess | None) -> None:
         self.spec = spec
@@ -64,7 +64,8 @@ class OwnService:
         self.faults: Mapping[str, FaultTarget] = (
             {FAULT_TARGET: FaultTarget(FAULT_TARGET, backend)} if backend is not None else {}
         )
-        #: A slow cuts what a pause freezes, through the controller's CPU throttle (runner.throttle_controls).
+        #: A slow cuts what a pause freezes, through the controller's CPU throttle
+        #: (retrystorm.runner.throttle_controls).
         self.cpu_target = self.faults.get(FAULT_TARGET)
 
     def describe(self) -> str:
@@ -81,7 +82,7 @@ class OwnService:
 
 
 class OwnServiceTargets:
-    """A service of one's own per strategy (a :class:`~runner.interfaces.TargetProvider`)."""
+    """A service of one's own per strategy (a :class:`~retrystorm.runner.interfaces.TargetProvider`)."""
 
     def __init__(self, spec: ServiceTarget, log_dir: Path, folder: Path) -> None:
         self.spec = spec

@@ -2,9 +2,9 @@
 
 :class:`LocalTargets` starts ``retrystorm target`` on a free loopback port (the target
 picks it: ``--port 0``) and registers its pid as fault target ``target`` in a
-:class:`~chaos.backends.ProcessBackend`, so outages are ``SIGSTOP`` / ``SIGCONT`` of
+:class:`~retrystorm.chaos.backends.ProcessBackend`, so outages are ``SIGSTOP`` / ``SIGCONT`` of
 that very process (pid and start time). Bound to 127.0.0.1 only; stopped by its pid.
-The slow and errors triggers go through its admin API (:mod:`runner.target_controls`).
+The slow and errors triggers go through its admin API (:mod:`retrystorm.runner.target_controls`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from chaos.backends import FaultBackend, ProcessBackend
-from chaos.targets import FaultTarget
-from runner.live_triggers import builtin_refusal
-from runner.local.processes import ManagedProcess
-from runner.paths import slug
-from runner.target_controls import AdminControls
-from runner.webapi import WebApi
-from target.models import OverloadModel
+from retrystorm.chaos.backends import FaultBackend, ProcessBackend
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.runner.live_triggers import builtin_refusal
+from retrystorm.runner.local.processes import ManagedProcess
+from retrystorm.runner.paths import slug
+from retrystorm.runner.target_controls import AdminControls
+from retrystorm.runner.webapi import WebApi
+from retrystorm.target.models import OverloadModel
 
 FAULT_TARGET = "target"
 TARGET_START_S = 30.0
@@ -89,7 +89,7 @@ class LocalTargets:
 
 
 def _required(model: OverloadModel | None) -> OverloadModel:
-    """The model to serve; a scenario without one has its own service (:mod:`runner.local.service`)."""
+    """The model to serve; a scenario without one has its own service (:mod:`retrystorm.runner.local.service`)."""
     if model is None:
         raise ValueError("the built-in target needs the scenario's model: (a scenario with target: runs its own)")
     return model

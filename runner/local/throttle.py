@@ -1,8 +1,8 @@
 """Whether the live ``slow`` trigger of a service of one's own can be played here (the local backend).
 
-A slow cuts what a pause freezes (:mod:`runner.throttle_controls`, through the chaos
+A slow cuts what a pause freezes (:mod:`retrystorm.runner.throttle_controls`, through the chaos
 controller's throttle): the command's process group or a registered pid through a cgroup
-(v1 ``cpu`` or v2 ``cpu.max``, :mod:`chaos.cgroups`), a labelled container or compose
+(v1 ``cpu`` or v2 ``cpu.max``, :mod:`retrystorm.chaos.cgroups`), a labelled container or compose
 service through ``docker update``. :func:`slow_refusal` says, before anything starts
 (``--dry-run`` included), why it cannot, and what would make it possible.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from chaos.cgroups import CgroupUnavailableError, locate
-from experiment.scenario.service import ServiceTarget
+from retrystorm.chaos.cgroups import CgroupUnavailableError, locate
+from retrystorm.experiment.scenario.service import ServiceTarget
 
 SIMULATE = "retrystorm sim run SCENARIO simulates it with a model"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from experiment.analysis import RunResult, results_document
-from sim.result import RunOutput
+from retrystorm.experiment.analysis import RunResult, results_document
+from retrystorm.sim.result import RunOutput
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

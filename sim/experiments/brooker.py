@@ -9,13 +9,13 @@ source averages 10 runs.
 
 from __future__ import annotations
 
-from experiment.analysis import default_steady_window, goodput_fraction, steady_levels
-from experiment.scenario import Scenario
 from retrystorm.durations import format_duration
-from sim.config import RunConfig
-from sim.engine import simulate
-from sim.experiments.base import Finding, Report
-from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
+from retrystorm.experiment.analysis import default_steady_window, goodput_fraction, steady_levels
+from retrystorm.experiment.scenario import Scenario
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import simulate
+from retrystorm.sim.experiments.base import Finding, Report
+from retrystorm.sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
 
 SCENARIO = "brooker-spike"
 NO_BACKOFF, BACKOFF = "no-backoff", "backoff+jitter"

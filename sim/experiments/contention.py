@@ -12,7 +12,7 @@ One event per attempt: a client's read reaches the row at ``t_r`` and its write 
 ``t_w = t_r + hop + hop``; the write succeeds iff no write succeeded in between
 (``last_success < t_r``), which is the version check, because writes are processed
 in time order. A failed client hears back at ``t_w + hop`` and reads again ``hop +
-backoff`` later. The strategies come from :mod:`loadgen.strategies`; the post's
+backoff`` later. The strategies come from :mod:`retrystorm.loadgen.strategies`; the post's
 ``min(cap, base * 2**n)`` with base 5 ms and n = 1 for the first retry is our
 ``exponential:base=10ms`` (``base * factor**(n-1)``).
 """
@@ -27,9 +27,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from experiment.scenario import rng_for
-from loadgen.strategies import RetryStrategy, parse_strategy
-from sim.experiments.base import Finding, Report
+from retrystorm.experiment.scenario import rng_for
+from retrystorm.loadgen.strategies import RetryStrategy, parse_strategy
+from retrystorm.sim.experiments.base import Finding, Report
 
 #: The post's five strategies: base 5 ms, cap 2 s.
 STRATEGIES: dict[str, str] = {
@@ -78,7 +78,7 @@ def contend(strategy: RetryStrategy, clients: int, seed: str, *, hop_mean_s: flo
     """One repetition: ``(writes, time until the last client succeeded)``.
 
     Each client's retries follow ``strategy.delay(n, previous delay, rng)`` exactly as a
-    :class:`~loadgen.strategies.RetrySession` without budget, deadline or attempt cap
+    :class:`~retrystorm.loadgen.strategies.RetrySession` without budget, deadline or attempt cap
     computes them (retry ``n`` = failures so far, ``previous`` = the last backoff, 0
     before the first), called directly here because this loop runs millions of times.
     """

@@ -3,7 +3,7 @@
 For each strategy, the shortest outage after which the server does not recover within
 a horizon, found by bisection: an outage of length ``L`` starts where the scenario's
 first fault starts (20 s without one), the run goes on for ``horizon`` after the resume,
-and the server *recovers* when :func:`experiment.analysis.server_recovery_s` finds its
+and the server *recovers* when :func:`retrystorm.experiment.analysis.server_recovery_s` finds its
 recovery (5 s sustained) inside that time. Bisection assumes that a longer outage never
 recovers when a shorter one did not; the sampled curve of recovery time against outage
 length, plotted beside the edges, shows where that does not quite hold. A strategy whose
@@ -15,11 +15,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from experiment.scenario import Fault, Scenario, StrategyEntry
 from retrystorm.durations import format_duration
-from sim.config import RunConfig
-from sim.engine import simulate
-from sim.experiments.base import Report
+from retrystorm.experiment.scenario import Fault, Scenario, StrategyEntry
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import simulate
+from retrystorm.sim.experiments.base import Report
 
 Progress = Callable[[str], None]
 

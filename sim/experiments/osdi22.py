@@ -13,12 +13,12 @@ import copy
 import dataclasses
 from typing import Any
 
-from experiment.analysis import RunResult
-from experiment.scenario import Scenario, scenario_data, scenario_from_data, shipped_scenario
 from retrystorm.durations import format_duration
-from sim.experiments.base import Finding, Report
-from sim.experiments.scenario_runs import Progress, run_scenario
-from sim.result import RunOutput
+from retrystorm.experiment.analysis import RunResult
+from retrystorm.experiment.scenario import Scenario, scenario_data, scenario_from_data, shipped_scenario
+from retrystorm.sim.experiments.base import Finding, Report
+from retrystorm.sim.experiments.scenario_runs import Progress, run_scenario
+from retrystorm.sim.result import RunOutput
 
 SCENARIO = "osdi22-retry"
 #: The CPUs of the primary's container outside the cut (primary/trigger.sh's last argument, 2).

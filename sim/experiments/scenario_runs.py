@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from experiment.analysis.stats import CENSORING_NOTE
-from experiment.scenario import Scenario, load_scenario, shipped_scenario
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
-from sim.config import RunConfig, no_model_message
-from sim.engine import simulate
-from sim.experiments.base import Finding, Report
+from retrystorm.experiment.analysis.stats import CENSORING_NOTE
+from retrystorm.experiment.scenario import Scenario, load_scenario, shipped_scenario
+from retrystorm.sim.config import RunConfig, no_model_message
+from retrystorm.sim.engine import simulate
+from retrystorm.sim.experiments.base import Finding, Report
 
 Progress = Callable[[str], None]
 Check = Callable[[Report, Scenario], list[Finding]]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from experiment.analysis import default_steady_window, goodput_fraction, steady_levels
-from experiment.scenario import Scenario
-from sim.experiments.base import Finding, Report
-from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
-from target.models import ExponentialModel
+from retrystorm.experiment.analysis import default_steady_window, goodput_fraction, steady_levels
+from retrystorm.experiment.scenario import Scenario
+from retrystorm.sim.experiments.base import Finding, Report
+from retrystorm.sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
+from retrystorm.target.models import ExponentialModel
 
 SCENARIO = "smira-sigstop"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import statistics
 
-from experiment.scenario import Scenario
-from sim.experiments.base import Finding, Report
-from sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
-from target.models import QueueModel
+from retrystorm.experiment.scenario import Scenario
+from retrystorm.sim.experiments.base import Finding, Report
+from retrystorm.sim.experiments.scenario_runs import Progress, load_shipped, run_builtin
+from retrystorm.target.models import QueueModel
 
 SCENARIO = "wyegelwel-burst"
 FAST = ("NB", "CB", "URB")

@@ -21,10 +21,10 @@ import dataclasses
 import itertools
 from collections.abc import Sequence
 
-from experiment.scenario import Scenario, SpikeWindow
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
-from sim.map.grid import Cell, Progress, RunFigures, Task, run_task
+from retrystorm.experiment.scenario import Scenario, SpikeWindow
+from retrystorm.sim.map.grid import Cell, Progress, RunFigures, Task, run_task
 
 #: Microseconds of CPU per offered request assumed without a calibration run.
 STATIC_US_PER_REQUEST = 50.0

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from experiment.scenario import Scenario, scenario_data, scenario_from_data
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
-from sim.map.document import MapPlan, Mark
-from sim.map.grid import build_cells, default_horizon_s, tasks_of
-from sim.map.vary import Axis, parse_path, parse_vary, path_text
+from retrystorm.experiment.scenario import Scenario, scenario_data, scenario_from_data
+from retrystorm.sim.map.document import MapPlan, Mark
+from retrystorm.sim.map.grid import build_cells, default_horizon_s, tasks_of
+from retrystorm.sim.map.vary import Axis, parse_path, parse_vary, path_text
 
 MAX_AXES = 2
 #: The most runs one map makes (cells x strategies x seeds), whatever the budget.

@@ -6,7 +6,7 @@ cell with ``--repeat`` seeds, in parallel over the cores, and writes ``map.json`
 more CPU than ``--budget`` is refused with the estimate; bad paths, ranges and marks are
 one line naming the field. Exit 0, or 2 on bad input or a map over budget.
 
-The command ``retrystorm map`` is :mod:`runner.map_cli`'s, which adds ``--live`` (cells
+The command ``retrystorm map`` is :mod:`retrystorm.runner.map_cli`'s, which adds ``--live`` (cells
 confirmed by the live runner, which the simulator may not import) to these options and
 calls :func:`simulate_map`; :func:`map_command` here is the simulated map alone.
 """
@@ -27,7 +27,7 @@ import click
 from retrystorm.cli_types import DURATION
 from retrystorm.console import err, out
 from retrystorm.durations import format_duration
-from sim.map.document import MapPlan
+from retrystorm.sim.map.document import MapPlan
 
 MAX_AXES = 2
 
@@ -99,8 +99,8 @@ def simulate_map(
     check: Callable[[MapPlan], None] | None = None,
 ) -> SimulatedMap | None:
     """Plan, check (``check``, before any run), estimate, run and write a map; ``None`` for a dry run."""
-    from sim.map.budget import STATIC_US_PER_REQUEST, estimate, offered_requests
-    from sim.map.build import prepare
+    from retrystorm.sim.map.budget import STATIC_US_PER_REQUEST, estimate, offered_requests
+    from retrystorm.sim.map.build import prepare
 
     plan = prepare(scenario_file, varies, labels, repeat=repeat, seed=seed, horizon_s=horizon, marks=marks)
     if check is not None:
@@ -119,12 +119,12 @@ def simulate_map(
     found = estimate(tasks, cells, budget, _progress, shape=[len(axis.values) for axis in plan.axes])
     found.check(budget)
     err.print(f"estimate: {format_duration(round(found.cpu_s))} of CPU ({found.how})", markup=False, soft_wrap=True)
-    from sim.map.grid import run_all
+    from retrystorm.sim.map.grid import run_all
 
     figures = run_all(tasks, workers or os.cpu_count() or 1, _progress, found.calibration)
     document = plan.document(figures)
     target = folder or Path("maps") / f"{plan.name}-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}"
-    from sim.map.write import write_map
+    from retrystorm.sim.map.write import write_map
 
     written = write_map(target, document)
     spent = time.process_time() - cpu + sum(run.cpu_s for run in figures if run not in found.calibration.values())
@@ -140,7 +140,7 @@ def show_map(document: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(document, indent=2))
     else:
-        from sim.map.show import print_map
+        from retrystorm.sim.map.show import print_map
 
         print_map(document, out)
 

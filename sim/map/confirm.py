@@ -1,7 +1,7 @@
 """Live confirmation of a map (``retrystorm map --live N``): which cells to run live, and whether they agree.
 
 Pure: ``map.json`` in, plain data out; the live runs themselves are the runner's
-(:mod:`runner.map_live`).
+(:mod:`retrystorm.runner.map_live`).
 
 *Which cells.* A strategy's *boundary* is every pair of neighbouring cells (one step
 along one axis) of which one recovers and the other does not (metastable or mixed).

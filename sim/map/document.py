@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrystorm.durations import format_duration
-from sim.map.grid import Cell, RunFigures, Task
-from sim.map.vary import Axis
+from retrystorm.sim.map.grid import Cell, RunFigures, Task
+from retrystorm.sim.map.vary import Axis
 
 RULE = (
     "A run recovers when the server's recovery (in-flight and modelled delay back to steady levels for 5 s) is seen "
@@ -169,7 +169,7 @@ def document(plan: MapPlan, figures: Sequence[RunFigures]) -> dict[str, Any]:
 
 def csv_rows(document: dict[str, Any]) -> list[dict[str, object]]:
     """``map.csv``: one row per strategy and cell, the axes as columns, the per-run figures left out; a cell
-    confirmed live has its agreement as ``live_*`` columns (:func:`sim.map.confirm.agreement`)."""
+    confirmed live has its agreement as ``live_*`` columns (:func:`retrystorm.sim.map.confirm.agreement`)."""
     rows = []
     for cell in document["cells"]:
         row = {"strategy": cell["strategy"], **cell["at"]}

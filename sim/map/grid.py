@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from experiment.scenario import Scenario, ScenarioError, scenario_from_data
-from experiment.scenario.model import MAX_RUN_S
 from retrystorm.errors import UserError
-from sim.config import RunConfig
-from sim.engine import simulate
-from sim.map.vary import Axis, set_value
+from retrystorm.experiment.scenario import Scenario, ScenarioError, scenario_from_data
+from retrystorm.experiment.scenario.model import MAX_RUN_S
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import simulate
+from retrystorm.sim.map.vary import Axis, set_value
 
 Progress = Callable[[str], None]
 
@@ -56,7 +56,7 @@ class Task:
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunFigures:
     """What one run gives the map. Recovery is ``None`` unless seen after every trigger of the run; then the
-    longest of them (the server's and the users', as in :mod:`experiment.analysis.recovery`)."""
+    longest of them (the server's and the users', as in :mod:`retrystorm.experiment.analysis.recovery`)."""
 
     cell: int
     label: str

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from experiment.report.map_page import grids, summary
+from retrystorm.experiment.report.map_page import grids, summary
 
 STYLES = {"recovers": "green", "mixed": "yellow", "metastable": "bold red"}
 

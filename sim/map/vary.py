@@ -26,10 +26,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from experiment.scenario import Scenario, StrategyEntry
-from experiment.scenario.fields import Duration, PositiveDuration
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import SpecError, UserError
+from retrystorm.experiment.scenario import Scenario, StrategyEntry
+from retrystorm.experiment.scenario.fields import Duration, PositiveDuration
 from retrystorm.spec import DURATION, INTEGER, Spec, params_of, spec_to_mapping
 
 Part = str | int

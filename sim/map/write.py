@@ -6,18 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sim.map.document import csv_rows
-from sim.report import csv_text
+from retrystorm.sim.map.document import csv_rows
+from retrystorm.sim.report import csv_text
 
 FILES = ("map.json", "map.csv", "map.png", "report.html")
 
 
 def write_map(folder: Path, document: dict[str, Any]) -> list[Path]:
     """The map's files in ``folder`` (created if need be); their paths."""
-    from experiment.report.map_page import render  # noqa: PLC0415 - matplotlib and jinja2 only when writing
-    from experiment.report.page import Image  # noqa: PLC0415
-    from experiment.report.phase import phase_figure  # noqa: PLC0415
-    from experiment.report.plots import png_bytes  # noqa: PLC0415
+    from retrystorm.experiment.report.map_page import render  # noqa: PLC0415 - matplotlib and jinja2 only when writing
+    from retrystorm.experiment.report.page import Image  # noqa: PLC0415
+    from retrystorm.experiment.report.phase import phase_figure  # noqa: PLC0415
+    from retrystorm.experiment.report.plots import png_bytes  # noqa: PLC0415
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / name for name in FILES]

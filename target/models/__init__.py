@@ -5,7 +5,7 @@ No clock, no I/O, no global random state: the HTTP service and the simulator dri
 same models. Importing this package registers every model.
 """
 
-from target.models.base import (
+from retrystorm.target.models.base import (
     MAX_DURATION_S,
     MAX_FACTOR,
     MAX_REQUESTS,
@@ -18,11 +18,11 @@ from target.models.base import (
     parse_model,
     switch_model,
 )
-from target.models.capacity import ScaledServer
-from target.models.exponential import ExponentialModel, ExponentialServer
-from target.models.fixed import FixedModel, FixedServer
-from target.models.linear import LinearModel, LinearServer
-from target.models.queue import QueueModel, QueueServer
+from retrystorm.target.models.capacity import ScaledServer
+from retrystorm.target.models.exponential import ExponentialModel, ExponentialServer
+from retrystorm.target.models.fixed import FixedModel, FixedServer
+from retrystorm.target.models.linear import LinearModel, LinearServer
+from retrystorm.target.models.queue import QueueModel, QueueServer
 
 __all__ = [
     "MAX_DURATION_S",

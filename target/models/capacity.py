@@ -33,7 +33,7 @@ import math
 import random
 from typing import TypeVar
 
-from target.models.base import Completion, ModelServer, OverloadModel
+from retrystorm.target.models.base import Completion, ModelServer, OverloadModel
 
 P = TypeVar("P")
 

@@ -7,8 +7,15 @@ import math
 from typing import TypeVar
 
 from retrystorm.spec import DURATION, INTEGER, NUMBER, choice, param
-from target.models.base import MAX_DURATION_S, MAX_FACTOR, MAX_REQUESTS, MIN_TICK_S, OverloadModel, register_model
-from target.models.own_grid import OwnGridServer
+from retrystorm.target.models.base import (
+    MAX_DURATION_S,
+    MAX_FACTOR,
+    MAX_REQUESTS,
+    MIN_TICK_S,
+    OverloadModel,
+    register_model,
+)
+from retrystorm.target.models.own_grid import OwnGridServer
 
 P = TypeVar("P")
 
@@ -55,7 +62,7 @@ class ExponentialModel(OverloadModel):
     it is answered after 100 ms, at its second check (the timer's slack makes the age at
     that check just exceed 100 ms), so this model finishes a request at the first of its
     own checks where ``n * tick >= delay``, whatever older requests do
-    (:class:`~target.models.own_grid.OwnGridServer`).
+    (:class:`~retrystorm.target.models.own_grid.OwnGridServer`).
 
     ``overflow``: the Go server's delay is an int64 of nanoseconds, which overflows
     above 7,792 in flight to a negative delay (:func:`go_delay_ns`): every request then
@@ -119,7 +126,7 @@ class ExponentialModel(OverloadModel):
 
 class ExponentialServer(OwnGridServer[P]):
     """The exponential model's server: each request leaves at its own first check that
-    reaches the delay at the count of that instant (see :mod:`target.models.own_grid`)."""
+    reaches the delay at the count of that instant (see :mod:`retrystorm.target.models.own_grid`)."""
 
     def __init__(self, model: ExponentialModel, now_s: float) -> None:
         super().__init__(model.tick_s, now_s, overflows=model.overflow == "go")

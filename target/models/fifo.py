@@ -11,7 +11,7 @@ import random
 from collections import deque
 from typing import TypeVar
 
-from target.models.base import Completion, ModelServer, Outcome
+from retrystorm.target.models.base import Completion, ModelServer, Outcome
 
 P = TypeVar("P")
 

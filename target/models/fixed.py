@@ -6,8 +6,8 @@ import dataclasses
 from typing import TypeVar
 
 from retrystorm.spec import DURATION, param
-from target.models.base import MAX_DURATION_S, OverloadModel, register_model
-from target.models.fifo import FifoServer
+from retrystorm.target.models.base import MAX_DURATION_S, OverloadModel, register_model
+from retrystorm.target.models.fifo import FifoServer
 
 P = TypeVar("P")
 

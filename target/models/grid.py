@@ -3,7 +3,7 @@
 A request admitted at ``a`` checks at ``a + n * tick``, n >= 1 (``server.go`` of
 github.com/smira/exponential-backoff, lines 37-47: each goroutine sleeps 50 ms, then
 compares its age with the delay). Pure arithmetic, and the record of one request in
-flight, shared by :mod:`target.models.own_grid` and :mod:`target.models.phase_index`.
+flight, shared by :mod:`retrystorm.target.models.own_grid` and :mod:`retrystorm.target.models.phase_index`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Generic, TypeVar
 
-from target.models.base import GRID_SLACK_S
+from retrystorm.target.models.base import GRID_SLACK_S
 
 P = TypeVar("P")
 

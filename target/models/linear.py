@@ -9,7 +9,14 @@ import random
 from typing import TypeVar
 
 from retrystorm.spec import DURATION, param
-from target.models.base import MAX_DURATION_S, Completion, ModelServer, Outcome, OverloadModel, register_model
+from retrystorm.target.models.base import (
+    MAX_DURATION_S,
+    Completion,
+    ModelServer,
+    Outcome,
+    OverloadModel,
+    register_model,
+)
 
 P = TypeVar("P")
 

@@ -33,7 +33,7 @@ grows with the count, so a skipped check could not have passed; the exception is
 that overflows to negative values (``exponential:overflow=go``): past that point every
 check passes, so the next check is the next one of any request. For that case the
 server also keeps every request by the phase of its grid
-(:class:`~target.models.phase_index.PhaseIndex`), which finds that check in O(log n)
+(:class:`~retrystorm.target.models.phase_index.PhaseIndex`), which finds that check in O(log n)
 without visiting the checks that fail; and an admission that crosses the point brings
 the next wake-up forward (:attr:`admission_hastens`).
 
@@ -54,9 +54,18 @@ from heapq import heapify, heappop, heappush
 from operator import itemgetter
 from typing import TypeVar
 
-from target.models.base import GRID_SLACK_S, Completion, ModelServer, Outcome
-from target.models.grid import FELL_BACK, GONE, RIPE, WAITING, Request, check_time, first_pending, required_checks
-from target.models.phase_index import PhaseIndex
+from retrystorm.target.models.base import GRID_SLACK_S, Completion, ModelServer, Outcome
+from retrystorm.target.models.grid import (
+    FELL_BACK,
+    GONE,
+    RIPE,
+    WAITING,
+    Request,
+    check_time,
+    first_pending,
+    required_checks,
+)
+from retrystorm.target.models.phase_index import PhaseIndex
 
 P = TypeVar("P")
 

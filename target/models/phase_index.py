@@ -6,7 +6,7 @@ and checking every request every tick to find it would cost O(in flight) per tic
 request admitted at ``a`` checks at instants congruent to ``a`` modulo the tick, so
 ordered by ``a mod tick`` (its phase) the requests come in the order of their next
 checks, starting from the phase of the present instant. The phases are kept in a
-:class:`~target.models.sorted_tuples.SortedTuples`; a lookup visits one or two phases,
+:class:`~retrystorm.target.models.sorted_tuples.SortedTuples`; a lookup visits one or two phases,
 never the requests whose checks fail.
 """
 
@@ -16,9 +16,9 @@ import math
 from collections import deque
 from typing import Generic, TypeVar
 
-from target.models.base import GRID_SLACK_S
-from target.models.grid import GONE, Request, check_time, first_pending
-from target.models.sorted_tuples import SortedTuples
+from retrystorm.target.models.base import GRID_SLACK_S
+from retrystorm.target.models.grid import GONE, Request, check_time, first_pending
+from retrystorm.target.models.sorted_tuples import SortedTuples
 
 P = TypeVar("P")
 

@@ -8,7 +8,7 @@ import random
 from typing import Generic, TypeVar
 
 from retrystorm.spec import DURATION, INTEGER, optional, param
-from target.models.base import (
+from retrystorm.target.models.base import (
     MAX_DURATION_S,
     MAX_REQUESTS,
     MIN_TICK_S,

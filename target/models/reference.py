@@ -5,7 +5,7 @@ goroutine that sleeps 50 ms, compares its age with ``getDelay()`` at the current
 concurrency, and loops until the age exceeds it. :class:`GoroutineServer` does exactly
 that and nothing clever: every pending check of every request sits in one heap and is
 evaluated in turn, so it costs O(log n) per check and O(in flight) per tick. It is the
-definition that :class:`~target.models.own_grid.OwnGridServer` (which visits only the
+definition that :class:`~retrystorm.target.models.own_grid.OwnGridServer` (which visits only the
 checks that can pass) is tested and benchmarked against; it is not meant to serve.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import TypeVar
 
-from target.models.base import GRID_SLACK_S, Completion, ModelServer, Outcome
-from target.models.grid import check_time
+from retrystorm.target.models.base import GRID_SLACK_S, Completion, ModelServer, Outcome
+from retrystorm.target.models.grid import check_time
 
 P = TypeVar("P")
 

@@ -6,8 +6,8 @@ accepting, answers what is in flight and closes every connection. ``retrystorm
 target`` (``target/cli.py``) runs one from the command line.
 """
 
-from target.service.app import TargetApp, create_app
-from target.service.config import ServiceConfig, check_servable, default_backlog
-from target.service.limits import ConnectionLimits
+from retrystorm.target.service.app import TargetApp, create_app
+from retrystorm.target.service.config import ServiceConfig, check_servable, default_backlog
+from retrystorm.target.service.limits import ConnectionLimits
 
 __all__ = ["ConnectionLimits", "ServiceConfig", "TargetApp", "check_servable", "create_app", "default_backlog"]

@@ -7,9 +7,9 @@ durations are strings with a unit or numbers of seconds). ``POST /admin/reset`` 
 no body, or ``{"release_in_flight": true}`` to also answer everything in flight with
 503. ``PUT /admin/faults`` takes a fault rule, ``PUT /admin/capacity``
 ``{"capacity": 0.4}``. Each body is read as JSON here, checked by its model
-(:mod:`target.service.bodies`), then built into the domain object, which checks it
+(:mod:`retrystorm.target.service.bodies`), then built into the domain object, which checks it
 again: the model with its own rules and :func:`check_servable`, the
-:class:`~target.faults.FaultRule`. Any problem raises
+:class:`~retrystorm.target.faults.FaultRule`. Any problem raises
 :class:`~retrystorm.errors.UserError` with one line that names the field and what is
 accepted.
 
@@ -32,9 +32,9 @@ from pydantic import ValidationError
 from retrystorm.bodies import first_problem
 from retrystorm.errors import UserError
 from retrystorm.spec import spec_to_mapping
-from target.faults import FaultRule
-from target.models import OverloadModel, parse_model
-from target.service.bodies import (
+from retrystorm.target.faults import FaultRule
+from retrystorm.target.models import OverloadModel, parse_model
+from retrystorm.target.service.bodies import (
     MODEL_REQUEST,
     CapacityRequest,
     FaultRuleRequest,
@@ -42,7 +42,7 @@ from target.service.bodies import (
     SpecString,
     model_problem,
 )
-from target.service.config import check_servable
+from retrystorm.target.service.config import check_servable
 
 #: Digits of the longest whole number read as a number; every ceiling has far fewer (int64 has 19).
 MAX_INTEGER_DIGITS = 20

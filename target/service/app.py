@@ -4,9 +4,9 @@
 it: 200 ``OK``, or 503 when the model rejects it. A request whose client went away
 keeps its place in the model until released, as in the seed server (that is what
 sustains a retry storm); with ``cancel_on_disconnect`` it leaves the model at once.
-While a fault rule is armed (``PUT /admin/faults``, :mod:`target.faults`), the
+While a fault rule is armed (``PUT /admin/faults``, :mod:`retrystorm.target.faults`), the
 attempts it picks are answered with its error at once instead. ``PUT /admin/capacity``
-runs the model at a fraction of its capacity (:mod:`target.models.capacity`), until
+runs the model at a fraction of its capacity (:mod:`retrystorm.target.models.capacity`), until
 ``DELETE /admin/capacity`` or ``POST /admin/reset`` restores it.
 """
 
@@ -26,22 +26,22 @@ from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, gener
 
 from retrystorm.console import out
 from retrystorm.errors import UserError
-from target.faults import FaultInjector, FaultRule, parse_attempt
-from target.metrics import build_metrics
-from target.models import Completion, Outcome
-from target.service.admin import (
+from retrystorm.target.faults import FaultInjector, FaultRule, parse_attempt
+from retrystorm.target.metrics import build_metrics
+from retrystorm.target.models import Completion, Outcome
+from retrystorm.target.service.admin import (
     model_document,
     parse_capacity_body,
     parse_model_body,
     parse_reset_body,
     parse_rule_body,
 )
-from target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
-from target.service.config import ServiceConfig
-from target.service.driver import ModelDriver
-from target.service.http import HttpServer, Request
-from target.service.memory import MemoryReturn
-from target.service.responses import Response
+from retrystorm.target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
+from retrystorm.target.service.config import ServiceConfig
+from retrystorm.target.service.driver import ModelDriver
+from retrystorm.target.service.http import HttpServer, Request
+from retrystorm.target.service.memory import MemoryReturn
+from retrystorm.target.service.responses import Response
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ SHUTDOWN_GRACE_S = 2.0
 
 def load_openapi() -> bytes:
     """The OpenAPI document shipped beside this package (``target/openapi.json``)."""
-    return resources.files("target").joinpath("openapi.json").read_bytes()
+    return resources.files("retrystorm.target").joinpath("openapi.json").read_bytes()
 
 
 def _json(status: int, document: dict[str, Any]) -> Response:
@@ -167,7 +167,7 @@ class TargetApp:
         self.http.abort_all()
 
     def _every_second(self) -> None:
-        """Housekeeping: return memory after a drained peak (:mod:`target.service.memory`)."""
+        """Housekeeping: return memory after a drained peak (:mod:`retrystorm.target.service.memory`)."""
         self.memory.check()
         self._housekeeping = asyncio.get_running_loop().call_later(1.0, self._every_second)
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from retrystorm.addresses import is_loopback_host
 from retrystorm.errors import SpecError, UserError
-from target.service.responses import Response
+from retrystorm.target.service.responses import Response
 
 #: A token is sent in a header: visible ASCII, no spaces (RFC 6750's b64token and more).
 _TOKEN = re.compile(r"[\x21-\x7e]+")

@@ -1,16 +1,16 @@
-"""The admin API's request bodies as pydantic models; :mod:`target.service.openapi` documents them.
+"""The admin API's request bodies as pydantic models; :mod:`retrystorm.target.service.openapi` documents them.
 
 * ``PUT /admin/model``: :data:`MODEL_REQUEST`, a spec string (:class:`SpecString`,
   alone) or a mapping, one body per registered model generated from its parameters
   (:func:`~retrystorm.spec_bodies.registry_bodies`), discriminated on ``name``, with
-  the bounds a live server adds (:func:`~target.service.config.live_param`);
+  the bounds a live server adds (:func:`~retrystorm.target.service.config.live_param`);
 * ``POST /admin/reset``: :class:`ResetRequest`;
 * ``PUT /admin/faults``: :class:`FaultRuleRequest`, every rule of a
-  :class:`~target.faults.FaultRule` stated as bounds;
+  :class:`~retrystorm.target.faults.FaultRule` stated as bounds;
 * ``PUT /admin/capacity``: :class:`CapacityRequest`.
 
 The bodies check what their schema states; a model's text and its rules across
-parameters are the spec's to check (:mod:`target.service.admin` builds the model).
+parameters are the spec's to check (:mod:`retrystorm.target.service.admin` builds the model).
 :func:`problem` words a refusal in one line.
 """
 
@@ -24,9 +24,9 @@ from retrystorm.bodies import Body, Location, explained, field_path, first_probl
 from retrystorm.errors import shown
 from retrystorm.spec import MAX_SPEC_CHARS
 from retrystorm.spec_bodies import registry_bodies
-from target.faults import MAX_ATTEMPT, MAX_COUNT, MAX_RETRY_AFTER_S, FaultRule, accepted
-from target.models import MODELS
-from target.service.config import live_param
+from retrystorm.target.faults import MAX_ATTEMPT, MAX_COUNT, MAX_RETRY_AFTER_S, FaultRule, accepted
+from retrystorm.target.models import MODELS
+from retrystorm.target.service.config import live_param
 
 #: The two kinds of model body, as the discriminator tells them apart.
 SPEC, MAPPING = "spec", "mapping"

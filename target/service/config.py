@@ -9,10 +9,10 @@ from pathlib import Path
 
 from retrystorm.errors import SpecError
 from retrystorm.spec import DURATION, ParamInfo, params_of
-from target.models import ExponentialModel, OverloadModel
-from target.models.base import MIN_TICK_S
-from target.service.auth import check_token
-from target.service.limits import ConnectionLimits
+from retrystorm.target.models import ExponentialModel, OverloadModel
+from retrystorm.target.models.base import MIN_TICK_S
+from retrystorm.target.service.auth import check_token
+from retrystorm.target.service.limits import ConnectionLimits
 
 _SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 
@@ -60,7 +60,7 @@ class ServiceConfig:
 def live_param(info: ParamInfo) -> ParamInfo:
     """``info`` with the bounds a live server adds to the model's own: a tick of at least :data:`MIN_TICK_S`.
 
-    The admin API's model bodies state these bounds (:mod:`target.service.bodies`);
+    The admin API's model bodies state these bounds (:mod:`retrystorm.target.service.bodies`);
     :func:`check_servable` enforces them on any model.
     """
     if info.key == "tick" and info.type is DURATION:

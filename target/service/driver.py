@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from target.models import Completion, ModelServer, OverloadModel, ScaledServer, switch_model
+from retrystorm.target.models import Completion, ModelServer, OverloadModel, ScaledServer, switch_model
 
 logger = logging.getLogger(__name__)
 
@@ -107,14 +107,14 @@ class ModelDriver(Generic[P]):
 
     @property
     def capacity(self) -> float:
-        """The fraction of the model's speed it runs at (1: full; see :mod:`target.models.capacity`)."""
+        """The fraction of the model's speed it runs at (1: full; see :mod:`retrystorm.target.models.capacity`)."""
         server = self.server
         return server.capacity if isinstance(server, ScaledServer) else 1.0
 
     def set_capacity(self, capacity: float) -> None:
         """Run the model at ``capacity`` (0 < capacity <= 1) of its speed from now on; 1 restores it.
 
-        The model gets a clock of its own (:class:`~target.models.ScaledServer`) at the first
+        The model gets a clock of its own (:class:`~retrystorm.target.models.ScaledServer`) at the first
         cut and keeps it: work in progress goes on at the speed of the moment.
         """
         now, server = self._clock(), self.server

@@ -15,7 +15,7 @@ connection is closed after the responses it is owed. Only origin-form request ta
 (``/path?query``) are served: an absolute-form one (``http://host/path``, what a
 client sends to a proxy) or the asterisk form gets 400, ``CONNECT`` gets 405.
 
-Connections are bounded (:mod:`target.service.limits`): one past ``max_connections``
+Connections are bounded (:mod:`retrystorm.target.service.limits`): one past ``max_connections``
 is closed at once; one idle, or trickling a request, for too long is closed by a sweep
 once per interval over every connection. Time is counted in sweeps: each connection
 keeps the sweep by which it must have moved on (``_deadline``; 0 while a response is
@@ -32,9 +32,9 @@ from collections import deque
 import httptools
 
 from retrystorm.errors import shown
-from target.service.limits import ConnectionLimits
-from target.service.request import Handler, Request
-from target.service.responses import INTERNAL_ERROR, Encoder, Response
+from retrystorm.target.service.limits import ConnectionLimits
+from retrystorm.target.service.request import Handler, Request
+from retrystorm.target.service.responses import INTERNAL_ERROR, Encoder, Response
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ ALLOWED_METHODS = "GET, PUT, POST, DELETE"
 #: The one request header the application reads (fault injection counts attempts with it).
 ATTEMPT_HEADER = b"retrystorm-attempt"
 _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
-#: The admin API's credentials (see :mod:`target.service.auth`).
+#: The admin API's credentials (see :mod:`retrystorm.target.service.auth`).
 AUTHORIZATION_HEADER = b"authorization"
 _AUTHORIZATION_HEADER_LENGTH = len(AUTHORIZATION_HEADER)
 

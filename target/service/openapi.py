@@ -1,13 +1,13 @@
 """The target's HTTP API as an OpenAPI 3.1 document; the request bodies' schemas are their models'.
 
-The bodies are pydantic models (:mod:`target.service.bodies`), the model bodies generated
+The bodies are pydantic models (:mod:`retrystorm.target.service.bodies`), the model bodies generated
 from the model registry; their JSON schema is the document's, so a model or parameter
 registered later is documented as it is validated. ``target/openapi.json`` is this
 document, kept in the repository and served at ``/openapi.json``; the tests check that
 the file, the generator and the served routes agree, and fuzz the admin API from it.
 Regenerate the file after changing a model's parameters::
 
-    python -m target.service.openapi > target/openapi.json
+    python -m retrystorm.target.service.openapi > target/openapi.json
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from retrystorm import __version__
-from target.faults import RECENT_CAPACITY
-from target.service.bodies import MODEL_REQUEST, CapacityRequest, FaultRuleRequest, ResetRequest
-from target.service.http import MAX_BODY_BYTES
+from retrystorm.target.faults import RECENT_CAPACITY
+from retrystorm.target.service.bodies import MODEL_REQUEST, CapacityRequest, FaultRuleRequest, ResetRequest
+from retrystorm.target.service.http import MAX_BODY_BYTES
 
 _TEXT = {"text/plain": {"schema": {"type": "string"}}}
 

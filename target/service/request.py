@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from target.service.responses import Response
+    from retrystorm.target.service.responses import Response
 
 
 class Connection(Protocol):
-    """What a request knows of its connection (:class:`target.service.http.HttpConnection`)."""
+    """What a request knows of its connection (:class:`retrystorm.target.service.http.HttpConnection`)."""
 
     @property
     def closed(self) -> bool:
@@ -53,7 +53,7 @@ class Request:
 
 
 class Handler(Protocol):
-    """The application behind an :class:`~target.service.http.HttpServer`."""
+    """The application behind an :class:`~retrystorm.target.service.http.HttpServer`."""
 
     def handle(self, request: Request) -> Response | None:
         """Answer now, or return ``None`` and later call ``request.connection.respond``."""

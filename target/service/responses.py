@@ -76,7 +76,7 @@ INTERNAL_ERROR = Response.text(500, "internal error: the server's log has the de
 class Encoder:
     """Encodes responses with a ``Date`` header; shared ones once per date.
 
-    :meth:`~target.service.http.HttpServer.start` re-reads the date every second from a timer, so the hot
+    :meth:`~retrystorm.target.service.http.HttpServer.start` re-reads the date every second from a timer, so the hot
     path reads no clock; a one-off response re-reads it itself.
     """
 

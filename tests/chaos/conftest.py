@@ -12,8 +12,8 @@ import urllib.request
 
 import pytest
 
-from chaos.backends import ProcessBackend
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.targets import FaultTarget
 from tests.proc import process_state_letter
 
 

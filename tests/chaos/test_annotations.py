@@ -14,15 +14,15 @@ import threading
 
 import pytest
 
-from chaos.annotations import (
+from retrystorm.chaos.annotations import (
     GrafanaAnnotations,
     OutageAnnotation,
     annotations_from_env,
     trigger_annotation,
     trigger_tags,
 )
-from chaos.controller import Outage, OutageController, OutageStatus
-from chaos.journal import Journal
+from retrystorm.chaos.controller import Outage, OutageController, OutageStatus
+from retrystorm.chaos.journal import Journal
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
 from tests.loadgen.conftest import free_port
 
@@ -165,7 +165,7 @@ def test_a_failing_grafana_never_breaks_an_outage(victim, tmp_path, failing_graf
             await listener.drain()
             return first, second
 
-    with caplog.at_level(logging.WARNING, logger="chaos.annotations"):
+    with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.annotations"):
         outages = asyncio.run(scenario())
     assert [outage.end_reason for outage in outages] == ["scheduled", "scheduled"]
     assert not is_stopped(victim.pid)
@@ -208,7 +208,7 @@ def test_settings_from_the_environment(monkeypatch, caplog):
         monkeypatch.delenv(name, raising=False)
     assert annotations_from_env() is None
     monkeypatch.setenv("GRAFANA_URL", "grafana:3000")
-    with caplog.at_level(logging.WARNING, logger="chaos.annotations"):
+    with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.annotations"):
         assert annotations_from_env() is None
     assert "Grafana annotations are off: grafana url: got 'grafana:3000'" in caplog.text
     monkeypatch.setenv("GRAFANA_URL", "http://127.0.0.1:3000")

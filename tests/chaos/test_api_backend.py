@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from chaos.backends import BackendError, TargetState, UnknownTargetError
-from chaos.backends.api import ChaosApiBackend
-from chaos.client import ChaosClient
-from chaos.controller import OutageController
-from chaos.journal import Journal
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import BackendError, TargetState, UnknownTargetError
+from retrystorm.chaos.backends.api import ChaosApiBackend
+from retrystorm.chaos.client import ChaosClient
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
 
 from .conftest import RecordingSwitch, call, free_port, is_stopped, wait_for
 

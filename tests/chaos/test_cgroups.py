@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.backends.base import TargetRefusedError
-from chaos.backends.process import plan_process_cut
-from chaos.cgroups import (
+from retrystorm.chaos.backends.base import TargetRefusedError
+from retrystorm.chaos.backends.process import plan_process_cut
+from retrystorm.chaos.cgroups import (
     CGROUP_HINT,
     CgroupCut,
     CgroupUnavailableError,
@@ -135,7 +135,9 @@ def test_undo_refuses_anything_but_a_throttle_group_beside_its_original(group, o
 
 def test_a_cgroup_that_is_not_writable_is_refused_naming_root_or_delegation(cgroupfs, monkeypatch):
     mount, proc, mountinfo = cgroupfs
-    monkeypatch.setattr("chaos.cgroups.os.access", lambda _path, _mode: False)  # as for a user without delegation
+    monkeypatch.setattr(
+        "retrystorm.chaos.cgroups.os.access", lambda _path, _mode: False
+    )  # as for a user without delegation
     with pytest.raises(CgroupUnavailableError) as refused:
         locate(PID, proc=proc, mountinfo=mountinfo)
     assert f"{mount / 'app.slice'} (cgroup v2) is not writable" in str(refused.value)

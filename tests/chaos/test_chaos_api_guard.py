@@ -12,10 +12,10 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
-from chaos.api import create_app
-from chaos.controller import OutageController
-from chaos.journal import Journal
-from chaos.targets import TargetRegistry
+from retrystorm.chaos.api import create_app
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import TargetRegistry
 
 from .conftest import RecordingSwitch, is_stopped, process_target
 

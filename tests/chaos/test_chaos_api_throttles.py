@@ -87,10 +87,10 @@ def test_a_throttle_through_the_chaos_api_backend_and_its_recovery(chaos_api, vi
     """What a runner against a compose stack does: cut through the stack's chaos API; a new controller recovers."""
     import asyncio
 
-    from chaos.backends.api import ChaosApiBackend
-    from chaos.cli import make_controller
-    from chaos.client import ChaosClient
-    from chaos.targets import FaultTarget
+    from retrystorm.chaos.backends.api import ChaosApiBackend
+    from retrystorm.chaos.cli import make_controller
+    from retrystorm.chaos.client import ChaosClient
+    from retrystorm.chaos.targets import FaultTarget
 
     base, _ = chaos_api
     original = cpu_group(victim.pid)

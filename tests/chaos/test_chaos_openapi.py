@@ -9,17 +9,17 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-import chaos
-from chaos.api import ROUTES
-from chaos.openapi import build_openapi, render
+import retrystorm.chaos
+from retrystorm.chaos.api import ROUTES
+from retrystorm.chaos.openapi import build_openapi, render
 
 from .conftest import call, free_port, is_stopped, wait_for
 
-OPENAPI = Path(chaos.__file__).parent / "openapi.json"
+OPENAPI = Path(retrystorm.chaos.__file__).parent / "openapi.json"
 
 
 def test_the_file_is_the_generated_document():
-    assert OPENAPI.read_text() == render(), "run: python -m chaos.openapi > chaos/openapi.json"
+    assert OPENAPI.read_text() == render(), "run: python -m retrystorm.chaos.openapi > chaos/openapi.json"
 
 
 def test_every_route_is_documented_and_nothing_else():

@@ -4,7 +4,7 @@ import datetime
 
 import pytest
 
-from chaos.client import check_chaos_url, merge_overview
+from retrystorm.chaos.client import check_chaos_url, merge_overview
 from retrystorm.errors import SpecError
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0, 30, tzinfo=datetime.UTC)

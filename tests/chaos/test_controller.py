@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from chaos.backends import BackendError, ProcessBackend
-from chaos.controller import OutageController, OutageListener, OutageStatus
-from chaos.journal import Journal
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import BackendError, ProcessBackend
+from retrystorm.chaos.controller import OutageController, OutageListener, OutageStatus
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
 from retrystorm.errors import UserError
 
 from .conftest import RecordingSwitch, is_stopped, process_target

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chaos.cpu_quota import (
+from retrystorm.chaos.cpu_quota import (
     MIN_QUOTA_US,
     CfsLimit,
     ContainerCpu,
@@ -79,6 +79,6 @@ def test_an_unlimited_container_is_cut_through_cpuquota_which_can_be_lifted_agai
 
 @pytest.mark.parametrize(("cpuset", "size"), [("0-1", 2), ("0,2-3", 3), ("5", 1), ("", None), ("a-b", None)])
 def test_a_container_s_cpuset_counts_its_cpus(cpuset, size):
-    from chaos.backends.docker_cpu import cpuset_size
+    from retrystorm.chaos.backends.docker_cpu import cpuset_size
 
     assert cpuset_size(cpuset) == size

@@ -8,10 +8,10 @@ import uuid
 
 import pytest
 
-from chaos.backends import TargetRefusedError, TargetState, UnknownTargetError
-from chaos.controller import OutageController
-from chaos.journal import Journal
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import TargetRefusedError, TargetState, UnknownTargetError
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
 
 from .conftest import RecordingSwitch
 
@@ -24,7 +24,7 @@ BASE_IMAGE = os.environ.get("RETRYSTORM_BASE_IMAGE", "retrystorm-base:bookworm")
 def client():
     """A Docker client; missing engine or image skips, unless CI demands Docker."""
     try:
-        from chaos.backends.docker import connect
+        from retrystorm.chaos.backends.docker import connect
 
         docker_client = connect()
         docker_client.images.get(BASE_IMAGE)
@@ -66,7 +66,7 @@ def status(container) -> str:
 
 
 def test_pause_and_resume_a_labelled_container(client, project):
-    from chaos.backends.docker import DockerBackend
+    from retrystorm.chaos.backends.docker import DockerBackend
 
     name, run = project
     container = run("target")
@@ -82,7 +82,7 @@ def test_pause_and_resume_a_labelled_container(client, project):
 
 
 def test_a_container_without_the_label_is_refused_with_the_reason(client, project):
-    from chaos.backends.docker import DockerBackend
+    from retrystorm.chaos.backends.docker import DockerBackend
 
     name, run = project
     container = run("database", opted_in=False)
@@ -95,7 +95,7 @@ def test_a_container_without_the_label_is_refused_with_the_reason(client, projec
 
 
 def test_start_up_resumes_labelled_containers_left_paused(client, project, tmp_path):
-    from chaos.backends.docker import DockerBackend
+    from retrystorm.chaos.backends.docker import DockerBackend
 
     name, run = project
     container = run("target")
@@ -112,7 +112,7 @@ def test_start_up_resumes_labelled_containers_left_paused(client, project, tmp_p
 
 
 def test_controller_outage_on_a_container(client, project, tmp_path):
-    from chaos.backends.docker import DockerBackend
+    from retrystorm.chaos.backends.docker import DockerBackend
 
     name, run = project
     container = run("target")

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from chaos.backends.docker_sdk import DockerSdkMissingError, docker_sdk_installed, require_docker_sdk
+from retrystorm.chaos.backends.docker_sdk import DockerSdkMissingError, docker_sdk_installed, require_docker_sdk
 
 HINT = "pip install 'retrystorm[docker]'"
 
@@ -63,6 +63,6 @@ def test_the_check_reads_what_is_installed(monkeypatch):
     assert not docker_sdk_installed()
     with pytest.raises(DockerSdkMissingError, match=r"^the docker backend needs the Docker SDK .*\[docker\]'$"):
         require_docker_sdk()
-    monkeypatch.delitem(sys.modules, "chaos.backends.docker", raising=False)
+    monkeypatch.delitem(sys.modules, "retrystorm.chaos.backends.docker", raising=False)
     with pytest.raises(DockerSdkMissingError):
-        import chaos.backends.docker  # noqa: F401
+        import retrystorm.chaos.backends.docker  # noqa: F401

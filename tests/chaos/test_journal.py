@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from chaos.backends import TargetRef
-from chaos.backends.procfs import process_start_ticks
-from chaos.journal import Journal, controller_alive, this_controller
+from retrystorm.chaos.backends import TargetRef
+from retrystorm.chaos.backends.procfs import process_start_ticks
+from retrystorm.chaos.journal import Journal, controller_alive, this_controller
 
 from .conftest import is_stopped, wait_for
 
@@ -92,7 +92,7 @@ def test_an_unusable_line_is_skipped_with_a_warning_naming_file_and_line(tmp_pat
     with path.open("ab") as handle:
         handle.write(line + b"\n")
     journal.append("pause", TargetRef("process", "t2", "7@8"), "o2")
-    with caplog.at_level(logging.WARNING, logger="chaos.journal"):
+    with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.journal"):
         pending = journal.pending()
     # The bad line neither closes o1 (it is no resume of 123@456) nor hides o2 after it.
     assert [p.outage for p in pending] == ["o1", "o2"]
@@ -107,7 +107,7 @@ def test_a_torn_last_line_is_named_in_the_warning(tmp_path, caplog):
     journal.append("pause", REF, "o1")
     with path.open("ab") as handle:
         handle.write(b'{"op": "resume", "backe')
-    with caplog.at_level(logging.WARNING, logger="chaos.journal"):
+    with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.journal"):
         assert len(journal.pending()) == 1
     (warning,) = caplog.records
     assert warning.getMessage().startswith(f"{path}:2: skipped: not JSON (")
@@ -129,7 +129,7 @@ def test_a_pause_whose_controller_names_no_process_is_kept_and_counted_dead(tmp_
     lines = [{**record, "controller": "x@y"}, {**record, "ident": "5@6", "controller": 42}, {**record, "ident": "7@8"}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     journal = Journal(path)
-    with caplog.at_level(logging.WARNING, logger="chaos.journal"):
+    with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.journal"):
         orphaned = journal.orphaned()
     # Left out, these pauses would never be resumed: kept, their controllers count as not running.
     assert [p.ref.ident for p in orphaned] == ["123@456", "5@6", "7@8"]

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.backends import ProcessBackend, TargetRef, TargetRefusedError, TargetState, UnknownTargetError
-from chaos.backends.procfs import process_start_ticks
-from chaos.targets import TargetRegistry
+from retrystorm.chaos.backends import ProcessBackend, TargetRef, TargetRefusedError, TargetState, UnknownTargetError
+from retrystorm.chaos.backends.procfs import process_start_ticks
+from retrystorm.chaos.targets import TargetRegistry
 
 from .conftest import is_stopped
 

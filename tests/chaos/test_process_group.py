@@ -17,12 +17,12 @@ import textwrap
 
 import pytest
 
-from chaos.backends import ProcessBackend, TargetRefusedError
-from chaos.backends.procfs import group_members
-from chaos.controller import OutageController
-from chaos.deadman import WatchdogSwitch
-from chaos.journal import Journal
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import ProcessBackend, TargetRefusedError
+from retrystorm.chaos.backends.procfs import group_members
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.deadman import WatchdogSwitch
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
 
 from .conftest import RecordingSwitch, is_stopped, wait_for
 
@@ -135,7 +135,7 @@ def _watchdog_resumes(journal: Journal) -> list[dict]:
 
 
 def test_the_controller_journals_guards_and_resumes_what_the_freeze_found_besides_what_it_resolved(tmp_path):
-    from chaos.backends.base import FaultBackend, TargetRef, TargetState
+    from retrystorm.chaos.backends.base import FaultBackend, TargetRef, TargetState
 
     events: list[str] = []
 

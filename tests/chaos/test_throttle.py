@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.backends import ProcessBackend
-from chaos.cli import make_controller
-from chaos.targets import FaultTarget
+from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.cli import make_controller
+from retrystorm.chaos.targets import FaultTarget
 
 from .conftest import wait_for
 

@@ -32,7 +32,7 @@ BASE_IMAGE = os.environ.get("RETRYSTORM_BASE_IMAGE", "retrystorm-base:bookworm")
 @pytest.fixture
 def client() -> Iterator[Any]:
     try:
-        from chaos.backends.docker import connect
+        from retrystorm.chaos.backends.docker import connect
 
         engine = connect()
         engine.images.get(BASE_IMAGE)
@@ -83,9 +83,9 @@ def kernel_quota(container: Any) -> tuple[int, int]:
 )
 def test_a_container_is_cut_to_capacity_of_its_own_limit_and_gets_exactly_it_back(start, client, tmp_path, cpu,
                                                                                   quota_during):  # fmt: skip
-    from chaos.backends.docker import DockerBackend
-    from chaos.cli import make_controller
-    from chaos.targets import FaultTarget
+    from retrystorm.chaos.backends.docker import DockerBackend
+    from retrystorm.chaos.cli import make_controller
+    from retrystorm.chaos.targets import FaultTarget
 
     container, project = start(**cpu)
     before, kernel_before = settings(container), kernel_quota(container)
@@ -105,7 +105,8 @@ def test_a_container_is_cut_to_capacity_of_its_own_limit_and_gets_exactly_it_bac
     assert kernel_quota(container) == kernel_before
     if cpu:
         assert settings(container) == before  # exactly the container's own settings
-    else:  # the engine ignores CpuQuota 0 in an update: -1 is its "no quota" (chaos.cpu_quota.container_restore)
+    # the engine ignores CpuQuota 0 in an update: -1 is its "no quota" (retrystorm.chaos.cpu_quota.container_restore)
+    else:
         assert settings(container) == (0, -1, 0)
 
 

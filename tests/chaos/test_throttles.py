@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
-from chaos.controller import OutageController
-from chaos.journal import Journal
-from chaos.targets import FaultTarget
-from chaos.watchdog import WatchdogOrder, arm
+from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.chaos.watchdog import WatchdogOrder, arm
 from retrystorm.errors import UserError
 
 
@@ -219,7 +219,7 @@ def test_a_throttle_order_that_names_anything_else_is_refused(changes, message):
 def test_the_chaos_metrics_show_a_throttle_while_it_is_in_force(tmp_path):
     from prometheus_client import CollectorRegistry
 
-    from chaos.metrics import register_chaos_metrics
+    from retrystorm.chaos.metrics import register_chaos_metrics
 
     registry = CollectorRegistry()
 

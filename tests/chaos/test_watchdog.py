@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pytest
 
-import chaos.watchdog
-from chaos.backends import BackendError
-from chaos.backends.process import process_ident
-from chaos.backends.procfs import process_start_ticks, process_state_letter
-from chaos.journal import Journal
-from chaos.watchdog import Watchdog, WatchdogOrder, arm, watchdog_log_path
-from chaos.watchdog.guards import NothingToGuardError, ProcessGuard
+import retrystorm.chaos.watchdog
+from retrystorm.chaos.backends import BackendError
+from retrystorm.chaos.backends.process import process_ident
+from retrystorm.chaos.backends.procfs import process_start_ticks, process_state_letter
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.watchdog import Watchdog, WatchdogOrder, arm, watchdog_log_path
+from retrystorm.chaos.watchdog.guards import NothingToGuardError, ProcessGuard
 
 from .conftest import is_stopped, wait_for
 
@@ -43,7 +43,7 @@ BASE_IMAGE = os.environ.get("RETRYSTORM_BASE_IMAGE", "retrystorm-base:bookworm")
 ARMER = """
 import sys, time
 from pathlib import Path
-from chaos.watchdog import WatchdogOrder, arm
+from retrystorm.chaos.watchdog import WatchdogOrder, arm
 backend, ident, ahead_s, journal = sys.argv[1], sys.argv[2], float(sys.argv[3]), Path(sys.argv[4])
 deadline = time.monotonic() + ahead_s
 order = WatchdogOrder(
@@ -283,8 +283,8 @@ def test_an_order_that_cannot_be_guarded_is_refused_in_one_line(tmp_path, field,
 def test_a_watchdog_that_never_answers_is_killed_and_refused(monkeypatch, tmp_path, victim):
     pid_file = tmp_path / "pid"
     silent = ["sh", "-c", f'echo $$ > "{pid_file}"; exec sleep 60']
-    monkeypatch.setattr(chaos.watchdog, "_command", lambda _order: silent)
-    monkeypatch.setattr(chaos.watchdog, "ARM_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(retrystorm.chaos.watchdog, "_command", lambda _order: silent)
+    monkeypatch.setattr(retrystorm.chaos.watchdog, "ARM_TIMEOUT_S", 1.0)
     with pytest.raises(BackendError, match=r"did not confirm it was armed within 1 s; see .*watchdog\.log$"):
         arm(order(process_ident(victim.pid), 10, tmp_path / "j.jsonl"))
     assert process_start_ticks(int(pid_file.read_text())) is None  # killed and reaped
@@ -294,12 +294,12 @@ def test_a_watchdog_that_never_answers_is_killed_and_refused(monkeypatch, tmp_pa
     ("command", "message"),
     [
         ([sys.executable, "-c", "import sys; sys.exit(3)"], r"it exited with code 3 before arming; see "),
-        ([sys.executable, "-P", "-S", "-m", "chaos.watchdog", "{not json"], r": Expecting property name"),
+        ([sys.executable, "-P", "-S", "-m", "retrystorm.chaos.watchdog", "{not json"], r": Expecting property name"),
     ],
     ids=["exits", "answers an error"],
 )
 def test_a_watchdog_that_fails_to_arm_is_refused(monkeypatch, tmp_path, victim, command, message):
-    monkeypatch.setattr(chaos.watchdog, "_command", lambda _order: command)
+    monkeypatch.setattr(retrystorm.chaos.watchdog, "_command", lambda _order: command)
     with pytest.raises(BackendError, match=message) as raised:
         arm(order(process_ident(victim.pid), 10, tmp_path / "j.jsonl"))
     assert "\n" not in str(raised.value)
@@ -395,7 +395,7 @@ def test_a_docker_watchdog_whose_container_is_gone_does_nothing(fake_engine, arm
 def test_a_paused_container_is_unpaused_after_its_arming_process_is_killed(armers, tmp_path):
     """Needs a Docker engine and the offline base image: skipped without them, unless CI demands Docker."""
     try:
-        from chaos.backends.docker import connect
+        from retrystorm.chaos.backends.docker import connect
 
         client = connect()
         client.images.get(BASE_IMAGE)

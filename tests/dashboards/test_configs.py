@@ -7,9 +7,9 @@ import subprocess
 import pytest
 import yaml
 
-from dashboards import experiment
-from dashboards.files import PROMETHEUS_DIR, PROVISIONING_DIR
-from dashboards.queries import iter_panels
+from retrystorm.dashboards import experiment
+from retrystorm.dashboards.files import PROMETHEUS_DIR, PROVISIONING_DIR
+from retrystorm.dashboards.queries import iter_panels
 
 COMPOSE_TARGETS = {"target": "target:8070", "locust": "locust-master:8089", "chaos": "chaos:8071"}
 LOOPBACK_TARGETS = {"target": "127.0.0.1:18070", "locust": "127.0.0.1:18089", "chaos": "127.0.0.1:18071"}

@@ -9,12 +9,12 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as model
 from matplotlib.colors import to_hex
 
-from chaos.annotations import TAGS, trigger_tags
-from dashboards import experiment, promql
-from dashboards.files import DASHBOARD_DIR, GENERATORS, generated, load, stale_dashboards, write_dashboards
-from dashboards.queries import annotation_queries, iter_panels, panel_queries
-from experiment.report.panels import TRIGGER_COLOURS
+from retrystorm.chaos.annotations import TAGS, trigger_tags
 from retrystorm.cli import main
+from retrystorm.dashboards import experiment, promql
+from retrystorm.dashboards.files import DASHBOARD_DIR, GENERATORS, generated, load, stale_dashboards, write_dashboards
+from retrystorm.dashboards.queries import annotation_queries, iter_panels, panel_queries
+from retrystorm.experiment.report.panels import TRIGGER_COLOURS
 
 #: The issue's list, each with words its title must contain.
 REQUIRED_PANELS = {
@@ -199,10 +199,13 @@ def test_write_dashboards_round_trips(tmp_path):
 
 
 def test_dashboards_package_imports_no_locust():
-    """The chaos controller imports chaos.annotations -> dashboards: no gevent patching may come along."""
+    """The chaos controller imports retrystorm.chaos.annotations -> dashboards: no gevent patching may come along."""
     import subprocess
 
-    code = "import sys, chaos.annotations, dashboards.experiment, dashboards.queries; print('locust' in sys.modules)"
+    code = (
+        "import sys, retrystorm.chaos.annotations, retrystorm.dashboards.experiment, retrystorm.dashboards.queries; "
+        "print('locust' in sys.modules)"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from dashboards.check import empty_queries, run_queries
-from dashboards.files import DASHBOARD_DIR, load
-from dashboards.queries import annotation_queries, panel_queries
+from retrystorm.dashboards.check import empty_queries, run_queries
+from retrystorm.dashboards.files import DASHBOARD_DIR, load
+from retrystorm.dashboards.queries import annotation_queries, panel_queries
 from tests.loadgen.conftest import Processes, free_port, get_text, locust_starter, target_starter, wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]

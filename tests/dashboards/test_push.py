@@ -10,10 +10,10 @@ import urllib.request
 
 import pytest
 
-from dashboards import experiment
-from dashboards.files import DASHBOARD_DIR
-from dashboards.push import GrafanaRequestError, push_dashboards
 from retrystorm.cli import main
+from retrystorm.dashboards import experiment
+from retrystorm.dashboards.files import DASHBOARD_DIR
+from retrystorm.dashboards.push import GrafanaRequestError, push_dashboards
 from retrystorm.grafana import GrafanaSettings, GrafanaSettingsError
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
 from tests.loadgen.conftest import free_port

@@ -2,8 +2,8 @@
 
 import pytest
 
-from dashboards import experiment, promql
-from dashboards.queries import (
+from retrystorm.dashboards import experiment, promql
+from retrystorm.dashboards.queries import (
     PanelQuery,
     UnknownVariableError,
     annotation_queries,

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from experiment.scenario import load_scenario, shipped_folder, shipped_names
+from retrystorm.experiment.scenario import load_scenario, shipped_folder, shipped_names
 
 
 def retrystorm(*args, cwd):

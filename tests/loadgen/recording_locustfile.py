@@ -13,7 +13,7 @@ from typing import Any
 
 from locust import events
 
-from loadgen.locustfile import SeedClient
+from retrystorm.loadgen.locustfile import SeedClient
 
 LOG = Path(os.environ["RETRYSTORM_EVENT_LOG"])
 

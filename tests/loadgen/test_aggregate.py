@@ -4,9 +4,9 @@ import msgpack
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from loadgen.aggregate import MergedCollector, WorkerSnapshots, exposition_registry, snapshot
-from loadgen.metrics import build_metrics
-from loadgen.outcomes import AttemptOutcome, RequestOutcome
+from retrystorm.loadgen.aggregate import MergedCollector, WorkerSnapshots, exposition_registry, snapshot
+from retrystorm.loadgen.metrics import build_metrics
+from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
 
 
 def worker(attempts_ok: int, timeouts: int, users: int, strategy: str = "fixed") -> CollectorRegistry:

@@ -2,9 +2,9 @@
 
 from prometheus_client import CollectorRegistry
 
-from loadgen.aggregate import merge, snapshot
-from loadgen.generator_cpu import GeneratorCpu
-from loadgen.metrics import build_metrics
+from retrystorm.loadgen.aggregate import merge, snapshot
+from retrystorm.loadgen.generator_cpu import GeneratorCpu
+from retrystorm.loadgen.metrics import build_metrics
 
 SECONDS = "retrystorm_client_generator_cpu_seconds_total"
 SATURATED = "retrystorm_client_generator_saturated"

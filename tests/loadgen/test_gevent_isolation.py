@@ -15,25 +15,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: loadgen modules that run inside Locust only (they import locust, gevent or flask).
 LOCUST_ONLY = {
-    "loadgen.locustfile", "loadgen.user", "loadgen.plugin", "loadgen.web", "loadgen.storm_view", "loadgen.spike_player",
-}  # fmt: skip
+    f"retrystorm.loadgen.{name}" for name in ("locustfile", "user", "plugin", "web", "storm_view", "spike_player")
+}
 
 PROBE = textwrap.dedent(
     """
     import importlib, json, pkgutil, sys
     skip = set(json.loads(sys.argv[1]))
     imported = []
-    for name in ("retrystorm", "chaos", "target", "experiment", "sim", "runner", "loadgen", "dashboards"):
-        try:
-            package = importlib.import_module(name)
-        except ModuleNotFoundError:
+    package = importlib.import_module("retrystorm")
+    for info in pkgutil.walk_packages(package.__path__, "retrystorm."):
+        if info.name in skip or info.name.endswith("__main__"):
             continue
-        imported.append(name)
-        for info in pkgutil.walk_packages(package.__path__, name + "."):
-            if info.name in skip or info.name.endswith("__main__"):
-                continue
-            importlib.import_module(info.name)
-            imported.append(info.name)
+        importlib.import_module(info.name)
+        imported.append(info.name)
     leaked = sorted(m for m in sys.modules if m.split(".")[0] in ("locust", "gevent", "geventhttpclient"))
     print(json.dumps({"imported": imported, "leaked": leaked}))
     """
@@ -51,13 +46,19 @@ def test_no_locust_or_gevent_outside_the_locust_process():
     )
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["leaked"] == []
-    for module in ("target", "loadgen.strategies", "loadgen.options", "loadgen.aggregate", "loadgen.storm_sources"):
+    for module in (
+        "retrystorm.target",
+        "retrystorm.loadgen.strategies",
+        "retrystorm.loadgen.options",
+        "retrystorm.loadgen.aggregate",
+        "retrystorm.loadgen.storm_sources",
+    ):
         assert module in report["imported"]
 
 
 def test_the_locust_modules_are_the_ones_skipped():
-    modules = {f"loadgen.{path.stem}" for path in (ROOT / "loadgen").glob("*.py")}
+    modules = {f"retrystorm.loadgen.{path.stem}" for path in (ROOT / "loadgen").glob("*.py")}
     assert modules >= LOCUST_ONLY
-    source = {name: (ROOT / "loadgen" / f"{name.split('.')[1]}.py").read_text() for name in LOCUST_ONLY}
+    source = {name: (ROOT / "loadgen" / f"{name.rsplit('.', 1)[1]}.py").read_text() for name in LOCUST_ONLY}
     for name, text in source.items():
         assert "locust" in text or "gevent" in text or "flask" in text, name

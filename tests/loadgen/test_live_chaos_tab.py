@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from chaos.client import ChaosApiError, ChaosClient
+from retrystorm.chaos.client import ChaosApiError, ChaosClient
 from tests.proc import process_state_letter
 
 from .browser import Page, chromium_argv, chromium_path, devtools_page_url

@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from loadgen.strategies import RetryPolicy, RetrySession, parse_strategy
+from retrystorm.loadgen.strategies import RetryPolicy, RetrySession, parse_strategy
 
 pytestmark = pytest.mark.live
 

@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from loadgen.options import OPTIONS
+from retrystorm.loadgen.options import OPTIONS
 
 from .browser import Page, chromium_argv, chromium_path, devtools_page_url
 from .conftest import (

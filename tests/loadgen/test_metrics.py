@@ -2,8 +2,8 @@
 
 from prometheus_client import CollectorRegistry
 
-from loadgen.metrics import LATENCY_BUCKETS_S, build_metrics
-from loadgen.outcomes import AttemptOutcome, RequestOutcome
+from retrystorm.loadgen.metrics import LATENCY_BUCKETS_S, build_metrics
+from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
 
 
 def test_names_types_and_labels():
@@ -102,8 +102,8 @@ def test_two_registries_never_collide():
 
 
 def test_requests_in_progress_are_a_gauge_histogram_of_their_ages():
-    from loadgen.aggregate import merge, snapshot
-    from loadgen.metrics import RequestsInProgress
+    from retrystorm.loadgen.aggregate import merge, snapshot
+    from retrystorm.loadgen.metrics import RequestsInProgress
 
     now = [100.0]
     tracker = RequestsInProgress(clock=lambda: now[0])

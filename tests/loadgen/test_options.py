@@ -5,12 +5,12 @@ import subprocess
 
 import pytest
 
-from loadgen.flags import add_arguments
-from loadgen.options import DEFAULT_STRATEGY, Arrival, load_options, overlay_form
-from loadgen.strategies import FixedBackoff, GrpcBackoff, parse_strategy
-from loadgen.strategies.budgets import QuotaBudget
-from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
+from retrystorm.loadgen.flags import add_arguments
+from retrystorm.loadgen.options import DEFAULT_STRATEGY, Arrival, load_options, overlay_form
+from retrystorm.loadgen.strategies import FixedBackoff, GrpcBackoff, parse_strategy
+from retrystorm.loadgen.strategies.budgets import QuotaBudget
+from retrystorm.loadgen.think import ConstantThink, ExponentialThink
 from tests.loadgen.conftest import LOCUST, LOCUSTFILE
 
 
@@ -158,7 +158,7 @@ def test_chaos_flags_default_to_off_and_read_the_environment():
 def test_a_think_time_that_never_ends_is_refused_by_flag_and_start_form(text):
     with pytest.raises(argparse.ArgumentError, match="finite"):
         parse("--think-time", text)
-    # the web UI's start form: the check loadgen.web runs on POST /swarm
+    # the web UI's start form: the check retrystorm.loadgen.web runs on POST /swarm
     with pytest.raises(UserError) as caught:
         load_options(overlay_form(parse(), {"think_time": text}))
     assert str(caught.value).startswith("--think-time: ")

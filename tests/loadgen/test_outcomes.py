@@ -5,7 +5,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from loadgen.outcomes import AttemptOutcome, outcome_of_status, parse_retry_after
+from retrystorm.loadgen.outcomes import AttemptOutcome, outcome_of_status, parse_retry_after
 
 
 @pytest.mark.parametrize(

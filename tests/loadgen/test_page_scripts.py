@@ -2,7 +2,7 @@
 
 from flask import Flask, render_template_string
 
-from loadgen.page_scripts import add_page_script
+from retrystorm.loadgen.page_scripts import add_page_script
 
 
 def test_page_scripts_are_added_once_each_in_order_before_the_body_ends():

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadgen.options import load_options
-from loadgen.request_mix import (
+from retrystorm.errors import SpecError, UserError
+from retrystorm.loadgen.options import load_options
+from retrystorm.loadgen.request_mix import (
     MAX_REQUESTS,
     RequestMix,
     RequestSpec,
@@ -19,8 +20,7 @@ from loadgen.request_mix import (
     parse_request_lines,
     split_requests,
 )
-from loadgen.strategies.retry_on import RetryOn
-from retrystorm.errors import SpecError, UserError
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 
 
 def test_the_one_line_form_and_its_json_twin_read_the_same_request():

@@ -1,6 +1,7 @@
-"""The spike player's decisions (:class:`loadgen.spikes.SpikeSteps`) step by step; Locust's own runner: live tests."""
+"""The spike player's decisions (:class:`retrystorm.loadgen.spikes.SpikeSteps`) step by step; Locust's own runner:
+live tests."""
 
-from loadgen.spikes import TICK_S, LoadSpike, SpikeSteps
+from retrystorm.loadgen.spikes import TICK_S, LoadSpike, SpikeSteps
 
 
 def test_users_go_up_at_a_spikes_start_and_back_at_its_end_at_a_rate_that_starts_them_within_a_second():

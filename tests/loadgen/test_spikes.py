@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadgen.spikes import LoadSpike, SpikeSchedule, format_load_spikes, parse_load_spikes
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.spikes import LoadSpike, SpikeSchedule, format_load_spikes, parse_load_spikes
 
 
 def test_spikes_add_up_while_they_last_and_end_at_their_end():

@@ -1,8 +1,8 @@
 """The start form's data: help out of the labels that cut it, the fields' order, the strategy choices."""
 
-from loadgen.options import DEFAULT_STRATEGY, FLAG_DESTS, OPTIONS, load_options
-from loadgen.start_form import FORM_KEY, _on_render, field_order, readable_form, strategy_choices
-from loadgen.strategies import STRATEGIES
+from retrystorm.loadgen.options import DEFAULT_STRATEGY, FLAG_DESTS, OPTIONS, load_options
+from retrystorm.loadgen.start_form import FORM_KEY, _on_render, field_order, readable_form, strategy_choices
+from retrystorm.loadgen.strategies import STRATEGIES
 
 LONG_HELP = "Retry strategy spec: none, fixed:100ms, uniform, exponential:base=..,factor=.. (`retrystorm strategies`)."
 

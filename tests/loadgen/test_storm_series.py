@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadgen.storm_series import (
+from retrystorm.loadgen.storm_series import (
     SERIES,
     Band,
     Reading,

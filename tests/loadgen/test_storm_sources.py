@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from chaos.client import ChaosApiError
-from loadgen.aggregate import MergedCollector, WorkerSnapshots, exposition_registry, snapshot
-from loadgen.metrics import StrategyMetrics, build_metrics
-from loadgen.outcomes import AttemptOutcome, RequestOutcome
-from loadgen.storm_sources import (
+from retrystorm.chaos.client import ChaosApiError
+from retrystorm.loadgen.aggregate import MergedCollector, WorkerSnapshots, exposition_registry, snapshot
+from retrystorm.loadgen.metrics import StrategyMetrics, build_metrics
+from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
+from retrystorm.loadgen.storm_sources import (
     IN_FLIGHT_METRIC,
     OutageSource,
     TargetGauge,

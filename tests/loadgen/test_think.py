@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_between_stays_within_bounds(low, width, seed):
 
 
 def test_open_arrivals_keep_their_schedule_whatever_the_loop_costs_between_waits():
-    from loadgen.think import MAX_ARRIVAL_LAG_S, open_arrival_wait
+    from retrystorm.loadgen.think import MAX_ARRIVAL_LAG_S, open_arrival_wait
 
     planned, now = None, 100.0
     for _ in range(1000):  # each wait ends late and the loop takes 1 ms before the next: 2 ms lost per arrival

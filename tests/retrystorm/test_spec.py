@@ -1,7 +1,14 @@
 import pytest
 
-from loadgen.strategies import STRATEGIES, ExponentialBackoff, FixedBackoff, Jitter, TableBackoff, parse_strategy
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import (
+    STRATEGIES,
+    ExponentialBackoff,
+    FixedBackoff,
+    Jitter,
+    TableBackoff,
+    parse_strategy,
+)
 from retrystorm.spec import spec_to_mapping
 
 

@@ -17,13 +17,13 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loadgen.strategies import BUDGETS, STRATEGIES, Jitter
-from loadgen.strategies.jitter import JITTER
-from loadgen.think import THINK_TIMES, parse_think_time
 from retrystorm.durations import MAX_DURATION_S, format_duration, parse_duration
 from retrystorm.errors import UserError
+from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES, Jitter
+from retrystorm.loadgen.strategies.jitter import JITTER
+from retrystorm.loadgen.think import THINK_TIMES, parse_think_time
 from retrystorm.spec import DURATION, DURATION_LIST, INTEGER, NUMBER, ParamInfo, Registry, Spec, params_of
-from target.models import MODELS
+from retrystorm.target.models import MODELS
 
 FUZZ = settings(
     derandomize=True,

@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from loadgen.strategies import parse_budget, parse_strategy
-from loadgen.think import parse_think_time
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import parse_budget, parse_strategy
+from retrystorm.loadgen.think import parse_think_time
 from retrystorm.spec import MAX_LIST_ITEMS, MAX_SPEC_CHARS
-from target.models import parse_model
+from retrystorm.target.models import parse_model
 
 DIGITS_400 = "1" * 400
 DIGITS_5000 = "1" * 5000

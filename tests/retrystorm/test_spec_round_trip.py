@@ -6,15 +6,15 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from loadgen.strategies import BUDGETS, STRATEGIES
-from loadgen.strategies.jitter import JITTER, Jitter
-from loadgen.strategies.presets.envoy import RETRY_ON_WORDS
-from loadgen.strategies.presets.grpc import CODES
-from loadgen.strategies.presets.params import BOOLEAN, STATUSES
-from loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES
+from retrystorm.loadgen.strategies.jitter import JITTER, Jitter
+from retrystorm.loadgen.strategies.presets.envoy import RETRY_ON_WORDS
+from retrystorm.loadgen.strategies.presets.grpc import CODES
+from retrystorm.loadgen.strategies.presets.params import BOOLEAN, STATUSES
+from retrystorm.loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.spec import DURATION, DURATION_LIST, INTEGER, NUMBER, ParamInfo, params_of, spec_to_mapping
-from target.models import MODELS
+from retrystorm.target.models import MODELS
 
 REGISTRIES = [STRATEGIES, BUDGETS, MODELS]
 ALL_CLASSES = [(registry, name) for registry in REGISTRIES for name in registry.names()]

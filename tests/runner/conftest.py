@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.readings import ClientReading, Reading, TargetReading
+from retrystorm.runner.readings import ClientReading, Reading, TargetReading
 
 BOUNDS = (0.1, 0.25, 0.5, 1.0, float("inf"))
 
@@ -83,7 +83,7 @@ assertions:
 
 @pytest.fixture
 def small():
-    from experiment.scenario import parse_scenario
+    from retrystorm.experiment.scenario import parse_scenario
 
     return parse_scenario(SMALL, source="small.yaml")
 
@@ -91,8 +91,8 @@ def small():
 @pytest.fixture
 def record_of(small):
     """``record_of(label, readings)``: a StrategyRecord of ``small`` with its planned outage."""
-    from experiment.scenario import RunSpec
-    from runner.record import StrategyRecord
+    from retrystorm.experiment.scenario import RunSpec
+    from retrystorm.runner.record import StrategyRecord
 
     def build(label, readings, outages=None):
         entry = next(entry for entry in small.strategies if entry.label == label)

@@ -16,13 +16,13 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
-from chaos.targets import FaultTarget
-from runner.errors import RunFailedError
-from runner.live_triggers import builtin_refusal
-from runner.orchestrate import Stack
-from runner.readings import ClientReading, TargetReading
-from runner.runtime import Runtime
+from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.live_triggers import builtin_refusal
+from retrystorm.runner.orchestrate import Stack
+from retrystorm.runner.readings import ClientReading, TargetReading
+from retrystorm.runner.runtime import Runtime
 
 from .conftest import client, target
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from experiment.scenario import shipped_names
+from retrystorm.experiment.scenario import shipped_names
 
 SHIPPED = shipped_names()
 
@@ -239,8 +239,8 @@ def test_a_local_run_never_imports_the_docker_sdk(workdir, tmp_path):
 
 
 def test_the_admin_token_reaches_the_target_provider_and_stays_out_of_reprs():
-    from chaos.backends import ProcessBackend
-    from runner.compose import ComposeEndpoints, compose_stack
+    from retrystorm.chaos.backends import ProcessBackend
+    from retrystorm.runner.compose import ComposeEndpoints, compose_stack
 
     endpoints = ComposeEndpoints(admin_token="s3cret-admin")
     stack = compose_stack(endpoints, backend=ProcessBackend({}))

@@ -2,10 +2,10 @@
 
 import pytest
 
-from experiment.report import StrategyCurves
-from experiment.scenario import RunSpec
-from runner.compare import comparison, curve_difference, figure_difference, simulate
-from runner.plan import make_plan
+from retrystorm.experiment.report import StrategyCurves
+from retrystorm.experiment.scenario import RunSpec
+from retrystorm.runner.compare import comparison, curve_difference, figure_difference, simulate
+from retrystorm.runner.plan import make_plan
 
 
 def test_figure_difference_and_ratio():
@@ -35,7 +35,7 @@ def test_simulated_curves_and_comparison(small):
 
 
 def test_the_simulator_runs_the_spec_the_live_run_runs(small):
-    from sim.config import RunConfig
+    from retrystorm.sim.config import RunConfig
 
     plan = make_plan(small, small.strategies)
     for entry, strategy in zip(small.strategies, plan.strategies, strict=True):

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from chaos.journal import Journal
+from retrystorm.chaos.journal import Journal
 
 pytestmark = [pytest.mark.docker, pytest.mark.live]
 

@@ -18,13 +18,13 @@ import textwrap
 
 import pytest
 
-from chaos.journal import Journal
-from experiment.scenario import parse_scenario
-from runner.cli import RunOptions, run_plan
-from runner.errors import RunFailedError
-from runner.orchestrate import RunInterruptedError, execute
-from runner.plan import make_plan
-from runner.progress import Display
+from retrystorm.chaos.journal import Journal
+from retrystorm.experiment.scenario import parse_scenario
+from retrystorm.runner.cli import RunOptions, run_plan
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.orchestrate import RunInterruptedError, execute
+from retrystorm.runner.plan import make_plan
+from retrystorm.runner.progress import Display
 from tests.chaos.conftest import RecordingSwitch
 
 from .fakes import VirtualTime, World, fake_runtime, fake_stack

@@ -16,9 +16,9 @@ import textwrap
 
 import pytest
 
-from runner.errors import RunFailedError
-from runner.orchestrate import RunInterruptedError, StrategyRun
-from runner.record import analyse
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.orchestrate import RunInterruptedError, StrategyRun
+from retrystorm.runner.record import analyse
 from tests.grafana_stub import TOKEN, running_stub
 
 from .test_execute import run, setting
@@ -197,7 +197,7 @@ def test_each_trigger_window_is_posted_to_grafana_with_its_kind_once_it_ended(tm
 def test_a_failing_grafana_warns_and_the_run_goes_on(tmp_path, grafana, caplog):
     grafana.fail_with = 500
     world, stack, _, _, _, plan, journal, runtime = setting(tmp_path, text=ANNOTATED)
-    with caplog.at_level(logging.WARNING, logger="chaos.annotations"):
+    with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.annotations"):
         [record] = run(plan, stack, journal, runtime)
     assert len(record.triggers) == 4 and world.names()[-1] == "close metrics"
     kinds = sorted(record.message.split()[4] for record in caplog.records if "could not post" in record.message)

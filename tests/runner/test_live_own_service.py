@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos.journal import Journal
+from retrystorm.chaos.journal import Journal
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos.journal import Journal
+from retrystorm.chaos.journal import Journal
 from tests.proc import process_state_letter
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
@@ -72,7 +72,7 @@ def children_of(pid):
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"chaos.watchdog" not in command:
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"retrystorm.chaos.watchdog" not in command:
                 found.append(int(entry.name))
     return found
 

@@ -15,12 +15,12 @@ import textwrap
 
 import pytest
 
-from chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
-from experiment.scenario import ErrorWindow, SlowWindow
-from runner.live_triggers import LiveTriggers
-from runner.local.target import LocalTargets
-from runner.runtime import Runtime
-from target.models import parse_model
+from retrystorm.chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
+from retrystorm.experiment.scenario import ErrorWindow, SlowWindow
+from retrystorm.runner.live_triggers import LiveTriggers
+from retrystorm.runner.local.target import LocalTargets
+from retrystorm.runner.runtime import Runtime
+from retrystorm.target.models import parse_model
 
 pytestmark = [pytest.mark.live]
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from experiment.scenario import RunSpec, parse_scenario
-from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
-from loadgen.request_mix import RequestSpec, parse_request_line
-from loadgen.think import ExponentialThink
 from retrystorm.errors import UserError
-from runner.compose.master import swarm_form
-from runner.local.locust import LocustDriver
-from runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
+from retrystorm.experiment.scenario import RunSpec, parse_scenario
+from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from retrystorm.loadgen.request_mix import RequestSpec, parse_request_line
+from retrystorm.loadgen.think import ExponentialThink
+from retrystorm.runner.compose.master import swarm_form
+from retrystorm.runner.local.locust import LocustDriver
+from retrystorm.runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
 
 SCENARIO = """\
 name: args
@@ -116,7 +116,7 @@ def test_locust_parses_the_local_command_line(scenario):
     argv = LocustDriver(Path("/logs")).argv("http://127.0.0.1:1", spec, 1234)
     code = (
         "import sys; from locust.argument_parser import parse_options; "
-        "from loadgen.flags import add_arguments; from locust import events; "
+        "from retrystorm.loadgen.flags import add_arguments; from locust import events; "
         "events.init_command_line_parser.add_listener(add_arguments); "
         "o = parse_options(sys.argv[1:]); "
         "print(o.num_users, o.spawn_rate, o.run_time, o.retry_strategy, o.keep_backoff, o.request_path)"
@@ -140,7 +140,7 @@ def test_a_spec_the_load_generator_refuses_is_refused_before_anything_starts(sce
 
 
 def test_default_workers_follow_the_peak_load_and_leave_a_core_free(scenario):
-    from runner.local.locust import default_workers, peak_attempts_per_s
+    from retrystorm.runner.local.locust import default_workers, peak_attempts_per_s
 
     spec = RunSpec.of(scenario, scenario.strategies[0])
     small = dataclasses.replace(spec, users=100)  # 100 users / min(2 s mean think, 2 s timeout): 50/s

@@ -3,8 +3,8 @@
 import csv
 import json
 
-from runner.outputs import live_curves, run_document, write_run
-from runner.record import analyse
+from retrystorm.runner.outputs import live_curves, run_document, write_run
+from retrystorm.runner.record import analyse
 
 
 def test_results_json_and_timeseries_csv(tmp_path, small, record_of, storm_run, recovered_run):
@@ -47,7 +47,7 @@ def test_a_failed_assertion_makes_the_document_not_ok(small, record_of, storm_ru
 
 
 def test_live_curves_use_the_outages_as_they_happened(record_of, recovered_run):
-    from experiment.scenario import OutageWindow
+    from retrystorm.experiment.scenario import OutageWindow
 
     curves = live_curves(record_of("smira", recovered_run, [OutageWindow(20.02, 25.1)]))
     assert curves.outages == [(20.02, 25.1)]

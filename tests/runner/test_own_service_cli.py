@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from chaos.cgroups import CgroupUnavailableError, locate
+from retrystorm.chaos.cgroups import CgroupUnavailableError, locate
 
 from .test_cli import error_line, retrystorm
 

@@ -2,10 +2,18 @@
 
 import pytest
 
-from experiment.scenario import ErrorsFault, OutageWindow, RunSpec, SlowFault, SlowWindow, SpikeFault, SpikeWindow
 from retrystorm.errors import UserError
-from runner.live_triggers import builtin_refusal, foreign_refusal
-from runner.plan import check_fault_targets, check_live_triggers, make_plan, phase_at, select
+from retrystorm.experiment.scenario import (
+    ErrorsFault,
+    OutageWindow,
+    RunSpec,
+    SlowFault,
+    SlowWindow,
+    SpikeFault,
+    SpikeWindow,
+)
+from retrystorm.runner.live_triggers import builtin_refusal, foreign_refusal
+from retrystorm.runner.plan import check_fault_targets, check_live_triggers, make_plan, phase_at, select
 
 OUTAGES = [OutageWindow(20.0, 35.0), OutageWindow(50.0, 55.0)]
 

@@ -5,7 +5,7 @@ import io
 
 from rich.console import Console
 
-from runner.progress import Display, Status, status_line, status_table
+from retrystorm.runner.progress import Display, Status, status_line, status_table
 
 
 def status(elapsed, phase="steady", in_flight=12.0):
@@ -52,10 +52,10 @@ def test_terminal_display_draws_a_panel():
 
 def test_the_displayed_attempts_per_second_are_attempts_sent(small):
     """While the server answers nothing, attempts still go out: the display says so at once."""
-    from runner.orchestrate import StrategyRun
-    from runner.plan import make_plan
-    from runner.readings import Reading
-    from runner.runtime import Runtime
+    from retrystorm.runner.orchestrate import StrategyRun
+    from retrystorm.runner.plan import make_plan
+    from retrystorm.runner.readings import Reading
+    from retrystorm.runner.runtime import Runtime
 
     from .conftest import client
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from experiment.scenario import OutageWindow
-from runner.readings import Reading
-from runner.record import analyse, latency_summary
+from retrystorm.experiment.scenario import OutageWindow
+from retrystorm.runner.readings import Reading
+from retrystorm.runner.record import analyse, latency_summary
 
 
 def test_storm_never_recovers_and_verdicts_say_so(small, record_of, storm_run):

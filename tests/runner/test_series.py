@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.analysis.series_names import GAUGES, RATES
-from runner.readings import Reading
-from runner.series import build_series, interpolate
+from retrystorm.experiment.analysis.series_names import GAUGES, RATES
+from retrystorm.runner.readings import Reading
+from retrystorm.runner.series import build_series, interpolate
 
 
 def test_interpolate_between_at_and_beyond_the_points():
@@ -62,7 +62,7 @@ def test_rows_hold_every_series(recovered_run):
 )
 def test_counter_total_is_kept_whatever_the_reading_times(increments, lateness):
     """The rates of a counter sum to its increase between the first and last readings."""
-    from runner.readings import ClientReading
+    from retrystorm.runner.readings import ClientReading
 
     def client(total):
         return ClientReading(

@@ -24,16 +24,16 @@ from pathlib import Path
 
 import pytest
 
-from chaos.backends import ProcessBackend
-from chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
-from chaos.controller import OutageController
-from chaos.deadman import WatchdogSwitch
-from chaos.journal import Journal
-from chaos.targets import FaultTarget
-from experiment.scenario.service import ServiceTarget
-from runner.errors import RunFailedError
-from runner.local import throttle
-from runner.throttle_controls import ThrottleControls
+from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
+from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.deadman import WatchdogSwitch
+from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
+from retrystorm.experiment.scenario.service import ServiceTarget
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.local import throttle
+from retrystorm.runner.throttle_controls import ThrottleControls
 
 
 def _writable() -> str | None:

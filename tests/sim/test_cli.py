@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from experiment.analysis.series_names import GAUGES, RATES
+from retrystorm.experiment.analysis.series_names import GAUGES, RATES
 
 SMALL = textwrap.dedent(
     """\

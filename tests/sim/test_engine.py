@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import OutageWindow, RunSpec
-from loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
-from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
-from sim.config import RunConfig
-from sim.engine import BACKOFF, WAITING, Simulation, simulate
-from target.models import parse_model
+from retrystorm.experiment.scenario import OutageWindow, RunSpec
+from retrystorm.loadgen.strategies import RetryPolicy, parse_budget, parse_strategy
+from retrystorm.loadgen.think import ConstantThink, ExponentialThink
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import BACKOFF, WAITING, Simulation, simulate
+from retrystorm.target.models import parse_model
 
 SIM_KNOBS = {field.name for field in dataclasses.fields(RunConfig)} - {"spec"}
 

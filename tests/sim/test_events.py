@@ -5,7 +5,7 @@ import heapq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.events import EventQueue
+from retrystorm.sim.events import EventQueue
 
 delays = st.lists(st.tuples(st.floats(0, 3, allow_nan=False), st.booleans(), st.integers(0, 3)), max_size=200)
 

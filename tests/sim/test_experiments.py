@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from sim.experiments import contention, edge, smira, wyegelwel
+from retrystorm.sim.experiments import contention, edge, smira, wyegelwel
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,11 @@
 
 import re
 
-from experiment.scenario import scenario_from_data
-from sim.config import RunConfig
-from sim.plots import requests_figure
-from sim.result import RunOutput
-from sim.series import Series
+from retrystorm.experiment.scenario import scenario_from_data
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.plots import requests_figure
+from retrystorm.sim.result import RunOutput
+from retrystorm.sim.series import Series
 
 PLAIN = re.compile(r"^[\d,.]*$")  # a tick label in plain numbers (or none)
 
@@ -61,8 +61,8 @@ def test_latencies_spanning_decades_go_on_a_log_axis_in_plain_numbers():
 
 
 def test_unfinished_requests_are_drawn_at_their_age_and_marked():
-    from sim.latency import Unfinished
-    from sim.plots import sorted_requests
+    from retrystorm.sim.latency import Unfinished
+    from retrystorm.sim.plots import sorted_requests
 
     run = run_output([0.1] * 20, [1] * 20)
     run.unfinished = Unfinished(ages=[30.0, 0.05], attempts=[12, 1])

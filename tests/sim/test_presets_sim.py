@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import OutageWindow, RunSpec
-from loadgen.strategies import BudgetState, RetryBudget, RetryPolicy, parse_strategy, resolve
-from loadgen.think import ExponentialThink
-from sim.config import RunConfig
-from sim.engine import BACKOFF, WAITING, Simulation, simulate
-from target.models import parse_model
+from retrystorm.experiment.scenario import OutageWindow, RunSpec
+from retrystorm.loadgen.strategies import BudgetState, RetryBudget, RetryPolicy, parse_strategy, resolve
+from retrystorm.loadgen.think import ExponentialThink
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import BACKOFF, WAITING, Simulation, simulate
+from retrystorm.target.models import parse_model
 
 
 def preset_config(spec: str, **changes) -> RunConfig:

@@ -6,7 +6,7 @@ import textwrap
 
 from click.testing import CliRunner
 
-from sim.cli import sim
+from retrystorm.sim.cli import sim
 from tests.experiment.report.conftest import parse, words
 
 TINY = textwrap.dedent(

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from experiment.scenario import scenario_data, shipped_scenario
-from sim.experiments import brooker, osdi22
-from sim.experiments.scenario_runs import run_scenario
+from retrystorm.experiment.scenario import scenario_data, shipped_scenario
+from retrystorm.sim.experiments import brooker, osdi22
+from retrystorm.sim.experiments.scenario_runs import run_scenario
 
 
 @pytest.fixture(scope="module")

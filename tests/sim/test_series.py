@@ -2,8 +2,8 @@
 
 import pytest
 
-from experiment.analysis.series_names import GAUGES, RATES
-from sim.series import COUNTERS, Series
+from retrystorm.experiment.analysis.series_names import GAUGES, RATES
+from retrystorm.sim.series import COUNTERS, Series
 
 
 def filled(step_s: float) -> Series:

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import ErrorWindow, OutageWindow, RunSpec, SlowWindow, SpikeWindow
-from loadgen.strategies import RetryOn, RetryPolicy, parse_strategy
-from loadgen.think import ConstantThink, ExponentialThink
 from retrystorm.errors import UserError
-from sim.config import RunConfig
-from sim.engine import BACKOFF, WAITING, Simulation, simulate
-from target.models import parse_model
+from retrystorm.experiment.scenario import ErrorWindow, OutageWindow, RunSpec, SlowWindow, SpikeWindow
+from retrystorm.loadgen.strategies import RetryOn, RetryPolicy, parse_strategy
+from retrystorm.loadgen.think import ConstantThink, ExponentialThink
+from retrystorm.sim.config import RunConfig
+from retrystorm.sim.engine import BACKOFF, WAITING, Simulation, simulate
+from retrystorm.target.models import parse_model
 
 
 def config(*, triggers=(), outages=(), **changes):

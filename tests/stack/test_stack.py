@@ -20,7 +20,7 @@ import urllib.parse
 
 import pytest
 
-from dashboards.files import DASHBOARD_DIR
+from retrystorm.dashboards.files import DASHBOARD_DIR
 
 from .conftest import TOKEN, Stack, http, prometheus_query, wait_until
 
@@ -90,7 +90,7 @@ def test_the_outage_shows_in_prometheus(stack: Stack, scenario_run):
 
 
 def test_every_dashboard_panel_returns_data_for_the_run(stack: Stack, scenario_run):
-    from dashboards.queries import annotation_queries, panel_queries
+    from retrystorm.dashboards.queries import annotation_queries, panel_queries
 
     _, _, started, ended = scenario_run
     empty = []

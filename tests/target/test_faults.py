@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrystorm.errors import UserError
-from target.faults import RECENT_CAPACITY, FaultInjector, FaultRule, parse_attempt
+from retrystorm.target.faults import RECENT_CAPACITY, FaultInjector, FaultRule, parse_attempt
 
 
 def injector(**rule):

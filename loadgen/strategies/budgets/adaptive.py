@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from loadgen.strategies.budgets.base import (
+from retrystorm.loadgen.strategies.budgets.base import (
     MAX_MULTIPLIER,
     MAX_WINDOW_S,
     MIN_WINDOW_S,
@@ -13,7 +13,7 @@ from loadgen.strategies.budgets.base import (
     RetryBudget,
     register_budget,
 )
-from loadgen.strategies.budgets.window import SlidingWindow
+from retrystorm.loadgen.strategies.budgets.window import SlidingWindow
 from retrystorm.spec import DURATION, NUMBER, param
 
 

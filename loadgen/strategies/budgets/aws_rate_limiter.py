@@ -5,8 +5,14 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from loadgen.strategies.budgets.base import MAX_BUDGET_SIZE, MAX_MULTIPLIER, BudgetState, RetryBudget, register_budget
-from loadgen.strategies.budgets.quota import QuotaBudget, QuotaState
+from retrystorm.loadgen.strategies.budgets.base import (
+    MAX_BUDGET_SIZE,
+    MAX_MULTIPLIER,
+    BudgetState,
+    RetryBudget,
+    register_budget,
+)
+from retrystorm.loadgen.strategies.budgets.quota import QuotaBudget, QuotaState
 from retrystorm.spec import DURATION, NUMBER, optional, param
 
 

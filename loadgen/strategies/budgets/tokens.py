@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from loadgen.strategies.budgets.base import BudgetState, RetryBudget, register_budget
+from retrystorm.loadgen.strategies.budgets.base import BudgetState, RetryBudget, register_budget
 from retrystorm.spec import NUMBER, param
 
 

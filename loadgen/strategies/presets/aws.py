@@ -6,13 +6,13 @@ import dataclasses
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import register_strategy
-from loadgen.strategies.budgets.aws_rate_limiter import AwsRateLimiterBudget
-from loadgen.strategies.budgets.base import MAX_BUDGET_SIZE, RetryBudget
-from loadgen.strategies.budgets.quota import QuotaBudget
-from loadgen.strategies.exponential import capped_exponential
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.retry_on import RETRY_ON, RetryOn
+from retrystorm.loadgen.strategies.base import register_strategy
+from retrystorm.loadgen.strategies.budgets.aws_rate_limiter import AwsRateLimiterBudget
+from retrystorm.loadgen.strategies.budgets.base import MAX_BUDGET_SIZE, RetryBudget
+from retrystorm.loadgen.strategies.budgets.quota import QuotaBudget
+from retrystorm.loadgen.strategies.exponential import capped_exponential
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, optional, param
 
 #: botocore ``TransientRetryableChecker`` (500, 502, 503, 504, connection errors and

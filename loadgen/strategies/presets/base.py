@@ -21,10 +21,10 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import ClassVar, Literal
 
-from loadgen.strategies.base import RetryStrategy
-from loadgen.strategies.budgets.base import RetryBudget
-from loadgen.strategies.controls import RetryAfter, RetryPolicy
-from loadgen.strategies.retry_on import RetryOn
+from retrystorm.loadgen.strategies.base import RetryStrategy
+from retrystorm.loadgen.strategies.budgets.base import RetryBudget
+from retrystorm.loadgen.strategies.controls import RetryAfter, RetryPolicy
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 
 #: Given explicitly: no attempt cap, or no budget, whatever the preset says.
 NONE: Literal["none"] = "none"

@@ -6,12 +6,12 @@ import dataclasses
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import register_strategy
-from loadgen.strategies.budgets.base import RetryBudget
-from loadgen.strategies.budgets.concurrency import ConcurrencyBudget
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.presets.params import STATUSES, word_list
-from loadgen.strategies.retry_on import RetryOn
+from retrystorm.loadgen.strategies.base import register_strategy
+from retrystorm.loadgen.strategies.budgets.base import RetryBudget
+from retrystorm.loadgen.strategies.budgets.concurrency import ConcurrencyBudget
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.presets.params import STATUSES, word_list
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, optional, param
 
 #: ``retry_on`` conditions understood here (HTTP/1 ones; ``refused-stream`` is an HTTP/2 reset).

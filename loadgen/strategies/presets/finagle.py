@@ -6,11 +6,11 @@ import dataclasses
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import register_strategy
-from loadgen.strategies.budgets.base import MAX_BUDGET_SIZE, MAX_MULTIPLIER, RetryBudget
-from loadgen.strategies.budgets.ratio import RatioBudget
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.retry_on import RETRY_ON, RetryOn
+from retrystorm.loadgen.strategies.base import register_strategy
+from retrystorm.loadgen.strategies.budgets.base import MAX_BUDGET_SIZE, MAX_MULTIPLIER, RetryBudget
+from retrystorm.loadgen.strategies.budgets.ratio import RatioBudget
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, optional, param
 
 _NS = 1e9

@@ -6,15 +6,15 @@ import dataclasses
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import MAX_FACTOR, register_strategy
-from loadgen.strategies.budgets.base import RetryBudget
-from loadgen.strategies.budgets.tokens import TokensBudget
-from loadgen.strategies.controls import RetryAfter
-from loadgen.strategies.exponential import capped_exponential
-from loadgen.strategies.jitter import JITTER, Jitter
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.presets.params import word_list
-from loadgen.strategies.retry_on import RetryOn
+from retrystorm.loadgen.strategies.base import MAX_FACTOR, register_strategy
+from retrystorm.loadgen.strategies.budgets.base import RetryBudget
+from retrystorm.loadgen.strategies.budgets.tokens import TokensBudget
+from retrystorm.loadgen.strategies.controls import RetryAfter
+from retrystorm.loadgen.strategies.exponential import capped_exponential
+from retrystorm.loadgen.strategies.jitter import JITTER, Jitter
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.presets.params import word_list
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, optional, param
 
 #: gRPC status codes by name (``google.golang.org/grpc/codes``).

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from loadgen.strategies.presets.grpc import CODES, GrpcRetry
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies.presets.grpc import CODES, GrpcRetry
 
 #: proto3 JSON Duration: decimal seconds with an ``s`` (``"0.1s"``, ``"2s"``).
 _DURATION = re.compile(r"^-?\d+(\.\d{1,9})?s$")

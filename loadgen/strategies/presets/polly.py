@@ -7,10 +7,10 @@ import math
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import register_strategy
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.presets.params import BOOLEAN
-from loadgen.strategies.retry_on import RETRY_ON, RetryOn
+from retrystorm.loadgen.strategies.base import register_strategy
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.presets.params import BOOLEAN
+from retrystorm.loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.spec import DURATION, INTEGER, choice, optional, param
 
 #: ``TimeSpan.MaxValue`` less ``RetryHelper``'s 1,000 ticks of slack, in seconds (1 tick = 100 ns).

@@ -6,9 +6,9 @@ import dataclasses
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import MAX_FACTOR, register_strategy
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.retry_on import RETRY_ON, RetryOn
+from retrystorm.loadgen.strategies.base import MAX_FACTOR, register_strategy
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.retry_on import RETRY_ON, RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, choice, optional, param
 
 

@@ -6,11 +6,11 @@ import dataclasses
 import random
 from typing import ClassVar
 
-from loadgen.strategies.base import MAX_DELAY_S, register_strategy
-from loadgen.strategies.controls import RetryAfter
-from loadgen.strategies.presets.base import Preset
-from loadgen.strategies.presets.params import BOOLEAN, STATUSES
-from loadgen.strategies.retry_on import RetryOn
+from retrystorm.loadgen.strategies.base import MAX_DELAY_S, register_strategy
+from retrystorm.loadgen.strategies.controls import RetryAfter
+from retrystorm.loadgen.strategies.presets.base import Preset
+from retrystorm.loadgen.strategies.presets.params import BOOLEAN, STATUSES
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, param
 
 #: ``Retry.RETRY_AFTER_STATUS_CODES``: retried without a forcelist when they carry ``Retry-After``.

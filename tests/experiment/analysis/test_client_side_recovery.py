@@ -1,7 +1,7 @@
 """The server's recovery judged from the clients, for a service without server readings (outage 20-30 s)."""
 
-from experiment.analysis import CLIENT_SIGNALS, SERVER_GAUGES, Samples, recoveries
-from experiment.scenario import OutageWindow
+from retrystorm.experiment.analysis import CLIENT_SIGNALS, SERVER_GAUGES, Samples, recoveries
+from retrystorm.experiment.scenario import OutageWindow
 
 LENGTH = 60
 OUTAGE = [OutageWindow(20, 30)]

@@ -1,8 +1,8 @@
 """The figures of an outage's aftermath: what the users offered after the resume and what the server held."""
 
-from experiment.analysis import Samples, recoveries
-from experiment.analysis.mechanism import after_resumes
-from experiment.scenario import OutageWindow
+from retrystorm.experiment.analysis import Samples, recoveries
+from retrystorm.experiment.analysis.mechanism import after_resumes
+from retrystorm.experiment.scenario import OutageWindow
 
 
 def storm(resume_s: float, *, stuck: bool) -> tuple[Samples, list]:

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.analysis.quantiles import difference, highest_finite_bound, histogram_quantile, upper_bound_of_max
+from retrystorm.experiment.analysis.quantiles import (
+    difference,
+    highest_finite_bound,
+    histogram_quantile,
+    upper_bound_of_max,
+)
 
 INF = math.inf
 BUCKETS = [(0.1, 10.0), (0.5, 30.0), (1.0, 40.0), (INF, 40.0)]

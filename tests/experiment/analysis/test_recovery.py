@@ -2,7 +2,7 @@
 
 import pytest
 
-from experiment.analysis import (
+from retrystorm.experiment.analysis import (
     RecoveryRule,
     Samples,
     SteadyLevels,
@@ -13,7 +13,7 @@ from experiment.analysis import (
     server_recovery_s,
     steady_levels,
 )
-from experiment.scenario import OutageWindow
+from retrystorm.experiment.scenario import OutageWindow
 
 LENGTH = 60
 

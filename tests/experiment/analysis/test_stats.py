@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.analysis import LatencySummary
-from experiment.analysis.latency_series import interval_quantile, latency_over_time
-from experiment.analysis.quantiles import combine, histogram_of
-from experiment.analysis.results import RunResult
-from loadgen.buckets import LATENCY_BUCKETS_S
+from retrystorm.experiment.analysis import LatencySummary
+from retrystorm.experiment.analysis.latency_series import interval_quantile, latency_over_time
+from retrystorm.experiment.analysis.quantiles import combine, histogram_of
+from retrystorm.experiment.analysis.results import RunResult
+from retrystorm.loadgen.buckets import LATENCY_BUCKETS_S
 
 INF = math.inf
 

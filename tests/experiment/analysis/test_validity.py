@@ -8,8 +8,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.analysis.validity import GeneratorSeconds, assess, demand_window_s, demanded_per_s
-from loadgen.think import BetweenThink, ConstantThink, ExponentialThink
+from retrystorm.experiment.analysis.validity import GeneratorSeconds, assess, demand_window_s, demanded_per_s
+from retrystorm.loadgen.think import BetweenThink, ConstantThink, ExponentialThink
 
 THINK = ExponentialThink(average_s=10.0)
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.analysis import LatencySummary, Recovery, RunResult, evaluate, percentile, results_document
-from experiment.scenario import Assertions, OutageWindow
+from retrystorm.experiment.analysis import LatencySummary, Recovery, RunResult, evaluate, percentile, results_document
+from retrystorm.experiment.scenario import Assertions, OutageWindow
 
 
 def run(recoveries=(), **counts):

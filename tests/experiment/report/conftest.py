@@ -1,5 +1,5 @@
 """Builders of the report's tests: runs fabricated as curves and analysed by the real
-experiment.analysis functions (recoveries, RunResult, evaluate, results_document), so the
+retrystorm.experiment.analysis functions (recoveries, RunResult, evaluate, results_document), so the
 shapes stay in sync; and readers of what was written (PNG sizes, the page's tags and text).
 """
 
@@ -9,10 +9,10 @@ import dataclasses
 import struct
 from html.parser import HTMLParser
 
-from experiment.analysis import LatencySummary, RunResult, evaluate, recoveries, results_document
-from experiment.analysis.mechanism import after_resumes
-from experiment.report import StrategyCurves
-from experiment.scenario import Assertions
+from retrystorm.experiment.analysis import LatencySummary, RunResult, evaluate, recoveries, results_document
+from retrystorm.experiment.analysis.mechanism import after_resumes
+from retrystorm.experiment.report import StrategyCurves
+from retrystorm.experiment.scenario import Assertions
 
 DURATION_S = 120
 

@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from experiment.report import ranking
-from experiment.report.markup import to_html, to_plain
-from experiment.report.model_fit import fit_rows
-from experiment.report.page import Image, render
-from experiment.scenario import Assertions
+from retrystorm.experiment.report import ranking
+from retrystorm.experiment.report.markup import to_html, to_plain
+from retrystorm.experiment.report.model_fit import fit_rows
+from retrystorm.experiment.report.page import Image, render
+from retrystorm.experiment.scenario import Assertions
 from tests.experiment.report.conftest import PNG_MAGIC, curves, document, parse, result, words
 
 SCRIPT = "<script>alert(1)</script>"

@@ -2,8 +2,8 @@
 
 from matplotlib.colors import to_rgba
 
-from experiment.report.map_page import grids, summary
-from experiment.report.phase import METASTABLE, edges_of, phase_figure
+from retrystorm.experiment.report.map_page import grids, summary
+from retrystorm.experiment.report.phase import METASTABLE, edges_of, phase_figure
 
 
 def cell(strategy, at, verdict, time_s=None, *, recovered=0, runs=1):
@@ -75,8 +75,8 @@ def test_the_page_tables_and_summary():
 
 
 def test_cells_confirmed_live_carry_a_ring_coloured_by_their_agreement():
-    from experiment.report.map_page import live_lines
-    from experiment.report.phase import LIVE_COLOURS
+    from retrystorm.experiment.report.map_page import live_lines
+    from retrystorm.experiment.report.phase import LIVE_COLOURS
 
     found = document()
     found["cells"][1]["agreement"] = {"agrees": False}  # fixed at 10 s, 200 users

@@ -7,11 +7,11 @@ import re
 import pytest
 from markupsafe import escape
 
-from experiment.report import StrategyCurves, write_report
-from experiment.report.plots import comparison_figure, png_bytes, strategy_figure
-from experiment.report.ranking import headline, rank
-from experiment.report.write import strategy_file_name
-from experiment.scenario import Assertions
+from retrystorm.experiment.report import StrategyCurves, write_report
+from retrystorm.experiment.report.plots import comparison_figure, png_bytes, strategy_figure
+from retrystorm.experiment.report.ranking import headline, rank
+from retrystorm.experiment.report.write import strategy_file_name
+from retrystorm.experiment.scenario import Assertions
 from tests.experiment.report.conftest import curves, document, parse, png_size, result, words
 
 ODD = 'fixed:delay=100ms,<b>"x"</b>&y'
@@ -209,7 +209,7 @@ def test_curves_round_trip_through_samples():
 
 
 def test_fit_uses_the_exact_simulated_peak_when_the_curves_carry_one():
-    from experiment.report.model_fit import fit_rows
+    from retrystorm.experiment.report.model_fit import fit_rows
 
     live = curves("a", server_back_s=3.0)
     sim = dataclasses.replace(curves("a", server_back_s=3.0), peak_in_flight=410.0)

@@ -4,9 +4,9 @@ import dataclasses
 
 from matplotlib.colors import to_rgba
 
-from experiment.report import write_report
-from experiment.report.panels import TRIGGER_COLOURS
-from experiment.report.plots import comparison_figure, strategy_figure
+from retrystorm.experiment.report import write_report
+from retrystorm.experiment.report.panels import TRIGGER_COLOURS
+from retrystorm.experiment.report.plots import comparison_figure, strategy_figure
 from tests.experiment.report.conftest import curves, document, result, words
 
 KINDS = (("slow", 40.0, 50.0), ("spike", 60.0, 65.0), ("errors", 80.0, 85.0))

@@ -2,9 +2,9 @@
 
 import pytest
 
-import experiment.scenario
-from experiment.scenario import ScenarioError, find_scenario, load_scenario, shipped_folder, shipped_names
-from experiment.scenario.catalog import is_bare_name
+import retrystorm.experiment.scenario
+from retrystorm.experiment.scenario import ScenarioError, find_scenario, load_scenario, shipped_folder, shipped_names
+from retrystorm.experiment.scenario.catalog import is_bare_name
 
 SHIPPED = [
     "brooker-spike",
@@ -21,7 +21,7 @@ SHIPPED = [
 def test_the_shipped_files_are_inside_the_package():
     assert shipped_names() == SHIPPED
     folder = shipped_folder()
-    assert str(folder).startswith(str(experiment.scenario.__path__[0]))
+    assert str(folder).startswith(str(retrystorm.experiment.scenario.__path__[0]))
     assert sorted(entry.name for entry in folder.iterdir()) == [f"{name}.yaml" for name in SHIPPED]
 
 

@@ -17,8 +17,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiment.scenario import ScenarioError, load_scenario, parse_scenario, shipped_names, shipped_scenario
-from experiment.scenario.loader import MAX_ERROR_LINES
+from retrystorm.experiment.scenario import ScenarioError, load_scenario, parse_scenario, shipped_names, shipped_scenario
+from retrystorm.experiment.scenario.loader import MAX_ERROR_LINES
 
 BASE = shipped_scenario("smira-laptop").read_text()
 

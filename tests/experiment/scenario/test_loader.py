@@ -4,11 +4,17 @@ import textwrap
 
 import pytest
 
-from experiment.scenario import ScenarioError, load_scenario, parse_scenario, scenario_from_data, shipped_names
-from experiment.scenario.loader import MAX_ERROR_LINES
-from loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
-from loadgen.strategies.jitter import MODES
-from loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
+from retrystorm.experiment.scenario import (
+    ScenarioError,
+    load_scenario,
+    parse_scenario,
+    scenario_from_data,
+    shipped_names,
+)
+from retrystorm.experiment.scenario.loader import MAX_ERROR_LINES
+from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES, ExponentialBackoff, FixedBackoff, SmiraBackoff
+from retrystorm.loadgen.strategies.jitter import MODES
+from retrystorm.loadgen.think import BetweenThink, ConstantThink, ExponentialThink, parse_think_time
 
 #: What a think-time error says is accepted.
 THINK_FORMS = (

@@ -2,8 +2,8 @@
 
 import pytest
 
-from experiment.scenario import RunSpec, parse_scenario
-from loadgen.think import ConstantThink
+from retrystorm.experiment.scenario import RunSpec, parse_scenario
+from retrystorm.loadgen.think import ConstantThink
 
 SCENARIO = """\
 name: spec

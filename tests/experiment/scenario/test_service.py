@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from experiment.scenario import RunSpec, ScenarioError, parse_scenario
-from loadgen.strategies.retry_on import RetryOn
+from retrystorm.experiment.scenario import RunSpec, ScenarioError, parse_scenario
+from retrystorm.loadgen.strategies.retry_on import RetryOn
 
 BASE = textwrap.dedent(
     """\

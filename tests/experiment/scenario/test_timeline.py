@@ -6,7 +6,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiment.scenario import FaultPlan, OutageWindow, expand_faults, merge_outages, parse_scenario
+from retrystorm.experiment.scenario import FaultPlan, OutageWindow, expand_faults, merge_outages, parse_scenario
 
 
 def test_repeat_times_and_until_the_end():

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from experiment.scenario import (
+from retrystorm.experiment.scenario import (
     Episode,
     ErrorWindow,
     FaultPlan,
@@ -17,7 +17,7 @@ from experiment.scenario import (
     expand_faults,
     parse_scenario,
 )
-from experiment.scenario.timeline import highest_probability, levels, lowest_capacity
+from retrystorm.experiment.scenario.timeline import highest_probability, levels, lowest_capacity
 
 HEAD = textwrap.dedent(
     """\

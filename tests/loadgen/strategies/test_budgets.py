@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from loadgen.strategies import parse_budget
-from loadgen.strategies.budgets import AdaptiveBudget, QuotaBudget, RatioBudget, SlidingWindow, TokensBudget
+from retrystorm.loadgen.strategies import parse_budget
+from retrystorm.loadgen.strategies.budgets import AdaptiveBudget, QuotaBudget, RatioBudget, SlidingWindow, TokensBudget
 
 
 def test_tokens_start_full_cost_one_per_failure_and_throttle_at_half():

@@ -5,10 +5,10 @@ import random
 
 import pytest
 
-from loadgen.strategies import BUDGETS, STRATEGIES, parse_budget, parse_strategy
-from loadgen.strategies.base import MAX_DELAY_S
-from loadgen.think import parse_think_time
 from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES, parse_budget, parse_strategy
+from retrystorm.loadgen.strategies.base import MAX_DELAY_S
+from retrystorm.loadgen.think import parse_think_time
 from retrystorm.spec import describe_params, params_of
 
 

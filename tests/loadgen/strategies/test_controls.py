@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from loadgen.strategies import (
+from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import (
     ExponentialBackoff,
     FixedBackoff,
     GiveUp,
@@ -14,7 +15,6 @@ from loadgen.strategies import (
     parse_budget,
     parse_strategy,
 )
-from retrystorm.errors import SpecError
 
 DOUBLING = ExponentialBackoff(base_s=1.0, factor=2.0, max_s=1000.0)
 

@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from loadgen.strategies import ExponentialBackoff, Jitter
+from retrystorm.loadgen.strategies import ExponentialBackoff, Jitter
 
 DRAWS = 20_000
 D = 2.0

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from loadgen.strategies import GiveUp, RetrySession, parse_budget, parse_strategy, resolve
-from loadgen.strategies.budgets import AwsRateLimiterBudget, ConcurrencyBudget
+from retrystorm.loadgen.strategies import GiveUp, RetrySession, parse_budget, parse_strategy, resolve
+from retrystorm.loadgen.strategies.budgets import AwsRateLimiterBudget, ConcurrencyBudget
 
 
 def test_concurrency_allows_retries_in_flight_up_to_percent_of_attempts_in_flight_with_a_floor():

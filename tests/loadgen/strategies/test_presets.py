@@ -12,9 +12,9 @@ import statistics
 
 import pytest
 
-from loadgen.strategies import RetryAfter, parse_strategy, resolve
-from loadgen.strategies.budgets import ConcurrencyBudget, QuotaBudget, RatioBudget, TokensBudget
-from loadgen.strategies.budgets.aws_rate_limiter import AwsRateLimiterBudget
+from retrystorm.loadgen.strategies import RetryAfter, parse_strategy, resolve
+from retrystorm.loadgen.strategies.budgets import ConcurrencyBudget, QuotaBudget, RatioBudget, TokensBudget
+from retrystorm.loadgen.strategies.budgets.aws_rate_limiter import AwsRateLimiterBudget
 
 DRAWS = 20_000
 

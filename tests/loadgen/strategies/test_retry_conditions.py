@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from loadgen.strategies import (
+from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies import (
     DEFAULT_RETRY_ON,
     NONE,
     FixedBackoff,
@@ -17,8 +18,7 @@ from loadgen.strategies import (
     parse_strategy,
     resolve,
 )
-from loadgen.strategies.budgets import QuotaBudget, TokensBudget
-from retrystorm.errors import SpecError
+from retrystorm.loadgen.strategies.budgets import QuotaBudget, TokensBudget
 
 
 def session(policy: RetryPolicy, budget=None, seed: int = 0) -> RetrySession:

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from loadgen.cli import strategies
-from loadgen.options import load_options
-from loadgen.service_config import read_strategy
-from loadgen.strategies import resolve
-from loadgen.strategies.budgets import TokensBudget
-from loadgen.strategies.presets import GrpcRetry, ServiceConfigError, preset_from_service_config
 from retrystorm.errors import SpecError, UserError
+from retrystorm.loadgen.cli import strategies
+from retrystorm.loadgen.options import load_options
+from retrystorm.loadgen.service_config import read_strategy
+from retrystorm.loadgen.strategies import resolve
+from retrystorm.loadgen.strategies.budgets import TokensBudget
+from retrystorm.loadgen.strategies.presets import GrpcRetry, ServiceConfigError, preset_from_service_config
 
 #: The retryPolicy and retryThrottling examples of gRFC A6 ("Retry Policy", "Throttling
 #: Configuration"), copied from grpc/proposal A6-client-retries.md, in a service config

@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from loadgen.strategies import RetryPolicy, RetrySession, SmiraBackoff
+from retrystorm.loadgen.strategies import RetryPolicy, RetrySession, SmiraBackoff
 
 
 def test_constants_are_the_go_clients():

@@ -6,9 +6,9 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from loadgen.cli import strategies
-from loadgen.strategies import parse_strategy
-from loadgen.strategies.stats import delay_stats, percentile, retries_shown
+from retrystorm.loadgen.cli import strategies
+from retrystorm.loadgen.strategies import parse_strategy
+from retrystorm.loadgen.strategies.stats import delay_stats, percentile, retries_shown
 
 
 def test_percentile_interpolates_linearly_between_ranks():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loadgen.strategies import (
+from retrystorm.loadgen.strategies import (
     STRATEGIES,
     DecorrelatedJitter,
     ExponentialBackoff,

@@ -23,15 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from chaos.backends import ProcessBackend
-from chaos.journal import Journal
-from experiment.scenario import RunSpec, parse_scenario
-from runner.cli import RunOptions, run_plan
-from runner.compose import ComposeEndpoints, compose_stack
-from runner.compose.master import LocustMaster
-from runner.errors import RunFailedError
-from runner.plan import make_plan
-from runner.readings import ClientReading, TargetReading
+from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.journal import Journal
+from retrystorm.experiment.scenario import RunSpec, parse_scenario
+from retrystorm.runner.cli import RunOptions, run_plan
+from retrystorm.runner.compose import ComposeEndpoints, compose_stack
+from retrystorm.runner.compose.master import LocustMaster
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.plan import make_plan
+from retrystorm.runner.readings import ClientReading, TargetReading
 from tests.proc import process_state_letter
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there

@@ -6,10 +6,10 @@ import socket
 
 import pytest
 
-from experiment.scenario import RunSpec
-from loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
-from runner.compose.master import MasterApi, MasterLoad, swarm_form, swarm_refusal
-from runner.locust_args import locust_options
+from retrystorm.experiment.scenario import RunSpec
+from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from retrystorm.runner.compose.master import MasterApi, MasterLoad, swarm_form, swarm_refusal
+from retrystorm.runner.locust_args import locust_options
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ class StatsApi:
         self.answer = answer
 
     async def call_json(self, method, path, *, timeout_s):
-        from runner.errors import RunFailedError
+        from retrystorm.runner.errors import RunFailedError
 
         assert (method, path) == ("GET", "/stats/requests")
         if isinstance(self.answer, Exception):

@@ -5,9 +5,9 @@ import json
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from loadgen.metrics import build_metrics
-from loadgen.outcomes import AttemptOutcome, RequestOutcome
-from runner.compose.prometheus import (
+from retrystorm.loadgen.metrics import build_metrics
+from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
+from retrystorm.runner.compose.prometheus import (
     PrometheusMetricsSource,
     client_part,
     scraped,
@@ -15,7 +15,7 @@ from runner.compose.prometheus import (
     target_part,
     vector_samples,
 )
-from runner.readings import parse_client, parse_target, samples_of
+from retrystorm.runner.readings import parse_client, parse_target, samples_of
 
 TARGET_TEXT = """\
 # TYPE retrystorm_target_in_flight_requests gauge

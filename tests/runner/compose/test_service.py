@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from chaos.backends import ProcessBackend, TargetState
-from runner.compose.service import ServiceTarget, ServiceTargets
-from runner.errors import RunFailedError
-from runner.lazy import LazyBackend
-from runner.webapi import WebApi
-from target.models import parse_model
+from retrystorm.chaos.backends import ProcessBackend, TargetState
+from retrystorm.runner.compose.service import ServiceTarget, ServiceTargets
+from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.lazy import LazyBackend
+from retrystorm.runner.webapi import WebApi
+from retrystorm.target.models import parse_model
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
     Processes,
@@ -190,7 +190,7 @@ def test_the_backend_is_made_when_first_used():
 
 
 def test_a_foreign_target_gets_no_admin_call_and_a_busy_one_is_not_a_failure(slow_target):
-    from experiment.scenario.service import ServiceTarget as OwnService
+    from retrystorm.experiment.scenario.service import ServiceTarget as OwnService
 
     held = send_and_keep(slow_target.url + "/api")
     wait_until(lambda: admin(slow_target, "/admin/model")["in_flight"] == 1, 10, "a request in flight")

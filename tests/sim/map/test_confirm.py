@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim.map.confirm import agreement, boundary_pairs, choose_live_cells, spread, with_agreements
+from retrystorm.sim.map.confirm import agreement, boundary_pairs, choose_live_cells, spread, with_agreements
 
 R, M, X = "recovers", "metastable", "mixed"
 

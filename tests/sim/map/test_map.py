@@ -10,10 +10,10 @@ import textwrap
 
 import pytest
 
-from sim.map.budget import corners, estimate, offered_requests
-from sim.map.build import prepare
-from sim.map.document import verdict
-from sim.map.grid import RunFigures, run_all
+from retrystorm.sim.map.budget import corners, estimate, offered_requests
+from retrystorm.sim.map.build import prepare
+from retrystorm.sim.map.document import verdict
+from retrystorm.sim.map.grid import RunFigures, run_all
 
 #: The seed server scaled down (limit 6, k 3) under 200 users: fixed retries tip over after a long enough freeze.
 SMALL = textwrap.dedent(

@@ -5,10 +5,10 @@ import copy
 import pytest
 import yaml
 
-from experiment.scenario import scenario_from_data
 from retrystorm.errors import UserError
-from sim.map.build import parse_mark
-from sim.map.vary import parse_path, parse_vary, set_value
+from retrystorm.experiment.scenario import scenario_from_data
+from retrystorm.sim.map.build import parse_mark
+from retrystorm.sim.map.vary import parse_path, parse_vary, set_value
 
 TEXT = """
 name: t

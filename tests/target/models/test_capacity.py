@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from target.models import ScaledServer, parse_model
+from retrystorm.target.models import ScaledServer, parse_model
 
 
 def run(server, until_s):

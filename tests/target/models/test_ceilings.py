@@ -4,7 +4,7 @@ import pytest
 
 from retrystorm.errors import SpecError
 from retrystorm.spec import DURATION, params_of
-from target.models import MAX_DURATION_S, MODELS, parse_model
+from retrystorm.target.models import MAX_DURATION_S, MODELS, parse_model
 
 
 @pytest.mark.parametrize(("name", "cls"), MODELS.items())

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from retrystorm.errors import SpecError
-from target.models import ExponentialModel, parse_model
-from target.models.exponential import go_delay_ns
+from retrystorm.target.models import ExponentialModel, parse_model
+from retrystorm.target.models.exponential import go_delay_ns
 
 SEED = ExponentialModel()
 NO_RNG = random.Random(0)

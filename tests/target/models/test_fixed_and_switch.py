@@ -1,6 +1,6 @@
 import random
 
-from target.models import ExponentialModel, FixedModel, QueueModel, parse_model, switch_model
+from retrystorm.target.models import ExponentialModel, FixedModel, QueueModel, parse_model, switch_model
 
 RNG = random.Random(0)
 

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrystorm.errors import SpecError
-from target.models import LinearModel, parse_model
-from target.service.config import check_servable
+from retrystorm.target.models import LinearModel, parse_model
+from retrystorm.target.service.config import check_servable
 
 BROOKER = parse_model("linear:base_delay=1s,slope=10ms")
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from target.models import ExponentialModel, Outcome
-from target.models.grid import check_time
-from target.models.reference import GoroutineServer
+from retrystorm.target.models import ExponentialModel, Outcome
+from retrystorm.target.models.grid import check_time
+from retrystorm.target.models.reference import GoroutineServer
 
 NO_RNG = random.Random(0)
 HORIZON_S = 12.345  # off every grid: nothing is due exactly at the end
@@ -49,7 +49,7 @@ def drive(server, arrivals, horizon_s):
 
 def goroutines(model, arrivals, horizon_s):
     """Reference: every check of every request, as the seed's goroutines make them
-    (:class:`~target.models.reference.GoroutineServer`), driven the same way."""
+    (:class:`~retrystorm.target.models.reference.GoroutineServer`), driven the same way."""
     return drive(GoroutineServer(model.delay_at, model.tick_s), arrivals, horizon_s)
 
 

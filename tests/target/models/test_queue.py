@@ -5,7 +5,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from target.models import Outcome, parse_model
+from retrystorm.target.models import Outcome, parse_model
 
 ARTICLE = parse_model("queue:workers=5,service_time=5s,reject_after=1s,overwhelm_at=25,tick=1s")
 

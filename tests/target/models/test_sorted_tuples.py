@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from target.models.sorted_tuples import LOAD, SortedTuples
+from retrystorm.target.models.sorted_tuples import LOAD, SortedTuples
 
 operations = st.lists(
     st.tuples(st.sampled_from(["add", "remove", "find"]), st.integers(min_value=0, max_value=60)), max_size=400

@@ -17,8 +17,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from target.probe import encode_request, fetch
-from target.service import ServiceConfig, TargetApp, create_app
+from retrystorm.target.probe import encode_request, fetch
+from retrystorm.target.service import ServiceConfig, TargetApp, create_app
 
 #: No test scenario may run longer than this; it fails instead.
 SCENARIO_TIMEOUT_S = 60.0

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from target.models import MODELS
-from target.probe import fetch, read_reply
+from retrystorm.target.models import MODELS
+from retrystorm.target.probe import fetch, read_reply
 
 REQUESTS = "retrystorm_target_requests_total"
 
@@ -159,7 +159,7 @@ def test_reset_can_release_everything_in_flight(live):
 
 
 def _parse(spec):
-    from target.models import parse_model
+    from retrystorm.target.models import parse_model
 
     return parse_model(spec)
 

@@ -9,8 +9,8 @@ import asyncio
 
 import pytest
 
-from target.models import parse_model
-from target.probe import read_reply, send_and_leave
+from retrystorm.target.models import parse_model
+from retrystorm.target.probe import read_reply, send_and_leave
 
 ELAPSED_SUM = "retrystorm_target_response_time_seconds_sum"
 REQUESTS = "retrystorm_target_requests_total"

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from retrystorm.errors import UserError
-from target.probe import fetch
-from target.service.auth import check_bound
+from retrystorm.target.probe import fetch
+from retrystorm.target.service.auth import check_bound
 
 TOKEN = "s3cret-token"
 ADMIN_CALLS = [
@@ -144,6 +144,6 @@ def test_the_command_refuses_a_host_beyond_loopback_without_a_token():
 
 
 def _fixed_zero():
-    from target.models import parse_model
+    from retrystorm.target.models import parse_model
 
     return parse_model("fixed:base_delay=0")

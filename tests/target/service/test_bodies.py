@@ -9,11 +9,11 @@ import pytest
 from retrystorm.errors import UserError
 from retrystorm.spec import DURATION, INTEGER, NUMBER, params_of
 from retrystorm.spec_bodies import body_title
-from target.faults import FaultRule
-from target.models import MODELS, parse_model
-from target.service.admin import parse_model_body, parse_reset_body, parse_rule_body
-from target.service.bodies import MODEL_REQUEST
-from target.service.config import MIN_TICK_S, live_param
+from retrystorm.target.faults import FaultRule
+from retrystorm.target.models import MODELS, parse_model
+from retrystorm.target.service.admin import parse_model_body, parse_reset_body, parse_rule_body
+from retrystorm.target.service.bodies import MODEL_REQUEST
+from retrystorm.target.service.config import MIN_TICK_S, live_param
 
 RETRY_AFTER = "a whole number of seconds from 0 to 86400, or null (no header)"
 FIRST_ATTEMPTS = "a whole number from 1 to 999,999,999, or null (no limit)"

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from target.models import parse_model
-from target.probe import fetch, read_reply
+from retrystorm.target.models import parse_model
+from retrystorm.target.probe import fetch, read_reply
 
 
 async def capacity(port, method="GET", body=None):

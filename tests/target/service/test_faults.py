@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from target.models import parse_model
-from target.probe import fetch
+from retrystorm.target.models import parse_model
+from retrystorm.target.probe import fetch
 
 INJECTED = "retrystorm_target_injected_failures_total"
 REQUESTS = "retrystorm_target_requests_total"

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from target.probe import encode_request, fetch, read_reply
-from target.service.http import MAX_BODY_BYTES, MAX_HEADER_BYTES, MAX_URL_BYTES
+from retrystorm.target.probe import encode_request, fetch, read_reply
+from retrystorm.target.service.http import MAX_BODY_BYTES, MAX_HEADER_BYTES, MAX_URL_BYTES
 
 
 async def raw_exchange(port, data, timeout_s=10.0):
@@ -157,7 +157,7 @@ def test_a_half_closed_request_is_still_answered_when_immediate(live):
 def test_one_off_responses_are_never_served_from_the_cache():
     # A freed response's address is soon reused; a cache keyed by address once sent a
     # stale body (found by fuzzing the admin API).
-    from target.service.responses import Encoder, Response
+    from retrystorm.target.service.responses import Encoder, Response
 
     encode = Encoder()
     for i in range(200):

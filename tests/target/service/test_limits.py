@@ -8,9 +8,9 @@ import signal
 
 import pytest
 
-from target.models import parse_model
-from target.probe import encode_request, fetch, read_reply
-from target.service import ConnectionLimits
+from retrystorm.target.models import parse_model
+from retrystorm.target.probe import encode_request, fetch, read_reply
+from retrystorm.target.service import ConnectionLimits
 
 SHORT = ConnectionLimits(header_timeout_s=0.4, idle_timeout_s=0.4)
 #: Bound on any wait for the server to close a connection.

@@ -1,6 +1,6 @@
 """Memory returned after a drained peak: when, and when not (the collection pauses the loop)."""
 
-from target.service.memory import MAX_CONNECTIONS_OPEN, TRIM_AFTER_PEAK, MemoryReturn, malloc_trim
+from retrystorm.target.service.memory import MAX_CONNECTIONS_OPEN, TRIM_AFTER_PEAK, MemoryReturn, malloc_trim
 
 
 class Service:

@@ -6,10 +6,10 @@ import random
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from target.faults import FaultInjector, FaultRule
-from target.metrics import RESPONSE_TIME_BUCKETS_S, build_metrics
-from target.models import parse_model
-from target.probe import fetch, read_reply, send_and_leave
+from retrystorm.target.faults import FaultInjector, FaultRule
+from retrystorm.target.metrics import RESPONSE_TIME_BUCKETS_S, build_metrics
+from retrystorm.target.models import parse_model
+from retrystorm.target.probe import fetch, read_reply, send_and_leave
 
 EXPECTED_TYPES = {
     "retrystorm_target_in_flight_requests": "gauge",

@@ -5,8 +5,8 @@ pass over 10,000 open connections stops the event loop for a noticeable time).""
 import asyncio
 import gc
 
-from target.probe import encode_request, fetch, read_reply, send_and_leave
-from target.service.http import HttpConnection, Request
+from retrystorm.target.probe import encode_request, fetch, read_reply, send_and_leave
+from retrystorm.target.service.http import HttpConnection, Request
 
 
 def test_connections_and_requests_are_freed_without_the_collector(live):

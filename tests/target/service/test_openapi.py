@@ -11,19 +11,19 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-import target
+import retrystorm.target
 from retrystorm.spec import params_of
 from retrystorm.spec_bodies import body_title
-from target.models import MODELS
-from target.probe import fetch
-from target.service.openapi import build_openapi, render
+from retrystorm.target.models import MODELS
+from retrystorm.target.probe import fetch
+from retrystorm.target.service.openapi import build_openapi, render
 
-OPENAPI = Path(target.__file__).parent / "openapi.json"
+OPENAPI = Path(retrystorm.target.__file__).parent / "openapi.json"
 schema = schemathesis.openapi.from_path(OPENAPI).exclude(path="/api")  # /api waits for the model
 
 
 def test_the_file_is_the_generated_document():
-    assert OPENAPI.read_text() == render(), "run: python -m target.service.openapi > target/openapi.json"
+    assert OPENAPI.read_text() == render(), "run: python -m retrystorm.target.service.openapi > target/openapi.json"
 
 
 def test_the_served_document_is_the_file(live):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from target.probe import fetch, read_reply, send_and_leave
+from retrystorm.target.probe import fetch, read_reply, send_and_leave
 
 pytestmark = pytest.mark.live
 
@@ -141,7 +141,7 @@ def test_report_interval_prints_the_seed_line():
 def test_the_service_never_imports_locust():
     # import locust monkey-patches the process with gevent; the target is asyncio code.
     code = (
-        "import sys, target.cli, target.service\n"
+        "import sys, retrystorm.target.cli, retrystorm.target.service\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent')))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
