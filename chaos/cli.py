@@ -16,6 +16,7 @@ from retrystorm.chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING
 from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, default_journal_path
+from retrystorm.chaos.network.cli import proxy as network_proxy
 from retrystorm.chaos.targets import FaultTarget, TargetRegistry
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
@@ -291,3 +292,6 @@ def serve(
     app = create_app(controller, allowed, registry=registry, token=token)
     out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
     web.run_app(app, host=host, port=port, print=None, access_log=None)
+
+
+chaos.add_command(network_proxy)
