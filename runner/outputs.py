@@ -1,11 +1,13 @@
 """A run folder: ``results.json``, ``timeseries.csv``, and the report (PNGs, ``report.html``).
 
-``results.json`` has the shape ``retrystorm sim --json`` prints
+``results.json`` starts with ``schema_version`` (:mod:`retrystorm.runner.results_schema`, which publishes its JSON
+Schema), then has the shape ``retrystorm sim --json`` prints
 (:func:`retrystorm.experiment.analysis.results_document`), with the run's own keys beside ``results``:
 ``ok``, ``choices`` (how the live figures were measured), ``run`` (scenario, stack,
 seed, times, what ran for each strategy), the scenario's ``description`` and, with
 ``--simulate``, ``simulated``.
-``timeseries.csv`` has one row per strategy per second: ``strategy``, ``t_s`` (the end
+``timeseries.csv`` has one row per strategy per second, with the fixed columns of
+:data:`~retrystorm.runner.results_schema.TIMESERIES_COLUMNS`: ``strategy``, ``t_s`` (the end
 of the interval, seconds after the load started), the rates per second and the gauges
 of :class:`~retrystorm.runner.series.LiveSeries`, named as the simulator's
 (:mod:`retrystorm.experiment.analysis.series_names`).
@@ -26,6 +28,7 @@ from retrystorm.experiment.analysis.stats import CENSORING_NOTE
 from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.report import StrategyCurves, write_report
 from retrystorm.runner.record import LATENCY_SOURCE, StrategyRecord
+from retrystorm.runner.results_schema import SCHEMA_VERSION, TIMESERIES_COLUMNS
 from retrystorm.runner.series import LiveSeries
 from retrystorm.sim.report import csv_text
 
@@ -120,7 +123,7 @@ def run_document(
         extra["simulated"] = dict(simulated)
     if description:
         extra["description"] = description
-    return results_document(scenario_name, results, **extra)
+    return {"schema_version": SCHEMA_VERSION, **results_document(scenario_name, results, **extra)}
 
 
 def write_run(
@@ -134,6 +137,6 @@ def write_run(
     results = folder / "results.json"
     results.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     series = folder / "timeseries.csv"
-    series.write_text(csv_text(timeseries_rows(records)), encoding="utf-8")
+    series.write_text(csv_text(timeseries_rows(records), columns=TIMESERIES_COLUMNS), encoding="utf-8")
     live = [live_curves(record) for record in records]
     return [results, series, *write_report(folder, document, live, simulated)]

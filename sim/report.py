@@ -142,10 +142,11 @@ def print_report(report: Report, console: Console) -> None:
         console.print()
 
 
-def csv_text(rows: Iterable[dict[str, Any]]) -> str:
-    """Rows as CSV; columns in order of first appearance; lists and mappings as JSON."""
+def csv_text(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """Rows as CSV; lists and mappings as JSON. ``columns``: exactly these, in this order (a row's missing key is
+    an empty cell; a key not among them raises ``ValueError``); ``None``: in order of first appearance."""
     rows = list(rows)
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+    columns = list(columns) if columns is not None else list(dict.fromkeys(key for row in rows for key in row))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
