@@ -104,6 +104,13 @@ def raise_open_files_limit() -> int:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8070, show_default=True, help="Port (0: any free).")
 @click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Also serve the model over gRPC (/retrystorm.target.v1.Target/Echo) on this port (0: any free); "
+    "needs the grpc extra. [default: no gRPC]",
+)
+@click.option(
     "--backlog", type=click.IntRange(min=1), default=None, help="Listen backlog. [default: the system maximum]"
 )
 @click.option(
@@ -148,6 +155,7 @@ def target(
     model_spec: str,
     host: str,
     port: int,
+    grpc_port: int | None,
     backlog: int | None,
     report_interval: float,
     cancel_on_disconnect: bool,
@@ -160,7 +168,8 @@ def target(
 ) -> None:
     """Run the target service: GET /api answers after the modelled delay.
 
-    Also serves /healthz, /metrics (Prometheus), /openapi.json and the admin API
+    With --grpc-port, the model is also served over gRPC (the same model, faults, metrics and
+    admin API). Also serves /healthz, /metrics (Prometheus), /openapi.json and the admin API
     (GET/PUT /admin/model, POST /admin/reset, GET/PUT/DELETE /admin/faults to fail
     chosen attempts on purpose). SIGTERM or Ctrl-C stops it.
     """
@@ -172,6 +181,7 @@ def target(
         model=build_model(model_spec, model_flags),
         host=host,
         port=port,
+        grpc_port=grpc_port,
         report_interval_s=report_interval,
         cancel_on_disconnect=cancel_on_disconnect,
         seed=seed,
@@ -210,9 +220,10 @@ async def serve(config: ServiceConfig, *, open_files: int | None = None) -> None
         reason = os.strerror(error.errno) if error.errno else str(error)
         raise UserError(f"cannot listen on {config.host}:{config.port}: {reason}") from error
     tune_garbage_collector()
+    grpc = f" and gRPC on {config.host}:{app.grpc_port}" if app.grpc_port is not None else ""
     err.print(
-        f"target: listening on http://{config.host}:{app.port} (model {config.model.spec()}, backlog {config.backlog}, "
-        f"max connections {config.limits.max_connections})",
+        f"target: listening on http://{config.host}:{app.port}{grpc} (model {config.model.spec()}, "
+        f"backlog {config.backlog}, max connections {config.limits.max_connections})",
         markup=False,
         soft_wrap=True,
     )

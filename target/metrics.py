@@ -127,6 +127,25 @@ class ConnectionCounters(Collector):
         yield from (refused, timed_out)
 
 
+class GrpcAttempts(Collector):
+    """gRPC attempts as they arrived, by attempt number (``grpc-previous-rpc-attempts`` + 1; 5 and above
+    as ``5+``), read from the gRPC front when Prometheus scrapes: the retries grpcio made, seen on the wire."""
+
+    def __init__(self, counts: Callable[[], dict[int, int]]) -> None:
+        self.counts = counts
+        self.created = time.time()
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            f"{PREFIX}_grpc_attempts",
+            "gRPC calls of Target/Echo as they arrived, by attempt number (1 + grpc-previous-rpc-attempts; 5+).",
+            labels=["attempt"],
+        )
+        for attempt, count in sorted(self.counts().items()):
+            family.add_metric([str(attempt) if attempt < 5 else "5+"], count, created=self.created)
+        yield family
+
+
 @dataclasses.dataclass(slots=True)
 class TargetMetrics:
     """Every metric of one target service, registered in one registry."""
@@ -164,6 +183,10 @@ class TargetMetrics:
     def bind_connection_counters(self, refused: Callable[[], int], timed_out: Callable[[], dict[str, int]]) -> None:
         """Expose the connections the limits closed, read from these functions at scrape time."""
         self.registry.register(ConnectionCounters(refused, timed_out))
+
+    def bind_grpc_attempts(self, counts: Callable[[], dict[int, int]]) -> None:
+        """Expose the gRPC attempts by attempt number, read from ``counts`` at scrape time."""
+        self.registry.register(GrpcAttempts(counts))
 
     def show_model(self, model: OverloadModel) -> None:
         """Publish the running model: its spec as info, numeric parameters in base units."""

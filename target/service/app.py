@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, generate_latest
 
@@ -43,6 +43,9 @@ from retrystorm.target.service.http import HttpServer, Request
 from retrystorm.target.service.memory import MemoryReturn
 from retrystorm.target.service.responses import Response
 
+if TYPE_CHECKING:
+    from retrystorm.target.service.grpc_front import GrpcFront
+
 logger = logging.getLogger(__name__)
 
 OK = Response(200, b"OK", shared=True)
@@ -51,6 +54,8 @@ SHUTTING_DOWN = Response.text(503, "the server is shutting down", shared=True)
 RESET = Response.text(503, "released by POST /admin/reset", shared=True)
 HEALTHY = Response.text(200, "OK", shared=True)
 _OK = Outcome.OK
+#: What installs the gRPC front's libraries (the optional extra ``grpc``).
+GRPC_EXTRA = "pip install 'retrystorm[grpc]'"
 #: Seconds ``stop`` waits for connections to flush before dropping them.
 SHUTDOWN_GRACE_S = 2.0
 
@@ -111,6 +116,7 @@ class TargetApp:
         self._reporter: asyncio.Task[None] | None = None
         self.memory = MemoryReturn(lambda: self.driver.in_flight, lambda: len(self.http.connections))
         self._housekeeping: asyncio.TimerHandle | None = None
+        self.grpc: GrpcFront | None = None
 
     # lifecycle -------------------------------------------------------------------------
 
@@ -131,11 +137,39 @@ class TargetApp:
         except UserError:
             self._listener.close()
             raise
+        if config.grpc_port is not None:
+            await self._start_grpc(config.grpc_port)
         self.driver.start()
         self.http.start()
         if self.config.report_interval_s > 0:
             self._reporter = loop.create_task(self._report(), name="report")
         self._every_second()
+
+    async def _start_grpc(self, port: int) -> None:
+        """Serve the model over gRPC too (:mod:`retrystorm.target.service.grpc_front`); on failure the HTTP
+        listener closes again."""
+        try:
+            try:
+                from retrystorm.target.service.grpc_front import GrpcFront  # noqa: PLC0415 - grpcio is optional
+            except ImportError as error:
+                raise UserError(f"--grpc-port needs grpcio and protobuf ({error}): {GRPC_EXTRA}") from None
+            self.grpc = GrpcFront(self)
+            await self.grpc.start(self.config.host, port)
+        except BaseException:
+            if self._listener is not None:
+                self._listener.close()
+            raise
+        self.metrics.bind_grpc_attempts(lambda: self.grpc.attempts if self.grpc is not None else {})
+
+    @property
+    def closing(self) -> bool:
+        """True once :meth:`stop` has begun."""
+        return self.http.closing
+
+    @property
+    def grpc_port(self) -> int | None:
+        """The gRPC port actually bound (``None``: no gRPC)."""
+        return self.grpc.port if self.grpc is not None else None
 
     @property
     def port(self) -> int:
@@ -151,6 +185,8 @@ class TargetApp:
         if self._listener is not None:
             self._listener.close()
         self._answer_all(SHUTTING_DOWN)
+        if self.grpc is not None:
+            await self.grpc.stop(SHUTDOWN_GRACE_S)
         await self.driver.stop()
         self.http.stop()
         if self._housekeeping is not None:

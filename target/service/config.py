@@ -36,6 +36,8 @@ class ServiceConfig:
     model: OverloadModel = dataclasses.field(default_factory=ExponentialModel)
     host: str = "127.0.0.1"
     port: int = 8070
+    #: Also serve the model over gRPC on this port (0: a free one; ``None``: no gRPC), on ``host``.
+    grpc_port: int | None = None
     backlog: int = dataclasses.field(default_factory=default_backlog)
     cancel_on_disconnect: bool = False
     report_interval_s: float = 0.0
@@ -51,6 +53,8 @@ class ServiceConfig:
         check_token(self.admin_token)
         if not 0 <= self.port <= 65535:
             raise SpecError(f"port: got {self.port}, expected 0 to 65535 (0 picks a free port)")
+        if self.grpc_port is not None and not 0 <= self.grpc_port <= 65535:
+            raise SpecError(f"grpc_port: got {self.grpc_port}, expected 0 to 65535 (0 picks a free port)")
         if self.backlog < 1:
             raise SpecError(f"backlog: got {self.backlog}, expected a whole number >= 1")
         if not math.isfinite(self.report_interval_s) or self.report_interval_s < 0:

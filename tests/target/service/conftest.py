@@ -121,6 +121,7 @@ class TargetProcess:
             if not selector.select(timeout=30):
                 raise AssertionError("the target did not start listening")
             line = self.proc.stderr.readline()
+        self.first_line = line
         if "listening on http://127.0.0.1:" not in line:
             raise AssertionError(f"unexpected start-up output: {line!r}")
         return int(line.split("http://127.0.0.1:")[1].split()[0])
