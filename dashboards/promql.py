@@ -7,7 +7,7 @@ dashboard's ``$strategy`` variable (a regex; "All" is ``.*``). Counters are read
 Latency quantiles sum the histogram buckets *before* ``histogram_quantile``, so
 several Locust workers (or instances) aggregate correctly: averaging per-worker
 quantiles is wrong (https://prometheus.io/docs/practices/histograms/#quantiles).
-Metric names: README.md's tables of the target, client and chaos metrics.
+Metric names: the metrics reference of the documentation (docs/reference).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What ``locust -f loadgen/locustfile.py`` loads: the seed's client as a Locust user.
 
-Usage (see the README's "Load generator" section for all options and metrics)::
+Usage (docs/guides/locust.md has every option and metric)::
 
     locust -f loadgen/locustfile.py --host http://127.0.0.1:8070
     locust -f loadgen/locustfile.py --headless -u 1000 -r 200 -t 2m --host http://127.0.0.1:8070 \\

@@ -2,7 +2,7 @@
 
 Two sync workers serve about 40 requests/s. Requests beyond that wait in the listen
 backlog, and gunicorn serves them even after their client gave up: the retry storm of
-README, "Test your own service".
+docs/get-started/your-own-service.md.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from retrystorm.loadgen.think import SEED_THINK_TIME
 
 Loc = tuple[str | int, ...]
 
-#: Ceilings on sizes, so that no scenario can hang the simulator or exhaust memory (README, "Scenario files").
+#: Ceilings on sizes, so that no scenario can hang the simulator or exhaust memory (the scenario reference).
 MAX_USERS = 1_000_000
 MAX_RATE = 1_000_000.0
 MAX_RUN_S = 24 * 3600.0

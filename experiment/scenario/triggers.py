@@ -13,7 +13,7 @@ Every kind takes ``at``, ``for``, ``repeat`` and ``random_start``
 of ``target``. Each kind has ceilings: ``capacity`` in (0, 1], ``factor`` from 1 to
 :data:`MAX_SPIKE_FACTOR`, ``status`` 429 or 5xx, ``probability`` in (0, 1], ``for`` at
 most :data:`MAX_TRIGGER_S`. What a kind does, live and simulated, is in
-:mod:`retrystorm.experiment.scenario.timeline` and the README.
+:mod:`retrystorm.experiment.scenario.timeline` and docs/concepts/triggers.md.
 """
 
 from __future__ import annotations

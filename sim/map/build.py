@@ -74,7 +74,9 @@ def prepare(
         data["seed"] = seed
     scenario = scenario_from_data(data, source=source)
     if not scenario.faults:
-        raise UserError(f"{source}: a map needs a trigger to recover from; add one under faults (README, Scenarios)")
+        raise UserError(
+            f"{source}: a map needs a trigger to recover from; add one under faults (docs: concepts/triggers.md)"
+        )
     known = scenario.labels()
     unknown = [label for label in labels if label not in known]
     if unknown:

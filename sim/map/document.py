@@ -77,7 +77,7 @@ class MapPlan:
         return [
             horizon_text(self.horizon_s) + (" (the scenario's own time after it)" if self.horizon_s else ""),
             "Every cell runs the same seeds, so neighbouring cells differ by their values, not by their luck.",
-            "The simulator runs each trigger as retrystorm sim run does (README, Simulator).",
+            "The simulator runs each trigger as retrystorm sim run does (docs/guides/simulate.md).",
         ]
 
     def document(self, figures: Sequence[RunFigures]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ REQUIRED_PANELS = {
     "Outages": "retrystorm_chaos_outage_active",
     "Triggers in force": "retrystorm_target_capacity_ratio",
 }
-#: Each trigger kind's metric (README's metrics tables), as its annotation query and its timeline row read it.
+#: Each trigger kind's metric (the metrics reference), as its annotation query and its timeline row read it.
 TRIGGER_METRICS = {
     "pause": ["retrystorm_chaos_outage_active"],
     "slow": ["retrystorm_target_capacity_ratio", "retrystorm_chaos_throttle_active"],
