@@ -224,6 +224,7 @@ async def run_strategy(
     run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
     run.triggers = list(plan.triggers)
     started_utc = utc_now()
+    wall_t0: float | None = None
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
     try:
         triggers = LiveTriggers(plan.triggers, controls_of(target, controller), runtime)
@@ -266,6 +267,7 @@ async def run_strategy(
         ended_utc=utc_now(),
         target=target.describe(),
         load=load.describe(),
+        wall_t0=wall_t0,
     )
 
 

@@ -4,7 +4,8 @@
 Schema), then has the shape ``retrystorm sim --json`` prints
 (:func:`retrystorm.experiment.analysis.results_document`), with the run's own keys beside ``results``:
 ``ok``, ``choices`` (how the live figures were measured), ``run`` (scenario, stack,
-seed, times, what ran for each strategy), the scenario's ``description`` and, with
+seed, times, what ran for each strategy, and the wall-clock time of each strategy's time 0:
+``t0_unix_s`` and ``t0_utc``, to line ``t_s`` up with other logs), the scenario's ``description`` and, with
 ``--simulate``, ``simulated``.
 ``timeseries.csv`` has one row per strategy per second, with the fixed columns of
 :data:`~retrystorm.runner.results_schema.TIMESERIES_COLUMNS`: ``strategy``, ``t_s`` (the end
@@ -17,6 +18,7 @@ The PNGs and ``report.html`` come from :mod:`retrystorm.experiment.report`.
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -82,6 +84,13 @@ def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> Str
     )
 
 
+def utc_text(unix_s: float | None) -> str | None:
+    """Unix seconds as ISO 8601 UTC with milliseconds (``None`` stays ``None``)."""
+    if unix_s is None:
+        return None
+    return datetime.datetime.fromtimestamp(unix_s, datetime.UTC).isoformat(timespec="milliseconds")
+
+
 def timeseries_rows(records: Sequence[StrategyRecord]) -> list[dict[str, Any]]:
     """Every strategy's series, one row per strategy and second."""
     return [{"strategy": record.label, **row} for record in records for row in record.series().rows()]
@@ -110,6 +119,8 @@ def run_document(
             "load": record.load,
             "started_utc": record.started_utc,
             "ended_utc": record.ended_utc,
+            "t0_unix_s": record.wall_t0,
+            "t0_utc": utc_text(record.wall_t0),
         }
         for record in records
     }

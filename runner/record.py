@@ -77,6 +77,8 @@ class StrategyRecord:
     load: str
     #: The slow and errors windows as they happened (empty: a run of pauses only).
     triggers: Sequence[TriggerWindow] = ()
+    #: Unix seconds (the wall clock) at the run's time 0, when the load started; ``None``: not taken.
+    wall_t0: float | None = None
 
     @property
     def label(self) -> str:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from retrystorm.durations import parse_duration
+from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import SpecError
 from retrystorm.experiment.scenario import Scenario, load_scenario, scenario_from_data
 from retrystorm.loadgen.service_config import read_strategy
@@ -139,6 +139,15 @@ _FIELDS = {
 }
 
 
+#: The flags of :data:`_FIELDS` that are durations, parsed to seconds with their units.
+_DURATIONS = frozenset({"duration", "deadline", "sample_every"})
+
+
+def _with_unit(seconds: object) -> object:
+    """A duration flag's seconds written back with a unit, as a scenario file needs it (exactly: format_duration)."""
+    return format_duration(seconds) if isinstance(seconds, float) else seconds
+
+
 def adhoc_scenario(
     scenario_file: Path | None,
     *,
@@ -152,15 +161,21 @@ def adhoc_scenario(
 
     ``--strategy`` and ``--outage`` replace the file's strategies and faults.
     """
-    overrides: dict[str, Any] = {_FIELDS[key]: value for key, value in flags.items() if value is not None}
+    overrides: dict[str, Any] = {
+        _FIELDS[key]: _with_unit(value) if key in _DURATIONS else value
+        for key, value in flags.items()
+        if value is not None
+    }
     if model is not None:
         overrides["model"] = model
     if timeout is not None:
-        overrides["load.attempt_timeout"] = None if timeout == "none" else timeout
+        overrides["load.attempt_timeout"] = None if timeout == "none" else _with_unit(timeout)
     if strategies:
         overrides["strategies"] = [{"label": item.label, "strategy": item.strategy} for item in strategies]
     if outages:
-        overrides["faults"] = [{"pause": "target", "at": start, "for": length} for length, start in outages]
+        overrides["faults"] = [
+            {"pause": "target", "at": _with_unit(start), "for": _with_unit(length)} for length, start in outages
+        ]
     if scenario_file is not None:
         return load_scenario(scenario_file, overrides=overrides)
     if not strategies:

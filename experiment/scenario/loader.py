@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from retrystorm.errors import did_you_mean, shown
 from retrystorm.experiment.scenario.catalog import find_scenario, missing_hint
 from retrystorm.experiment.scenario.errors import ScenarioError
+from retrystorm.experiment.scenario.fields import REQUIRE_UNITS
 from retrystorm.experiment.scenario.model import Loc, Scenario
 from retrystorm.experiment.scenario.triggers import TRIGGER_TYPES
 
@@ -105,13 +106,15 @@ def parse_scenario(
 
 
 def scenario_from_data(data: dict[str, Any], *, source: str = "command line") -> Scenario:
-    """Validate a scenario built in code (from flags); errors name ``source`` and the field."""
-    return _validate(data, source, {})
+    """Validate a scenario built in code (from flags, durations already in seconds); errors name ``source`` and the
+    field."""
+    return _validate(data, source, {}, require_units=False)
 
 
-def _validate(data: dict[str, Any], source: str, lines: dict[Loc, int]) -> Scenario:
+def _validate(data: dict[str, Any], source: str, lines: dict[Loc, int], *, require_units: bool = True) -> Scenario:
+    """Validate ``data``; a file's durations need their units (:data:`~.fields.REQUIRE_UNITS`)."""
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data, context=REQUIRE_UNITS if require_units else None)
     except ValidationError as error:
         raise ScenarioError(_describe(error, source, lines)) from None
     problems = [f"{_where(source, lines, loc)}: {_path(loc)}: {message}" for loc, message in scenario.problems()]

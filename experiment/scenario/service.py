@@ -120,7 +120,6 @@ class ServerMetrics(_Strict):
     url: Url | None = None
     prometheus: PrometheusSource | None = None
     in_flight: MetricName | None = None
-    latency: MetricName | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> ServerMetrics:

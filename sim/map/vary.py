@@ -8,14 +8,15 @@ is 0 when not written; a field that is null there has no number to vary).
 
 ``RANGE`` is ``LO..HI:N`` (``N`` values from ``LO`` to ``HI``, both included, evenly
 spaced), ``LO..HI:N:log`` (evenly spaced on a log scale: ``LO * (HI/LO)^(i/(N-1))``), or
-a list ``A,B,C``. A duration field takes durations (``5s..60s:12``; a bare number is
-seconds); a whole-number field's values are rounded, and two that round alike are
+a list ``A,B,C``. A duration field takes durations with their units (``5s..60s:12``; a bare
+number is refused, as in a scenario file); a whole-number field's values are rounded, and two that round alike are
 refused. Every error is a :class:`~retrystorm.errors.UserError` naming the ``--vary``
 and the field.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import re
@@ -171,18 +172,12 @@ def parse_vary(text: str, scenario: Scenario) -> Axis:
 
 
 def _number(text: str, field: Field, flag: str) -> float:
-    """A value of the field: a number, or for a duration also a duration with its unit (a bare number is seconds)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    try:
-        if field.duration and math.isnan(value):
-            value = parse_duration(text.strip(), what="value")
-    except SpecError:
-        pass
+    """A value of the field: a number, or for a duration a duration with its unit (``5s``; a bare number is refused)."""
+    value = math.nan
+    with contextlib.suppress(SpecError, ValueError):
+        value = parse_duration(text.strip(), what="value") if field.duration else float(text)
     if math.isnan(value):
-        kind = "a duration (5s, 100ms; a bare number is seconds)" if field.duration else "a number (no unit)"
+        kind = "a duration with its unit (5s, 100ms)" if field.duration else "a number (no unit)"
         raise UserError(f"{flag}: got {text.strip()!r}; this field takes {kind}")
     if not math.isfinite(value):
         raise UserError(f"{flag}: got {text.strip()!r}; expected a finite number")

@@ -10,6 +10,7 @@ fails to resume. The real processes are tested end to end once per backend
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import os
@@ -151,6 +152,18 @@ def test_a_whole_run_writes_its_folder_and_exits_0(tmp_path, capsys):
     assert run_plan(plan, stack, tmp_path / "run", options) == 0
     assert {path.name for path in (tmp_path / "run").iterdir()} >= {"results.json", "timeseries.csv", "report.html"}
     assert "run folder:" in capsys.readouterr().out
+
+
+def test_results_give_the_wall_clock_time_of_each_strategys_time_0(tmp_path):
+    _, stack, _, _, _, plan, _, runtime = setting(tmp_path)
+    epoch = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+    runtime = dataclasses.replace(runtime, wall=lambda: epoch + runtime.clock())
+    assert run_plan(plan, stack, tmp_path / "run", RunOptions(journal=tmp_path / "j.jsonl", runtime=runtime)) == 0
+    details = json.loads((tmp_path / "run" / "results.json").read_text())["run"]["strategies"]
+    first, second = details["fixed:100ms"], details["smira"]
+    assert first["t0_utc"].startswith("2026-01-01T00:00:") and first["t0_utc"].endswith("+00:00")
+    # the second strategy's time 0 is one run (60 s) and its start-up later than the first's
+    assert second["t0_unix_s"] - first["t0_unix_s"] >= 60
 
 
 def test_a_failed_assertion_exits_1_naming_the_measured_value_and_the_bound(tmp_path, capsys):

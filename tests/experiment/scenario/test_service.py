@@ -60,6 +60,10 @@ def test_a_service_of_ones_own_loads_without_a_model_and_reaches_the_run_spec():
         (("ready: /healthz", "pid: 1"), "own.yaml:5: target.pid: got 1; expected greater than or equal to 2"),
         (("[timeout, 5xx, 429]", "[timeout, sometimes]"), "own.yaml:9: retry_on: got 'sometimes', expected a list"),
         (
+            ("ready: /healthz", "metrics: {url: http://127.0.0.1:8001/metrics, in_flight: a, latency: b}"),
+            "own.yaml:5: target.metrics.latency: unknown field; accepted: url, prometheus, in_flight",
+        ),
+        (
             ("Content-Type: application", "Host: application"),
             "own.yaml:7: requests[0].headers: Host is set by the load generator",
         ),

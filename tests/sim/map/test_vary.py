@@ -32,7 +32,7 @@ def test_paths_read_as_the_loader_names_fields():
     ("text", "values", "duration", "integer", "scale"),
     [
         ("faults[0].for=5s..60s:12", (5.0, 10.0, 15.0), True, False, "linear"),
-        ("faults[0].for=500ms,1s,2", (0.5, 1.0, 2.0), True, False, "linear"),
+        ("faults[0].for=500ms,1s,2s", (0.5, 1.0, 2.0), True, False, "linear"),
         ("load.users=200..2000:10", (200.0, 400.0, 600.0), False, True, "linear"),
         ("load.users=10..1000:3:log", (10.0, 100.0, 1000.0), False, True, "log"),
         ("faults[0].capacity=0.1..0.5:5", (0.1, 0.2, 0.3), False, False, "linear"),
@@ -59,6 +59,7 @@ def test_ranges_and_lists(text, values, duration, integer, scale):
         ("model.limit=1..9:2", "model.limit: 'linear' has no parameter 'limit'; parameters: base_delay, slope"),
         ("faults[0].for=5..60", "expected LO..HI:N or LO..HI:N:log"),
         ("faults[0].for=5x..60s:3", "got '5x'; this field takes a duration"),
+        ("faults[0].for=5..60:3", "got '5'; this field takes a duration with its unit (5s, 100ms)"),
         ("faults[0].capacity=0.1s..0.5:3", "got '0.1s'; this field takes a number (no unit)"),
         ("load.users=0..100:4:log", "a log range starts above 0"),
         ("load.users=100..10:4", "expected LO < HI"),
