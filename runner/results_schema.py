@@ -146,6 +146,8 @@ class StrategyRun(_Closed):
     load: str
     started_utc: str
     ended_utc: str
+    t0_unix_s: float | None = Field(description="The wall clock (Unix seconds) at this strategy's time 0 (t_s = 0).")
+    t0_utc: str | None = Field(description="The same moment in UTC, ISO 8601 with milliseconds.")
 
 
 class RunInfo(_Closed):
