@@ -51,6 +51,18 @@ def outcome_of_status(status: int) -> AttemptOutcome:
     return AttemptOutcome.SERVER_ERROR
 
 
+def parse_amz_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from ``x-amz-retry-after`` (whole milliseconds), or ``None`` when absent or invalid.
+
+    botocore 1.44.8 ``ExponentialBackoff._get_retry_after_delay``: ``int(value) / 1000``, ignored when it
+    is not a whole number or is negative.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    return int(text) / 1000 if text.isdigit() and len(text) <= 12 else None
+
+
 def parse_retry_after(value: str | None, *, now_epoch_s: float) -> float | None:
     """Seconds to wait from a ``Retry-After`` header, or ``None`` when absent or invalid.
 

@@ -43,10 +43,16 @@ from locust import FastHttpUser, task
 
 from retrystorm.loadgen.metrics import RequestMetrics
 from retrystorm.loadgen.options import Arrival
-from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status, parse_retry_after
+from retrystorm.loadgen.outcomes import (
+    AttemptOutcome,
+    RequestOutcome,
+    outcome_of_status,
+    parse_amz_retry_after,
+    parse_retry_after,
+)
 from retrystorm.loadgen.plugin import runtime_of
 from retrystorm.loadgen.request_mix import RequestMix, RequestSpec
-from retrystorm.loadgen.strategies import GiveUp, RetrySession
+from retrystorm.loadgen.strategies import GiveUp, RetryAfter, RetrySession
 from retrystorm.loadgen.think import open_arrival_wait
 
 logger = logging.getLogger(__name__)
@@ -252,6 +258,10 @@ class RetryingUser(FastHttpUser):
             url=kind.url,
         )
 
+    def read_retry_after(self, response: Any) -> float | None:
+        """What a failed answer asks the next retry to wait, as the policy reads it."""
+        return _read_retry_after(response, self.options.policy.retry_after)
+
     def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, int, float | None]:
         """Send attempt number ``request.attempts``; its outcome, HTTP status (0: none) and ``Retry-After``."""
         number = request.attempts
@@ -283,8 +293,7 @@ class RetryingUser(FastHttpUser):
         if response is not None and error is None:
             outcome = outcome_of_status(status)
             if outcome is not AttemptOutcome.OK:
-                header = response.get("retry-after")
-                retry_after_s = parse_retry_after(header, now_epoch_s=time.time()) if isinstance(header, str) else None
+                retry_after_s = self.read_retry_after(response)
         else:
             timed_out = isinstance(error, gevent.Timeout | socket.timeout)
             outcome = AttemptOutcome.TIMEOUT if timed_out else AttemptOutcome.CONNECTION_ERROR
@@ -302,6 +311,16 @@ class RetryingUser(FastHttpUser):
         )
         request.length = len(body)
         return outcome, status, retry_after_s
+
+
+def _read_retry_after(response: Any, mode: RetryAfter) -> float | None:
+    """The delay the answer asks for, from the header ``mode`` reads (``x-amz-retry-after`` or ``Retry-After``)."""
+    header = response.get(mode.header)
+    if not isinstance(header, str):
+        return None
+    if mode is RetryAfter.AWS:
+        return parse_amz_retry_after(header)
+    return parse_retry_after(header, now_epoch_s=time.time())
 
 
 def _attempt_error(outcome: AttemptOutcome, status: int, error: BaseException | None) -> AttemptError:

@@ -45,6 +45,9 @@ class RetryStrategy(Spec):
     #: The next delay depends on a state carried from one delay to the next, not only on
     #: the previous delay (Polly's decorrelated jitter): the caller calls :meth:`next_delay`.
     stateful: ClassVar[bool] = False
+    #: A throttling answer (HTTP 429) backs off differently (the AWS SDKs' 1 s base against 50 ms):
+    #: the caller calls :meth:`throttled_delay` for it.
+    throttle_aware: ClassVar[bool] = False
 
     @abstractmethod
     def delay(self, attempt: int, previous_delay_s: float, rng: random.Random) -> float:
@@ -58,6 +61,10 @@ class RetryStrategy(Spec):
         Stateless strategies ignore the state; a :attr:`stateful` one overrides this.
         """
         return self.delay(attempt, previous_delay_s, rng), state
+
+    def throttled_delay(self, attempt: int, previous_delay_s: float, rng: random.Random) -> float:
+        """The delay before retry ``attempt`` after a throttling answer; :meth:`delay` unless :attr:`throttle_aware`."""
+        return self.delay(attempt, previous_delay_s, rng)
 
     @property
     @abstractmethod

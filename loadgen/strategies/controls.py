@@ -47,13 +47,28 @@ class RetryAfter(enum.StrEnum):
     ``exact``: it replaces the delay when above 0 (urllib3's ``Retry.sleep_for_retry``).
     ``pushback``: it replaces the delay and the backoff starts over after this retry,
     as gRPC's ``grpc-retry-pushback-ms`` does (gRFC A6, "Pushback"; grpc-go ``stream.go``
-    resets ``numRetriesSincePushback``). ``ignore``: it is not read.
+    resets ``numRetriesSincePushback``). ``aws``: ``max(d, min(r, d + 5 s))`` for the
+    backoff ``d`` and the header's ``r``, read from ``x-amz-retry-after`` in milliseconds
+    (botocore 1.44.8 ``botocore/retries/standard.py``, ``ExponentialBackoff.delay_amount``,
+    ``_RETRY_AFTER_MAX_ADDITIONAL`` 5). ``ignore``: it is not read.
     """
 
     AT_LEAST = "at_least"
     EXACT = "exact"
     PUSHBACK = "pushback"
+    AWS = "aws"
     IGNORE = "ignore"
+
+    @property
+    def header(self) -> str:
+        """The response header this reading takes its value from (lower case)."""
+        return AWS_RETRY_AFTER_HEADER if self is RetryAfter.AWS else "retry-after"
+
+
+#: The AWS SDKs' retry-after header: whole milliseconds (botocore ``ExponentialBackoff._RETRY_AFTER_HEADER``).
+AWS_RETRY_AFTER_HEADER = "x-amz-retry-after"
+#: How far past its own backoff an AWS SDK lets ``x-amz-retry-after`` push a retry (``_RETRY_AFTER_MAX_ADDITIONAL``).
+AWS_RETRY_AFTER_EXTRA_S = 5.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -136,6 +151,7 @@ class RetrySession:
     __slots__ = (
         "_retry_cost",
         "_stateful",
+        "_throttle_aware",
         "budget",
         "last_sleep_s",
         "policy",
@@ -156,6 +172,7 @@ class RetrySession:
         self.last_sleep_s = 0.0
         self.state = 0.0
         self._stateful = policy.strategy.stateful
+        self._throttle_aware = policy.strategy.throttle_aware
         self._retry_cost: float | None = None
 
     def start_request(self, now_s: float, *, slept_s: float = 0.0) -> None:
@@ -260,15 +277,16 @@ class RetrySession:
                 )
         if policy.max_attempts is not None and self.request_attempts >= policy.max_attempts:
             return GiveUp.MAX_ATTEMPTS
-        if retry_after_s is None and not self._stateful:  # the hot path: the strategy's delay alone
+        throttled = status == THROTTLED_STATUS
+        if retry_after_s is None and not self._stateful and not (throttled and self._throttle_aware):  # the hot path
             delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
             pushback = False
         else:
-            delay, pushback = self._next_delay(retry_after_s)
+            delay, pushback = self._next_delay(retry_after_s, throttled=throttled)
         if policy.deadline_s is not None and delay > self.remaining_s(now_s):
             return GiveUp.DEADLINE
         if budget is not None:
-            cost = budget.try_retry(now_s, after_timeout=timed_out)
+            cost = budget.try_retry(now_s, after_timeout=timed_out, throttled=throttled)
             if cost is None:
                 return GiveUp.BUDGET
             self._retry_cost = cost
@@ -276,22 +294,28 @@ class RetrySession:
         self.last_sleep_s = delay
         return delay
 
-    def _next_delay(self, retry_after_s: float | None) -> tuple[float, bool]:
+    def _next_delay(self, retry_after_s: float | None, *, throttled: bool = False) -> tuple[float, bool]:
         """The next delay, and whether it is a pushback (the backoff starts over after it)."""
         policy = self.policy
         mode = policy.retry_after
+        strategy = policy.strategy
         if retry_after_s is not None and policy.honour_retry_after:
             if mode is RetryAfter.PUSHBACK:
                 return retry_after_s, True
             if mode is RetryAfter.EXACT and retry_after_s > 0:
                 return retry_after_s, False
-        if self._stateful:
-            attempt = self.retry_number + 1
-            delay, self.state = policy.strategy.next_delay(attempt, self.last_sleep_s, self.state, self.rng)
+        attempt = self.retry_number + 1
+        if throttled and self._throttle_aware:
+            delay = strategy.throttled_delay(attempt, self.last_sleep_s, self.rng)
+        elif self._stateful:
+            delay, self.state = strategy.next_delay(attempt, self.last_sleep_s, self.state, self.rng)
         else:
-            delay = policy.strategy.delay(self.retry_number + 1, self.last_sleep_s, self.rng)
-        if retry_after_s is not None and policy.honour_retry_after and mode is RetryAfter.AT_LEAST:
-            delay = max(delay, retry_after_s)
+            delay = strategy.delay(attempt, self.last_sleep_s, self.rng)
+        if retry_after_s is not None and policy.honour_retry_after:
+            if mode is RetryAfter.AT_LEAST:
+                delay = max(delay, retry_after_s)
+            elif mode is RetryAfter.AWS:
+                delay = max(delay, min(retry_after_s, delay + AWS_RETRY_AFTER_EXTRA_S))
         return delay, False
 
     def _not_retryable(self, now_s: float, status: int | None) -> GiveUp:

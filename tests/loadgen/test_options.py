@@ -268,7 +268,7 @@ def test_locust_itself_exits_2_with_one_line_for_an_absurd_strategy():
 def test_a_preset_brings_its_attempt_cap_budget_and_conditions():
     options = load_options(parse("--retry-strategy", "aws-standard"))
     assert options.policy.max_attempts == 3
-    assert options.budget == QuotaBudget()
+    assert options.budget == QuotaBudget(cost=14, timeout_cost=14, throttle_cost=5)
     assert options.policy.retry_on is not None and options.policy.per_request
     assert options.strategy_name == "aws-standard"
 

@@ -57,3 +57,12 @@ def test_retry_after(header, seconds):
 def test_retry_after_date_as_servers_write_it():
     later = datetime.fromtimestamp(NOW + 90, tz=UTC)
     assert parse_retry_after(format_datetime(later, usegmt=True), now_epoch_s=NOW) == pytest.approx(90.0)
+
+
+def test_x_amz_retry_after_is_whole_milliseconds():
+    from retrystorm.loadgen.outcomes import parse_amz_retry_after
+
+    assert parse_amz_retry_after("1500") == 1.5
+    assert parse_amz_retry_after(" 0 ") == 0.0
+    for invalid in (None, "-1", "1.5", "soon", ""):
+        assert parse_amz_retry_after(invalid) is None

@@ -65,7 +65,7 @@ class WaitingState(BudgetState):
     def before_send(self, now_s: float, *, retry: bool) -> float:
         return 1.0
 
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         return 0.0
 
 
@@ -84,9 +84,9 @@ def test_envoys_circuit_breaker_holds_retries_in_flight_to_three():
     state = simulation.budget
     original = state.try_retry
 
-    def watching(now_s: float, *, after_timeout: bool) -> float | None:
+    def watching(now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         nonlocal highest
-        granted = original(now_s, after_timeout=after_timeout)
+        granted = original(now_s, after_timeout=after_timeout, throttled=throttled)
         highest = max(highest, state.retries)
         return granted
 

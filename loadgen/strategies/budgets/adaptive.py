@@ -59,7 +59,7 @@ class AdaptiveState(BudgetState):
             return False
         return True
 
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         return 0.0
 
     def on_result(

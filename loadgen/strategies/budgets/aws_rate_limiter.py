@@ -36,9 +36,10 @@ class AwsRateLimiterBudget(RetryBudget):
     returns the wait and takes the token at once: waiting sends are served in the order
     they asked; botocore's waiting threads race for each token, and a rate change
     wakes them to recompute). The standard mode's retry quota stays in force
-    (``quota``: its capacity; ``none``: none), as botocore registers both.
+    (``quota``: its capacity; ``none``: none; ``cost``, ``timeout_cost``, ``throttle_cost``: what a
+    retry withdraws, AWS SDK retries 2.1's 14, 14 and 5), as botocore registers both.
 
-    Source: botocore 1.43.67, ``botocore/retries/adaptive.py`` (``ClientRateLimiter``,
+    Source: botocore 1.44.8, ``botocore/retries/adaptive.py`` (``ClientRateLimiter``,
     ``RateClocker``: smoothing 0.8, 0.5 s buckets, ``_MAX_RATE_ADJUST_SCALE`` 2),
     ``throttling.py`` (``CubicCalculator``: scale 0.4, beta 0.7, starting ``w_max`` 0),
     ``bucket.py`` (``TokenBucket``: initial rate 1, ``_MIN_RATE`` 0.5).
@@ -52,6 +53,23 @@ class AwsRateLimiterBudget(RetryBudget):
     quota: float | None = param(
         "quota", optional(NUMBER), 500.0, "standard retry quota capacity (none: off)", above=0, at_most=MAX_BUDGET_SIZE
     )
+    cost: float = param(
+        "cost", NUMBER, 14.0, "quota cost of a non-throttling retry", at_least=0, at_most=MAX_BUDGET_SIZE
+    )
+    timeout_cost: float = param(
+        "timeout_cost", NUMBER, 14.0, "quota cost of a retry after a timeout", at_least=0, at_most=MAX_BUDGET_SIZE
+    )
+    throttle_cost: float = param(
+        "throttle_cost", NUMBER, 5.0, "quota cost of a retry after a throttle", at_least=0, at_most=MAX_BUDGET_SIZE
+    )
+
+    def quota_budget(self) -> QuotaBudget | None:
+        """Standard mode's retry quota with these costs (``None``: ``quota=none``)."""
+        if not self.quota:
+            return None
+        return QuotaBudget(
+            capacity=self.quota, cost=self.cost, timeout_cost=self.timeout_cost, throttle_cost=self.throttle_cost
+        )
 
     def start(self) -> AwsRateLimiterState:
         return AwsRateLimiterState(self)
@@ -66,7 +84,8 @@ class AwsRateLimiterState(BudgetState):
     def __init__(self, policy: AwsRateLimiterBudget) -> None:
         super().__init__()
         self.policy = policy
-        self.quota: QuotaState | None = QuotaBudget(capacity=policy.quota).start() if policy.quota else None
+        quota = policy.quota_budget()
+        self.quota: QuotaState | None = quota.start() if quota is not None else None
         self.started = False
         self.enabled = False
         # CUBIC: botocore starts with w_max 0, k 0 and the last failure at the start
@@ -102,10 +121,10 @@ class AwsRateLimiterState(BudgetState):
         self.capacity -= 1
         return wait
 
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         if self.quota is None:
             return 0.0
-        cost = self.quota.try_retry(now_s, after_timeout=after_timeout)
+        cost = self.quota.try_retry(now_s, after_timeout=after_timeout, throttled=throttled)
         if cost is None:
             self._refuse()
         return cost

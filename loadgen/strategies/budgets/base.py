@@ -12,7 +12,7 @@ Per attempt the caller does::
     ... wait, then send the attempt ...
     state.on_result(now, success=ok, retry_cost=cost, throttled=..., retryable=...)
     if failed and retryable:
-        cost = state.try_retry(now, after_timeout=...)  # None: the budget refuses
+        cost = state.try_retry(now, after_timeout=..., throttled=...)  # None: the budget refuses
 
 ``retry_cost`` is what the attempt's retry paid, ``None`` for a first attempt.
 :meth:`BudgetState.before_send` and :meth:`BudgetState.on_result` bracket every attempt
@@ -63,8 +63,11 @@ class BudgetState(ABC):
         return 0.0
 
     @abstractmethod
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
-        """Withdraw what one retry costs; the cost, or ``None`` (and a refusal) if refused."""
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
+        """Withdraw what one retry costs; the cost, or ``None`` (and a refusal) if refused.
+
+        ``after_timeout``: the failed attempt timed out; ``throttled``: it was a throttling answer (HTTP 429).
+        """
 
     def on_result(
         self,

@@ -56,7 +56,7 @@ class ConcurrencyState(BudgetState):
         self.active += 1
         return 0.0
 
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         if self.retries < self.limit():
             self.retries += 1
             return 1.0

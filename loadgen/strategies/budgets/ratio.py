@@ -57,7 +57,7 @@ class RatioState(BudgetState):
         allowed = self.policy.percent * self.requests.total(now_s) + self.policy.min_rate * self.policy.ttl_s
         return allowed - self.retries.total(now_s)
 
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         if self.balance(now_s) < 1.0:
             self._refuse()
             return None

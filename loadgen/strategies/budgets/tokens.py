@@ -35,7 +35,7 @@ class TokensState(BudgetState):
         self.policy = policy
         self.tokens = policy.max_tokens
 
-    def try_retry(self, now_s: float, *, after_timeout: bool) -> float | None:
+    def try_retry(self, now_s: float, *, after_timeout: bool, throttled: bool = False) -> float | None:
         if self.tokens > self.policy.max_tokens / 2:
             return 0.0
         self._refuse()

@@ -1,14 +1,14 @@
 """Presets: the retry behaviour of real client libraries, each read from the library's source.
 
 Importing this package registers them as strategies: ``grpc-retry``, ``envoy``,
-``aws-standard``, ``aws-adaptive``, ``polly``, ``resilience4j``, ``urllib3``,
+``aws-standard``, ``aws-adaptive``, ``aws-standard-2025``, ``aws-legacy``, ``polly``, ``resilience4j``, ``urllib3``,
 ``finagle``. ``grpc-service-config:PATH`` (read by ``retrystorm.loadgen.service_config``) makes a
 ``grpc-retry`` from a gRPC service config. :func:`resolve` expands a preset into the
 retry controls; see :mod:`.base` for the precedence.
 """
 
 from retrystorm.loadgen.strategies.presets import aws, envoy, finagle, grpc, polly, resilience4j, urllib3  # noqa: F401 - registers
-from retrystorm.loadgen.strategies.presets.aws import AwsAdaptive, AwsStandard
+from retrystorm.loadgen.strategies.presets.aws import AwsAdaptive, AwsLegacy, AwsStandard, AwsStandard2025
 from retrystorm.loadgen.strategies.presets.base import NONE, Preset, resolve
 from retrystorm.loadgen.strategies.presets.envoy import EnvoyRetry
 from retrystorm.loadgen.strategies.presets.finagle import FinagleRetry
@@ -21,7 +21,9 @@ from retrystorm.loadgen.strategies.presets.urllib3 import Urllib3Retry
 __all__ = [
     "NONE",
     "AwsAdaptive",
+    "AwsLegacy",
     "AwsStandard",
+    "AwsStandard2025",
     "EnvoyRetry",
     "FinagleRetry",
     "GrpcRetry",

@@ -123,12 +123,13 @@ def test_aws_rate_limiter_rate_never_drops_below_half_a_send_per_second():
 
 
 def test_aws_rate_limiter_keeps_the_standard_retry_quota():
-    state = parse_budget("aws-rate-limiter:quota=10").start()
+    # AWS SDK retries 2.1 (botocore 1.44.8 RetryQuotaChecker): 14 a retry, 5 after a throttle
+    state = parse_budget("aws-rate-limiter:quota=30").start()
     state.on_request(0.0)
-    assert state.try_retry(0.0, after_timeout=False) == 5.0
-    assert state.try_retry(0.0, after_timeout=False) == 5.0
-    assert state.try_retry(0.0, after_timeout=False) is None
+    assert state.try_retry(0.0, after_timeout=False) == 14.0
+    assert state.try_retry(0.0, after_timeout=True) == 14.0
+    assert state.try_retry(0.0, after_timeout=False) is None  # 2 left
     assert state.refusals == 1
-    state.on_result(0.1, success=True, retry_cost=5.0)  # a retried success gives its cost back
-    assert state.try_retry(0.2, after_timeout=False) == 5.0
+    state.on_result(0.1, success=True, retry_cost=14.0)  # a retried success gives its cost back
+    assert state.try_retry(0.2, after_timeout=False, throttled=True) == 5.0
     assert parse_budget("aws-rate-limiter:quota=none").start().try_retry(0.0, after_timeout=True) == 0.0

@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from retrystorm.loadgen.strategies import RetryAfter, parse_strategy, resolve
+from retrystorm.loadgen.strategies import GiveUp, RetryAfter, RetrySession, parse_strategy, resolve
 from retrystorm.loadgen.strategies.budgets import ConcurrencyBudget, QuotaBudget, RatioBudget, TokensBudget
 from retrystorm.loadgen.strategies.budgets.aws_rate_limiter import AwsRateLimiterBudget
 
@@ -139,18 +139,50 @@ def test_envoy_retry_on(spec, outcome, expected):
 # -- aws --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("attempt", "cap"), [(1, 1.0), (2, 2.0), (3, 4.0), (5, 16.0), (6, 20.0), (30, 20.0)])
-def test_aws_standard_is_full_jitter_below_min_two_to_the_n_and_20_s(attempt, cap):
-    # botocore standard.py: t_i = rand(0, 1) * min(2 ** (attempt - 1), 20)
+@pytest.mark.parametrize(("attempt", "cap"), [(1, 0.05), (2, 0.1), (3, 0.2), (9, 12.8), (10, 20.0), (30, 20.0)])
+def test_aws_standard_is_full_jitter_below_min_50ms_two_to_the_n_and_20_s(attempt, cap):
+    # botocore 1.44.8 standard.py: t_i = rand(0, 1) * min(0.05 * 2 ** (attempt - 1), 20) for a non-throttling error
     samples = draws("aws-standard", attempt)
     assert 0 <= min(samples) < 0.01 * cap and 0.99 * cap < max(samples) <= cap
     assert statistics.fmean(samples) == pytest.approx(cap / 2, rel=0.02)
 
 
+@pytest.mark.parametrize(("attempt", "cap"), [(1, 1.0), (2, 2.0), (3, 4.0), (5, 16.0), (6, 20.0)])
+def test_aws_standard_backs_off_from_1_s_after_a_throttle(attempt, cap):
+    strategy = parse_strategy("aws-standard")
+    rng = random.Random(1)
+    samples = [strategy.throttled_delay(attempt, 0.0, rng) for _ in range(DRAWS)]
+    assert 0 <= min(samples) < 0.01 * cap and 0.99 * cap < max(samples) <= cap
+
+
+def test_a_session_takes_the_throttle_base_and_cost_on_a_429_only():
+    policy, budget = resolve(parse_strategy("aws-standard:quota=28"))
+    state = budget.start()
+    session = RetrySession(policy, budget=state, rng=random.Random(3))
+    session.start_request(0.0)
+    throttled = session.on_failure(0.0, status=429)
+    assert 0.05 < throttled.delay_s <= 1.0 and state.quota == 23  # with this seed, above the 50 ms base
+    session.start_request(1.0)
+    unavailable = session.on_failure(1.0, status=503)
+    assert 0 <= unavailable.delay_s <= 0.05 and state.quota == 9
+    assert session.on_failure(1.1, status=503).give_up is GiveUp.BUDGET  # 9 < 14
+
+
+def test_x_amz_retry_after_raises_the_delay_at_most_5_s_past_the_backoff():
+    policy, _ = resolve(parse_strategy("aws-standard:quota=none"))
+    assert policy.retry_after is RetryAfter.AWS and RetryAfter.AWS.header == "x-amz-retry-after"
+    for retry_after_s, low, high in ((0.5, 0.5, 0.5), (3.0, 3.0, 3.0), (60.0, 5.0, 5.05)):
+        session = RetrySession(policy, rng=random.Random(5))
+        session.start_request(0.0)
+        delay = session.on_failure(0.0, status=503, retry_after_s=retry_after_s).delay_s
+        assert low <= delay <= high
+
+
 def test_aws_modes_attempts_budgets_and_conditions():
     policy, budget = resolve(parse_strategy("aws-standard"))
     assert policy.max_attempts == 3
-    assert budget == QuotaBudget(capacity=500, cost=5, timeout_cost=10, increment=1)  # botocore's RetryQuota
+    # botocore 1.44.8 RetryQuota(500) and RetryQuotaChecker: 14 a retry, 5 after a throttle
+    assert budget == QuotaBudget(capacity=500, cost=14, timeout_cost=14, throttle_cost=5, increment=1)
     assert resolve(parse_strategy("aws-standard:quota=none"))[1] is None
     policy, budget = resolve(parse_strategy("aws-adaptive"))
     assert policy.max_attempts == 3
@@ -160,6 +192,36 @@ def test_aws_modes_attempts_budgets_and_conditions():
     for status in (400, 404, 501):
         assert not retried("aws-standard", status=status)
     assert retried("aws-standard", timed_out=True) and retried("aws-standard")
+
+
+def test_a_full_quota_gets_35_retries_of_a_503_outage_not_100():
+    _, budget = resolve(parse_strategy("aws-standard"))
+    state = budget.start()
+    assert sum(state.try_retry(0.0, after_timeout=False) is not None for _ in range(200)) == 35
+    _, old = resolve(parse_strategy("aws-standard-2025"))
+    state = old.start()
+    assert sum(state.try_retry(0.0, after_timeout=False) is not None for _ in range(200)) == 100
+
+
+@pytest.mark.parametrize(("attempt", "cap"), [(1, 1.0), (2, 2.0), (3, 4.0), (5, 16.0), (6, 20.0)])
+def test_aws_standard_2025_backs_off_from_1_s_for_every_error(attempt, cap):
+    # botocore 1.43.67 standard.py: t_i = rand(0, 1) * min(2 ** (attempt - 1), 20), one base
+    samples = draws("aws-standard-2025", attempt)
+    assert 0 <= min(samples) < 0.01 * cap and 0.99 * cap < max(samples) <= cap
+    policy, budget = resolve(parse_strategy("aws-standard-2025"))
+    assert budget == QuotaBudget(capacity=500, cost=5, timeout_cost=10, throttle_cost=5)
+    assert policy.retry_after is RetryAfter.IGNORE
+
+
+@pytest.mark.parametrize(("attempt", "cap"), [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0)])
+def test_aws_legacy_is_rand_times_two_to_the_n_five_attempts_and_no_quota(attempt, cap):
+    # botocore retryhandler.delay_exponential('rand', 2, attempts) and _retry.json's max_attempts 5
+    samples = draws("aws-legacy", attempt)
+    assert 0 <= min(samples) < 0.01 * cap and 0.99 * cap < max(samples) <= cap
+    policy, budget = resolve(parse_strategy("aws-legacy"))
+    assert (policy.max_attempts, budget) == (5, None)
+    assert retried("aws-legacy", status=509) and retried("aws-legacy", timed_out=True)
+    assert not retried("aws-legacy", status=501)
 
 
 # -- polly ------------------------------------------------------------------------------

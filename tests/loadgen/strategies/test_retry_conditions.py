@@ -136,7 +136,7 @@ def test_a_plain_strategy_resolves_to_the_old_policy():
 def test_explicit_controls_override_the_presets_own_and_none_removes_them():
     preset = parse_strategy("aws-standard")
     policy, budget = resolve(preset)
-    assert (policy.max_attempts, budget) == (3, QuotaBudget())
+    assert (policy.max_attempts, budget) == (3, QuotaBudget(cost=14, timeout_cost=14, throttle_cost=5))
     policy, budget = resolve(preset, max_attempts=7, budget=parse_budget("tokens"))
     assert (policy.max_attempts, budget) == (7, TokensBudget())
     policy, budget = resolve(preset, max_attempts=NONE, budget=NONE)

@@ -62,11 +62,11 @@ def test_strategies_show_json_document():
     document = json.loads(result.output)
     assert document["spec"].startswith("aws-standard:max_attempts=3,")
     assert document["max_attempts"] == 3
-    assert document["budget"] == "quota:capacity=500,cost=5,timeout_cost=10,increment=1"
+    assert document["budget"] == "quota:capacity=500,cost=14,timeout_cost=14,throttle_cost=5,increment=1"
     assert [row["retry"] for row in document["retries"]] == [1, 2]
     second = document["retries"][1]
     assert set(second) == {"retry", "p5", "median", "p95", "mean"}
-    assert second["mean"] == pytest.approx(1.0, rel=0.05)  # U(0, 2 s)
+    assert second["mean"] == pytest.approx(0.05, rel=0.05)  # U(0, 100 ms)
     plain = json.loads(CliRunner().invoke(strategies, ["show", "fixed:250ms", "--json", "--draws", "10"]).output)
     assert plain["max_attempts"] is None and plain["budget"] is None
     assert [row["median"] for row in plain["retries"]] == [0.25] * 10
@@ -80,7 +80,7 @@ def test_strategies_show_table_and_an_unknown_preset():
     result = CliRunner().invoke(strategies, ["show", "envoi"])
     assert result.exit_code == 2
     assert "unknown strategy 'envoi' (did you mean 'envoy'?)" in result.output
-    assert "presets: aws-standard, aws-adaptive, envoy" in result.output
+    assert "presets: aws-standard, aws-adaptive, aws-standard-2025, aws-legacy, envoy" in result.output
 
 
 def test_strategies_lists_presets_in_a_section_of_their_own():
