@@ -64,23 +64,41 @@ def rng_for(seed: int, component: str) -> random.Random:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    # each field's docstring is its description: the scenario reference is generated from them
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, use_attribute_docstrings=True)
 
 
 class Load(_Strict):
     """The users and how they send requests."""
 
     users: int = Field(ge=1, le=MAX_USERS)
+    """How many users send logical requests (closed loop), or share the arrival rate (open loop)."""
     spawn_rate: float | None = Field(default=None, gt=0, le=MAX_USERS)
+    """Users started per second at the start; none: every user in the first second."""
     think_time: ThinkTimeField = SEED_THINK_TIME
+    """A user's wait before each logical request (closed loop): ``exponential:10s`` (or just the mean),
+    ``constant:1s``, ``between:1s,3s``; at most 24h.
+    """
     arrival: Literal["closed", "open"] = "closed"
+    """``closed``: each user waits for its request (and its retries) before thinking again; ``open``: requests start
+    at ``rate`` whatever came back.
+    """
     rate: float | None = Field(default=None, gt=0, le=MAX_RATE)
+    """Open loop only: logical requests started per second, in all."""
     attempt_timeout: PositiveDuration | None = 2.0
+    """An attempt is given up after this long (the server keeps working on it); null: wait for every answer."""
     duration: PositiveDuration = Field(le=MAX_RUN_S)
+    """How long the load runs, from its start; every trigger must end within it."""
     max_attempts: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
+    """Attempts per logical request, the first included; none: no cap (a preset's own cap applies)."""
     request_deadline: PositiveDuration | None = None
+    """A logical request is given up after this long, backoff included; none: never."""
     budget: BudgetField | None = None
+    """A retry budget shared by the users of one load-generating process, for every strategy (a strategy entry's own
+    wins).
+    """
     reset_after_success: bool = True
+    """The backoff starts afresh after a success; false keeps the retry counter (``--keep-backoff``)."""
 
 
 class StrategyEntry(_Strict):
@@ -94,10 +112,15 @@ class StrategyEntry(_Strict):
     """
 
     label: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    """What outputs and ``assertions`` call this strategy; default: the spec as written."""
     strategy: StrategyField
+    """The strategy or preset spec (``fixed:100ms``, ``envoy:num_retries=2``), or ``grpc-service-config:FILE.json``."""
     budget: BudgetField | None = None
+    """This strategy's retry budget, overriding ``load.budget`` and a preset's own."""
     max_attempts: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
+    """This strategy's attempt cap, overriding ``load.max_attempts`` and a preset's own."""
     request_deadline: PositiveDuration | None = None
+    """This strategy's deadline per logical request, overriding ``load.request_deadline``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -144,10 +167,17 @@ class Assertions(_Strict):
     """What one strategy's run must show; each bound is checked after every outage."""
 
     server_recovers_within: RecoveryBound | None = None
+    """The server's recovery after every outage takes at most this long; ``never``: it must not recover (a metastable
+    failure must happen).
+    """
     client_recovers_within: RecoveryBound | None = None
+    """The users' goodput is back to 90 % of steady within this long after every outage; ``never``: it must not be."""
     min_success_ratio: float | None = Field(default=None, ge=0, le=1)
+    """Succeeded logical requests over those started, at least this."""
     max_amplification: float | None = Field(default=None, ge=1)
+    """Attempts sent per logical request started, at most this."""
     max_peak_in_flight: int | None = Field(default=None, ge=0, le=2**53)
+    """The most requests the server held at once, at most this."""
 
 
 class SpikeUniform(_Strict):
@@ -159,39 +189,70 @@ class SpikeUniform(_Strict):
     """
 
     pattern: Literal["spike+uniform"] = "spike+uniform"
+    """The pattern's name; the only one is ``spike+uniform``."""
     spike_fraction: float = Field(default=0.2, ge=0, le=1)
+    """The share of users whose first request falls in the spike."""
     spike_at: Duration = 25.0
+    """When the spike starts."""
     spike_width: Duration = 10.0
+    """How long the spike lasts."""
     uniform_over: PositiveDuration = 1000.0
+    """The other users' first requests fall uniformly within this, from the start."""
 
 
 class SimOptions(_Strict):
     """Simulator-only knobs; the live runner ignores this section."""
 
     sample_every: PositiveDuration = Field(default=1.0, ge=MIN_SAMPLE_EVERY_S)
+    """The time series' resolution (at least 10ms; at most 1,000,000 intervals in ``load.duration``)."""
     first_request: SpikeUniform | None = None
+    """When each closed-loop user sends its first request (as in the seed simulation); none: after a think time."""
     requests_per_user: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS)
+    """Each user sends this many logical requests, then stops; none: no limit."""
     accept_backlog: int | None = Field(default=None, ge=0, le=100 * MAX_USERS)
+    """The most attempts that wait in the accept queue while the server is frozen; none: no bound."""
     open_arrivals: Literal["poisson", "constant"] = "poisson"
-    #: Each way between a client and the server (a think-time distribution: exponential:100ms, constant:5ms).
+    """Open loop: ``poisson`` arrivals, or ``constant`` (evenly spaced)."""
     network_delay: ThinkTimeField | None = None
+    """Each way between a client and the server, a think-time distribution (``exponential:100ms``, ``constant:5ms``);
+    none: no delay."""
 
 
 class Scenario(_Strict):
     """A whole scenario file."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    """The scenario's name, in every output."""
     description: str = Field(default="", max_length=10_000)
+    """What the scenario shows; heads the report and ``retrystorm scenarios``."""
     seed: int = Field(default=1, ge=0, lt=2**63)
+    """Seeds every random source of a run (think times, jitter, random starts, the server's draws): the same seed,
+    the same simulation.
+    """
     model: ModelField | None = None
+    """The built-in target's overload model (a spec or a mapping with ``name``); with ``target:``, the simulator's
+    approximation of your service.
+    """
     target: ServiceTarget | None = None
+    """Your own service instead of the built-in target: where requests go and what a pause freezes."""
     requests: Requests | None = None
+    """What one logical request is, drawn by weight (1 to 20 requests); default: ``GET /api``."""
     retry_on: RetryOnField | None = None
+    """The failures retried: ``timeout``, ``connection``, ``4xx``, ``5xx``, a status ``NNN``, ``NNN/retry-after``;
+    default: the strategy's own (a preset's), else ``[timeout, connection, 5xx, 429]``.
+    """
     load: Load
+    """The users and how they send requests."""
     strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
+    """The strategies to compare, each run in turn against a fresh target (1 to 100)."""
     faults: list[Trigger] = Field(default=[], max_length=MAX_FAULTS)
+    """The triggers on the timeline: ``pause``, ``slow``, ``spike``, ``errors`` (at most 1,000 entries, 10,000
+    windows once repeated).
+    """
     assertions: dict[str, Assertions] = {}
+    """What each strategy's run must show, by label; checked after every outage."""
     sim: SimOptions = SimOptions()
+    """Simulator-only settings; the live runner ignores them."""
 
     def labels(self) -> list[str]:
         """The strategies' labels, in order."""

@@ -104,22 +104,28 @@ ContainerName = Annotated[str, BeforeValidator(_container)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # each field's docstring is its description: the scenario reference is generated from them
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class PrometheusSource(_Strict):
     """Server readings from a Prometheus: its address and the PromQL of the in-flight count."""
 
     url: Url
+    """The Prometheus to ask (``http://HOST:PORT``)."""
     query_in_flight: str = Field(min_length=1, max_length=MAX_COMMAND_CHARS)
+    """The PromQL whose value is the requests your service holds (at most 4,096 characters)."""
 
 
 class ServerMetrics(_Strict):
     """Optional server-side readings: scrape ``url`` for the gauge ``in_flight``, or ask a Prometheus."""
 
     url: Url | None = None
+    """A ``/metrics`` address to scrape every second."""
     prometheus: PrometheusSource | None = None
+    """A Prometheus to query instead: ``{url, query_in_flight}``."""
     in_flight: MetricName | None = None
+    """The gauge of requests in progress in that ``/metrics`` (all its series summed)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> ServerMetrics:
@@ -136,12 +142,25 @@ class ServiceTarget(_Strict):
     """The ``target:`` section (see the module docstring)."""
 
     url: Url
+    """The base URL the users send to: ``http(s)://HOST[:PORT][/PATH]``, at most 2,048 characters; request paths are
+    appended to its path.
+    """
     command: Annotated[str, BeforeValidator(_command)] | None = None
+    """Started fresh for each strategy and stopped after it (its process group); split as a POSIX shell splits it,
+    run without a shell, in the scenario's folder; at most 4,096 characters.
+    """
     pid: int | None = Field(default=None, ge=2, le=MAX_PID)
+    """A running process to pause (2 to 4,194,304), registered when the run starts, with the process backend's
+    refusals.
+    """
     container: ContainerName | None = None
+    """A container to pause with ``docker pause``; it needs the label ``retrystorm.chaos=allow``."""
     service: ContainerName | None = None
+    """A compose service whose containers to pause; they need the label ``retrystorm.chaos=allow``."""
     ready: Annotated[str, AfterValidator(_checked(check_path))] | None = None
+    """A path that must answer 2xx before the load starts; default: the URL answering anything."""
     metrics: ServerMetrics | None = None
+    """Server-side readings of your service; without them, its recovery is judged from what its clients see."""
 
     @property
     def pause_kind(self) -> str | None:
@@ -180,11 +199,18 @@ class RequestEntry(_Strict):
     :mod:`retrystorm.loadgen.request_mix`)."""
 
     method: Annotated[str, BeforeValidator(_checked(check_method))] = "GET"
+    """GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS."""
     path: Annotated[str, BeforeValidator(_checked(check_path))]
+    """From ``/``, ASCII without spaces (percent-encode the rest), at most 2,048 characters."""
     name: Annotated[str, BeforeValidator(_checked(check_name))] | None = None
+    """Its name in statistics and metrics (the ``request`` label); default: ``METHOD PATH``; at most 100 characters."""
     headers: Annotated[dict[str, str], BeforeValidator(_checked(check_headers))] = {}
+    """At most 32, values printable ASCII of at most 1,024 characters; ``Host``, ``Content-Length``,
+    ``Transfer-Encoding``, ``Connection`` and ``Retrystorm-Attempt`` are the load generator's own."""
     body: Annotated[str | None, BeforeValidator(_checked(check_body))] = None
+    """Text of at most 64 KiB."""
     weight: Annotated[int, BeforeValidator(_checked(check_weight))] = 1
+    """Its share of the mix, 1 to 1,000,000."""
 
     def spec(self) -> RequestSpec:
         """This request as the load generator takes it."""

@@ -41,14 +41,17 @@ EXAMPLE = "{slow: target, capacity: 0.4, at: 60s, for: 10s}"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    # each field's docstring is its description: the scenario reference is generated from them
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, use_attribute_docstrings=True)
 
 
 class Repeat(_Strict):
     """Start the fault again every ``every``, ``times`` times in all (default: until the end)."""
 
     every: PositiveDuration
+    """The time from one start to the next."""
     times: int | None = Field(default=None, ge=1, le=MAX_WINDOWS)
+    """How many times in all; none: until the run ends."""
 
 
 class _Timed(_Strict):
@@ -58,9 +61,13 @@ class _Timed(_Strict):
     kind: ClassVar[str] = "pause"
 
     at: Duration
+    """When the trigger starts, from the load's start."""
     for_s: PositiveDuration = Field(alias="for", le=MAX_TRIGGER_S)
+    """How long it lasts (at most 1h)."""
     repeat: Repeat | None = None
+    """Start it again every ``every``, ``times`` times in all."""
     random_start: Duration = 0.0
+    """Each start is drawn uniformly from ``[start, start + random_start)``."""
 
     @property
     def target(self) -> str:
@@ -85,6 +92,7 @@ class Fault(_Timed):
 
     kind: ClassVar[str] = "pause"
     pause: str = Field(default="target", min_length=1, max_length=MAX_TARGET_CHARS)
+    """What to pause: ``target`` (the scenario's target)."""
 
 
 class SlowFault(_Timed):
@@ -92,7 +100,9 @@ class SlowFault(_Timed):
 
     kind: ClassVar[str] = "slow"
     slow: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """What to slow: ``target``."""
     capacity: float = Field(gt=0, le=1)
+    """The fraction of its capacity it runs at, in (0, 1]: 0.4 is 40 %."""
 
     def settings(self) -> dict[str, float | int]:
         return {"capacity": self.capacity}
@@ -103,7 +113,11 @@ class SpikeFault(_Timed):
 
     kind: ClassVar[str] = "spike"
     spike: Literal["load"]
+    """Always ``load``."""
     factor: float = Field(ge=1, le=MAX_SPIKE_FACTOR)
+    """The load in force over the run's: ``users * (factor - 1)`` extra users (open loop: the rate times ``factor``);
+    1 to 100.
+    """
 
     def settings(self) -> dict[str, float | int]:
         return {"factor": self.factor}
@@ -114,8 +128,11 @@ class ErrorsFault(_Timed):
 
     kind: ClassVar[str] = "errors"
     errors: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """What fails: ``target``."""
     status: int = 503
+    """The status each failed attempt gets: 429 or 500 to 599."""
     probability: float = Field(default=1.0, gt=0, le=1)
+    """The chance an attempt reaching the target fails, in (0, 1]."""
 
     @field_validator("status")
     @classmethod

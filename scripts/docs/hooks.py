@@ -4,6 +4,8 @@
 * Every internal link and image of every page is checked: the page or file it names must be in the site and the
   anchor it names must be on that page once rendered (generated sections such as the CLI reference's included).
   A broken one is a warning ``docs/PAGE.md:LINE: ...``, which fails a strict build.
+* The generated reference pages must match what the code generates now (:mod:`reference`): a stale one is a
+  warning naming the page, its first differing line and the command that regenerates it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import docsite
+import reference
 from mkdocs.structure.files import File, Files
 
 log = logging.getLogger("mkdocs.hooks.retrystorm")
@@ -55,10 +58,12 @@ def on_files(files: Files, *, config: Any, **_: Any) -> Files:
 
 
 def on_pre_build(**_: Any) -> None:
-    """Start afresh: ``mkdocs serve`` rebuilds in one process."""
+    """Start afresh (``mkdocs serve`` rebuilds in one process); a stale reference page is a warning."""
     _links.clear()
     _anchors.clear()
     _shown_path.clear()
+    for problem in reference.stale_pages():
+        log.warning(problem)
 
 
 def on_page_markdown(markdown: str, *, page: Any, **_: Any) -> str:
