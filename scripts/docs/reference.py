@@ -71,8 +71,16 @@ def _first_difference(expected: str, found: str) -> tuple[int | None, str, str]:
         if tag != "equal":
             line = want[start] if start < len(want) else "(end of page)"
             page_line = have[other] if other < len(have) else "(end of page)"
-            return other + 1, line[:80], page_line[:80]
+            return other + 1, *_where_they_differ(line, page_line)
     return None, "", ""
+
+
+def _where_they_differ(one: str, other: str, width: int = 70) -> tuple[str, str]:
+    """Both lines cut to ``width`` characters around their first differing character."""
+    common = next((i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
+    start = max(0, common - width // 3)
+    prefix = "..." if start else ""
+    return prefix + one[start : start + width], prefix + other[start : start + width]
 
 
 def main(argv: list[str] | None = None) -> int:
