@@ -41,6 +41,10 @@ class ScriptedServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # one segment per answer, sent at once: a head and a body in two writes would wait out the
+    # client's delayed ACK (40 ms) behind Nagle's algorithm, which reads as a later retry
+    disable_nagle_algorithm = True
+    wbufsize = 64 * 1024
     server: ScriptedServer
 
     def _answer(self) -> None:
@@ -53,6 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+        self.wfile.flush()
 
     do_GET = do_POST = _answer  # noqa: N815 - http.server's names
 

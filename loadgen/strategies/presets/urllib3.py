@@ -22,7 +22,7 @@ RETRY_AFTER_STATUS_CODES = frozenset({413, 429, 503})
 class Urllib3Retry(Preset):
     """urllib3 Retry: retry n waits 0 for n = 1, else min(backoff_max, backoff_factor * 2^(n-1) + U(0, backoff_jitter)).
 
-    urllib3 2.7.0 ``src/urllib3/util/retry.py``: ``get_backoff_time`` (0 until two
+    urllib3 2.8.0 ``src/urllib3/util/retry.py``: ``get_backoff_time`` (0 until two
     consecutive errors, then ``backoff_factor * 2 ** (errors - 1)``, plus
     ``random.random() * backoff_jitter`` when that is not 0, capped at ``backoff_max``,
     ``DEFAULT_BACKOFF_MAX`` 120 s), ``is_retry``, ``sleep_for_retry``.
@@ -46,7 +46,7 @@ class Urllib3Retry(Preset):
       ``retry_after_max`` is not applied: the target sends at most a day).
     """
 
-    library: ClassVar[str] = "urllib3 2.7.0"
+    library: ClassVar[str] = "urllib3 2.8.0"
     total: int = param("total", INTEGER, 3, "retries in all", at_least=0)
     backoff_factor: float = param(
         "backoff_factor", NUMBER, 0.0, "backoff_factor, seconds", at_least=0, at_most=MAX_DELAY_S
