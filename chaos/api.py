@@ -8,19 +8,18 @@
 ``GET /metrics``  Prometheus text;  ``GET /healthz``;  ``GET /openapi.json`` (:mod:`retrystorm.chaos.openapi`)
 
 Only targets registered when the server started can be paused (:class:`~retrystorm.chaos.targets.TargetRegistry`);
-a raw ``pid:N`` is refused. The API refuses what a web page could make a browser send
-(:func:`refuse_cross_site`): a request whose ``Origin`` is another origin or whose
-``Sec-Fetch-Site`` is not ``same-origin``/``none``, a body that is not
-``application/json`` (415, so no HTML form can post one), and, without a token, a
-``Host`` that is not this machine's loopback (DNS rebinding). Bound to loopback it needs
-no credentials; bound anywhere else every route but ``/healthz`` and ``/metrics``
-requires ``Authorization: Bearer TOKEN``. Every malformed field is a 400 with one line.
+a raw ``pid:N`` is refused. Every request passes :mod:`retrystorm.request_guard` first (:func:`guard`): with a
+token, ``Authorization: Bearer TOKEN`` on every route but ``/healthz``, ``/metrics`` and ``/openapi.json``
+(401); no request a page of another site made (``Origin``, ``Sec-Fetch-Site``), and without a token no
+``Host`` but a loopback name (DNS rebinding) (403); a body only as ``application/json`` (415, so no HTML
+form can post one). Bound to loopback it needs no token; ``chaos serve`` refuses any other address
+without one. A body must arrive within :data:`BODY_TIMEOUT_S` (408). Every malformed field is a 400
+with one line.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -36,17 +35,25 @@ from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest, problem, thro
 from retrystorm.chaos.controller import OutageController
 from retrystorm.chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
+from retrystorm.request_guard import Refusal, RequestFacts, RequestGuard
 
 CONTROLLER = web.AppKey("controller", OutageController)
 TARGETS = web.AppKey("targets", TargetRegistry)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
-TOKEN = web.AppKey("token", str)
+GUARD = web.AppKey("guard", RequestGuard)
+#: Routes that need no token: liveness, Prometheus and the API's own description change nothing.
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
-#: ``Host`` values a server without a token answers (with any port): this machine's loopback names.
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 #: The largest request body read, in bytes.
 MAX_BODY_BYTES = 16 * 1024
+#: Seconds a request's body may take to arrive once its head has (a client trickling it is cut off: 408).
+BODY_TIMEOUT_S = 10.0
+#: Seconds a connection may stay open without a whole request head: aiohttp's keep-alive timer, which
+#: runs from the connection's start and again after each answer, closes it (a slowloris client's too).
+#: Set on the app itself (``handler_args``), so it holds however the app is served.
+HEAD_TIMEOUT_S = 10.0
 OPENAPI = Path(__file__).with_name("openapi.json")
+#: Where the token a client must send comes from, as messages name it.
+TOKEN_HINT = "chaos serve's --token (RETRYSTORM_CHAOS_TOKEN)"  # noqa: S105 - where it is set, not a token
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -55,46 +62,43 @@ def _error(status: type[web.HTTPException], message: str) -> web.HTTPException:
     return status(text=json.dumps({"error": message}), content_type="application/json")
 
 
-def _host_name(host: str) -> str:
-    """``127.0.0.1:8071`` -> ``127.0.0.1``; ``[::1]:8071`` -> ``[::1]``."""
-    if host.startswith("["):
-        return host.partition("]")[0] + "]"
-    return host.rpartition(":")[0] if host.count(":") == 1 else host
+def _refused(refusal: Refusal) -> web.Response:
+    response = web.json_response({"error": refusal.message}, status=refusal.status)
+    for challenge in refusal.challenges:
+        response.headers.add("WWW-Authenticate", challenge)
+    return response
 
 
-def refuse_cross_site(request: web.Request, *, has_token: bool) -> None:
-    """Raise 403 for a request a page of another site made a browser send (see the module docstring)."""
-    fetch_site = request.headers.get("Sec-Fetch-Site")
-    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
-        raise _error(web.HTTPForbidden, f"refusing a {fetch_site} request: the chaos API is not for web pages")
-    origin = request.headers.get("Origin")
-    if origin is not None and origin != f"{request.scheme}://{request.host}":
-        raise _error(web.HTTPForbidden, f"refusing a request from origin {origin}: the chaos API is not for web pages")
-    if not has_token and _host_name(request.host.lower()) not in LOOPBACK_HOSTS:
-        raise _error(
-            web.HTTPForbidden, f"refusing Host {request.host!r}: without a token this API answers loopback names only"
-        )
+def request_facts(request: web.Request) -> RequestFacts:
+    """What :class:`~retrystorm.request_guard.RequestGuard` reads of an aiohttp request."""
+    headers = request.headers
+    return RequestFacts(
+        method=request.method,
+        host=headers.get("Host"),
+        origin=headers.get("Origin"),
+        fetch_site=headers.get("Sec-Fetch-Site"),
+        content_type=headers.get("Content-Type"),
+        has_body=request.body_exists,
+        authorization=headers.get("Authorization"),
+    )
 
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Token, cross-site and content-type checks; user errors as 4xx JSON ``{"error": ...}``."""
-    token = request.app.get(TOKEN, "")
-    if token and request.path not in OPEN_PATHS:
-        given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            raise _error(web.HTTPUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN")
-    refuse_cross_site(request, has_token=bool(token))
+    """The request guard (token, other sites' pages, content type); user errors as 4xx JSON ``{"error": ...}``."""
+    rules = request.app[GUARD]
+    facts = request_facts(request)
+    refusal = rules.admit(facts, open_path=request.path in OPEN_PATHS)
+    if refusal is not None:
+        return _refused(refusal)
     unrouted = request.match_info.http_exception
     if unrouted is not None:  # no such path (404) or method (405): say so before judging the body
         unrouted.text = json.dumps({"error": f"{request.method[:20]} {request.path[:100]}: {unrouted.reason}"})
         unrouted.content_type = "application/json"
         raise unrouted
-    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
-        raise _error(
-            web.HTTPUnsupportedMediaType,
-            f"Content-Type: got {request.content_type!r}, expected application/json",
-        )
+    refusal = rules.unsupported_body(facts)
+    if refusal is not None:
+        return _refused(refusal)
     try:
         return await handler(request)
     except UnknownTargetError as error:
@@ -120,9 +124,12 @@ async def _body(request: web.Request) -> bytes:
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise _too_large(request.content_length)
     try:
-        return await request.read()
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            return await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise _too_large(MAX_BODY_BYTES + 1) from None
+    except TimeoutError:
+        raise _error(web.HTTPRequestTimeout, f"body: not sent within {BODY_TIMEOUT_S:g} s") from None
 
 
 async def _pause_request(request: web.Request) -> PauseRequest:
@@ -254,11 +261,13 @@ def create_app(
     controller: OutageController, targets: TargetRegistry, *, registry: CollectorRegistry, token: str = ""
 ) -> web.Application:
     """The chaos API around ``controller``, pausing ``targets`` only; resumes every outage when the app shuts down."""
-    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY_BYTES)
+    app = web.Application(
+        middlewares=[guard], client_max_size=MAX_BODY_BYTES, handler_args={"keepalive_timeout": HEAD_TIMEOUT_S}
+    )
     app[CONTROLLER] = controller
     app[TARGETS] = targets
     app[REGISTRY] = registry
-    app[TOKEN] = token
+    app[GUARD] = RequestGuard(token, surface="the chaos API", token_hint=TOKEN_HINT)
     for method, path, handler in ROUTES:
         app.router.add_route(method, path, handler)
 
