@@ -34,13 +34,19 @@ def encode_request(
     body: bytes = b"",
     *,
     close: bool = False,
-    headers: dict[str, str] | None = None,
+    headers: dict[str, str | None] | None = None,
 ) -> bytes:
-    """One request on the wire, with ``Host`` and ``Content-Length`` when there is a body."""
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
-    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    """One request on the wire, with ``Host: 127.0.0.1`` and, with a body, ``Content-Type: application/json``
+    and ``Content-Length``; ``headers`` adds to them or replaces them (``None``: leave the header out)."""
+    given = {name.lower(): (name, value) for name, value in (headers or {}).items()}
+    defaults = {"host": ("Host", "127.0.0.1")}
     if body:
-        lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+        defaults["content-type"] = ("Content-Type", "application/json")
+    fields = {**defaults, **given}
+    lines = [f"{method} {path} HTTP/1.1"]
+    lines += [f"{name}: {value}" for name, value in fields.values() if value is not None]
+    if body:
+        lines.append(f"Content-Length: {len(body)}")
     if close:
         lines.append("Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
@@ -69,7 +75,7 @@ async def fetch(
     *,
     host: str = "127.0.0.1",
     timeout_s: float = 30.0,
-    headers: dict[str, str] | None = None,
+    headers: dict[str, str | None] | None = None,
 ) -> Reply:
     """One request on a fresh connection, closed afterwards."""
     reader, writer = await asyncio.open_connection(host, port)

@@ -26,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, gener
 
 from retrystorm.console import out
 from retrystorm.errors import UserError
+from retrystorm.request_guard import Refusal
 from retrystorm.target.faults import FaultInjector, FaultRule, parse_attempt
 from retrystorm.target.metrics import build_metrics
 from retrystorm.target.models import Completion, Outcome
@@ -36,7 +37,14 @@ from retrystorm.target.service.admin import (
     parse_reset_body,
     parse_rule_body,
 )
-from retrystorm.target.service.auth import UNAUTHORIZED, AdminGuard, check_bound, check_exposure, is_admin_path
+from retrystorm.target.service.auth import (
+    admin_guard,
+    check_bound,
+    check_exposure,
+    is_admin_path,
+    refused,
+    request_facts,
+)
 from retrystorm.target.service.config import ServiceConfig
 from retrystorm.target.service.driver import ModelDriver
 from retrystorm.target.service.http import HttpServer, Request
@@ -83,7 +91,7 @@ class TargetApp:
         self.faults = FaultInjector(random.Random(f"{config.seed}:faults" if config.seed is not None else None))
         self._fault_response = REJECTED
         self.http = HttpServer(self, config.limits)
-        self.guard = AdminGuard(config.admin_token)
+        self.guard = admin_guard(config.admin_token)
         self.abandoned_in_flight = 0
         self.metrics.bind_state(
             in_flight=lambda: self.driver.in_flight,
@@ -225,9 +233,9 @@ class TargetApp:
             return None
         if self.http.closing:
             return SHUTTING_DOWN
-        if self.guard.enabled and is_admin_path(request.path) and not self.guard.allows(request.authorization):
-            self.bad_request(401)
-            return UNAUTHORIZED
+        facts = request_facts(request) if is_admin_path(request.path) else None  # the guard judges the admin API
+        if facts is not None and (refusal := self.guard.admit(facts)) is not None:
+            return self._refused(refusal)
         methods = self.routes.get(request.path)
         if methods is None:
             return self._bad(404, f"no such path {request.path!r}; see /openapi.json")
@@ -236,7 +244,13 @@ class TargetApp:
             allowed = ", ".join(method.decode() for method in methods)
             method = request.method.decode("latin-1")
             return self._bad(405, f"{method} not allowed on {request.path}; use {allowed}", f"Allow: {allowed}\r\n")
+        if facts is not None and (refusal := self.guard.unsupported_body(facts)) is not None:
+            return self._refused(refusal)
         return action(request)
+
+    def _refused(self, refusal: Refusal) -> Response:
+        self.bad_request(refusal.status)
+        return refused(refusal)
 
     def disconnected(self, request: Request) -> None:
         """A client left while its request was in the model."""

@@ -1,10 +1,12 @@
-"""Who may use the admin API: a bearer token, and no admin API beyond loopback without one.
+"""Who may use the admin API: the shared request guard, and no admin API beyond loopback without a token.
 
-With ``--admin-token TOKEN`` (or ``RETRYSTORM_ADMIN_TOKEN``), every path under
-``/admin`` needs ``Authorization: Bearer TOKEN`` (the scheme's case aside), compared in
-constant time; anything else gets 401 with ``WWW-Authenticate: Bearer``. ``/api``,
-``/healthz``, ``/metrics`` and ``/openapi.json`` stay open: load, health checks and
-Prometheus need no credentials, and none of them changes the service.
+Every path under ``/admin`` passes :class:`~retrystorm.request_guard.RequestGuard` (:func:`admin_guard`):
+with ``--admin-token TOKEN`` (or ``RETRYSTORM_ADMIN_TOKEN``) ``Authorization: Bearer TOKEN`` (the scheme's
+case aside), compared in constant time, else 401 with ``WWW-Authenticate: Bearer``; never a request a page
+of another site made (``Origin``, ``Sec-Fetch-Site``), nor, without a token, one whose ``Host`` is not a
+loopback name (DNS rebinding): 403; a body only as ``application/json``: 415. ``/api``, ``/healthz``,
+``/metrics`` and ``/openapi.json`` stay open and unchecked: load, health checks and Prometheus need no
+credentials, and none of them changes the service (and ``/api`` is the hot path).
 
 Without a token the service listens on loopback only: :func:`check_exposure` refuses a
 host that is not loopback before binding (resolving it, never reading its text), and
@@ -13,34 +15,25 @@ host that is not loopback before binding (resolving it, never reading its text),
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
-import re
 import socket
 from collections.abc import Iterable
 
 from retrystorm.addresses import is_loopback_host
-from retrystorm.errors import SpecError, UserError
+from retrystorm.errors import UserError
+from retrystorm.request_guard import Refusal, RequestFacts, RequestGuard
+from retrystorm.target.service.request import Request
 from retrystorm.target.service.responses import Response
 
-#: A token is sent in a header: visible ASCII, no spaces (RFC 6750's b64token and more).
-_TOKEN = re.compile(r"[\x21-\x7e]+")
-_SCHEME = b"bearer"
 #: The documented default of the compose file, which users are told to change.
 COMPOSE_DEFAULT_TOKEN = "change-me"  # noqa: S105 - a known value to warn about, not a secret
-
-UNAUTHORIZED = Response.text(
-    401,
-    "missing or wrong bearer token: send Authorization: Bearer TOKEN (the target's --admin-token)",
-    'WWW-Authenticate: Bearer realm="retrystorm target admin"\r\n',
-    shared=True,
-)
+#: Where the token a client must send comes from, as messages name it.
+TOKEN_HINT = "the target's --admin-token (RETRYSTORM_ADMIN_TOKEN)"  # noqa: S105 - where it is set, not a token
 
 
-def check_token(token: str) -> None:
-    """Raise :class:`SpecError` unless ``token`` is empty (no token) or can travel in a header."""
-    if token and not _TOKEN.fullmatch(token):
-        raise SpecError("admin_token: expected visible ASCII characters without spaces (it is sent in a header)")
+def admin_guard(token: str) -> RequestGuard:
+    """The request guard of the admin API with ``token`` (empty: none, loopback only)."""
+    return RequestGuard(token, surface="the target's admin API", token_hint=TOKEN_HINT)
 
 
 def is_admin_path(path: str) -> bool:
@@ -48,24 +41,28 @@ def is_admin_path(path: str) -> bool:
     return path.startswith("/admin") and (len(path) == 6 or path[6] == "/")
 
 
-class AdminGuard:
-    """Checks the ``Authorization`` header of admin requests against the token (none: all pass)."""
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
 
-    __slots__ = ("_expected", "enabled")
 
-    def __init__(self, token: str) -> None:
-        check_token(token)
-        self.enabled = bool(token)
-        self._expected = token.encode("ascii")
+def request_facts(request: Request) -> RequestFacts:
+    """What the guard reads of an admin request (the HTTP layer keeps its headers: ``guard_headers``)."""
+    headers = request.guard_headers or {}
+    return RequestFacts(
+        method=request.method.decode("latin-1"),
+        host=_text(headers.get(b"host")),
+        origin=_text(headers.get(b"origin")),
+        fetch_site=_text(headers.get(b"sec-fetch-site")),
+        content_type=_text(headers.get(b"content-type")),
+        has_body=bool(request.body),
+        authorization=_text(request.authorization),
+    )
 
-    def allows(self, authorization: bytes | None) -> bool:
-        """Whether a request with this ``Authorization`` value may use the admin API."""
-        if not self.enabled:
-            return True
-        scheme, _, credentials = (authorization or b"").strip().partition(b" ")
-        # compare_digest takes as long for any credentials of a given length
-        matches = hmac.compare_digest(credentials.strip(), self._expected)
-        return scheme.lower() == _SCHEME and matches
+
+def refused(refusal: Refusal) -> Response:
+    """The plain-text answer to a refused request, with its ``WWW-Authenticate`` challenges."""
+    challenges = "".join(f"WWW-Authenticate: {challenge}\r\n" for challenge in refusal.challenges)
+    return Response.text(refusal.status, refusal.message, challenges)
 
 
 def check_exposure(host: str, token: str) -> None:

@@ -8,10 +8,10 @@ import socket
 from pathlib import Path
 
 from retrystorm.errors import SpecError
+from retrystorm.request_guard import check_token
 from retrystorm.spec import DURATION, ParamInfo, params_of
 from retrystorm.target.models import ExponentialModel, OverloadModel
 from retrystorm.target.models.base import MIN_TICK_S
-from retrystorm.target.service.auth import check_token
 from retrystorm.target.service.limits import ConnectionLimits
 
 _SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
@@ -50,7 +50,7 @@ class ServiceConfig:
 
     def __post_init__(self) -> None:
         check_servable(self.model)
-        check_token(self.admin_token)
+        check_token(self.admin_token, "admin_token")
         if not 0 <= self.port <= 65535:
             raise SpecError(f"port: got {self.port}, expected 0 to 65535 (0 picks a free port)")
         if self.grpc_port is not None and not 0 <= self.grpc_port <= 65535:

@@ -53,6 +53,10 @@ _ATTEMPT_HEADER_LENGTH = len(ATTEMPT_HEADER)
 #: The admin API's credentials (see :mod:`retrystorm.target.service.auth`).
 AUTHORIZATION_HEADER = b"authorization"
 _AUTHORIZATION_HEADER_LENGTH = len(AUTHORIZATION_HEADER)
+#: Request targets whose headers the request guard reads (:mod:`retrystorm.target.service.auth`), and those headers:
+#: only these requests keep them, so the hot path (``/api``) pays one comparison per request.
+GUARDED_PREFIX = b"/admin"
+GUARD_HEADERS = frozenset({b"host", b"origin", b"sec-fetch-site", b"content-type"})
 
 
 class _RejectError(Exception):
@@ -168,6 +172,8 @@ class HttpConnection(asyncio.Protocol):
         "_body_bytes",
         "_broken",
         "_deadline",
+        "_guard_headers",
+        "_guarded",
         "_header_bytes",
         "_idle",
         "_parser",
@@ -189,6 +195,9 @@ class HttpConnection(asyncio.Protocol):
         self._body_bytes = 0
         self._attempt: bytes | None = None
         self._authorization: bytes | None = None
+        #: Whether the request being parsed is one the guard judges, and the headers it reads (first of each).
+        self._guarded = False
+        self._guard_headers: dict[bytes, bytes] = {}
         self._queue: deque[Request | Response] = deque()
         self._paused = False
         self._broken = False
@@ -261,6 +270,7 @@ class HttpConnection(asyncio.Protocol):
         self._url += url
         if len(self._url) > MAX_URL_BYTES:
             raise _RejectError(414, f"request target longer than {MAX_URL_BYTES} bytes")
+        self._guarded = self._url.startswith(GUARDED_PREFIX)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._header_bytes += len(name) + len(value) + 4
@@ -270,6 +280,8 @@ class HttpConnection(asyncio.Protocol):
             self._attempt = value
         elif len(name) == _AUTHORIZATION_HEADER_LENGTH and name.lower() == AUTHORIZATION_HEADER:
             self._authorization = value
+        elif self._guarded and (lowered := name.lower()) in GUARD_HEADERS:
+            self._guard_headers.setdefault(lowered, value)
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
@@ -294,6 +306,10 @@ class HttpConnection(asyncio.Protocol):
         if self._authorization is not None:
             request.authorization = self._authorization
             self._authorization = None
+        if self._guarded:
+            request.guard_headers = self._guard_headers
+            self._guard_headers = {}
+            self._guarded = False
         if self._body:
             request.body = b"".join(self._body)
             self._body = []
