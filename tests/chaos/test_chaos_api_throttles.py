@@ -70,7 +70,7 @@ def test_a_cross_site_throttle_is_refused(chaos_api, victim):
     headers = {"Content-Type": "application/json", "Origin": "https://evil.example"}
     status, got = call(base, "POST", "/throttles", {"target": "target", "capacity": 0.4, "duration": "1s"}, headers)
     assert status == 403
-    assert "not for web pages" in got["error"]
+    assert "not for other sites' pages" in got["error"]
 
 
 def test_sigterm_restores_an_active_throttle_before_exit(chaos_api, victim):

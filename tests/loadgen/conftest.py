@@ -166,7 +166,12 @@ class Target:
 
     def fail(self, **rule: Any) -> dict[str, Any]:
         """Arm the target's fault rule (``PUT /admin/faults``), e.g. ``fail(first_attempts=2)``."""
-        request = urllib.request.Request(self.url + "/admin/faults", data=json.dumps(rule).encode(), method="PUT")
+        request = urllib.request.Request(
+            self.url + "/admin/faults",
+            data=json.dumps(rule).encode(),
+            method="PUT",
+            headers={"Content-Type": "application/json"},  # urllib's default is a form's type, refused (415)
+        )
         with urllib.request.urlopen(request, timeout=5) as response:
             return dict(json.loads(response.read()))
 
