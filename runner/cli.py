@@ -10,8 +10,10 @@ not go on (a process died, its log's tail printed; a service of the stack failed
 fault backend could not act, one line) or when its figures are not valid (a load
 generator was saturated for more than 5 % of a strategy's run,
 :mod:`retrystorm.experiment.analysis.validity`; ``--allow-saturated`` keeps the verdicts' status),
-130 when SIGINT or SIGTERM stopped it (every target resumed and every process stopped
-first).
+4 when a stop condition of the scenario's ``slo:`` was breached (the run stopped there, every
+fault reverted: :mod:`retrystorm.runner.slo`), 130 when SIGINT or SIGTERM stopped it (every
+target resumed and every process stopped first). ``--junit FILE`` writes the assertions as JUnit
+XML (:mod:`retrystorm.runner.junit`) whatever the status.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,7 @@ from retrystorm.runner.progress import Display
 from retrystorm.runner.record import StrategyRecord, analyse
 from retrystorm.runner.runtime import Runtime
 from retrystorm.runner.show import failures, plan_lines, print_verdicts
+from retrystorm.runner.slo import SloGuard, check_guard
 from retrystorm.runner.throttle_controls import LEVEL_MARGIN_S
 
 log = logging.getLogger(__name__)
@@ -56,6 +60,8 @@ MAX_WORKERS = 256
 EXIT_FAILED = 1
 #: A load generator was saturated: the figures measured it, not the service (a validity finding, not bad input).
 EXIT_NOT_VALID = 3
+#: A stop condition (``slo:``) was breached: the run stopped early, every fault reverted.
+EXIT_SLO_BREACHED = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -76,6 +82,10 @@ class RunOptions:
     allow_saturated: bool = False
     #: Where a scenario's ``target.command`` runs: the scenario file's folder (default: the current one).
     scenario_dir: Path | None = None
+    #: The scenario's stop conditions, checked (``None``: it has none).
+    slo: SloGuard | None = None
+    #: Where ``--junit`` writes the assertions as JUnit XML.
+    junit: Path | None = None
 
 
 def prepare(
@@ -102,7 +112,7 @@ def prepare(
 
 def _run_live(plan: Plan, stack: Stack, options: RunOptions) -> list[StrategyRecord]:
     with Display(err) as display:
-        return asyncio.run(execute(plan, stack, display, Journal(options.journal), options.runtime))
+        return asyncio.run(execute(plan, stack, display, Journal(options.journal), options.runtime, slo=options.slo))
 
 
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
@@ -135,6 +145,11 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         simulated_doc = {"results": sim_rows, "compared": comparison(live_rows, sim_rows, curves, simulated_curves)}
     run_info = {"scenario": scenario.name, "seed": scenario.seed, "stack": stack.name, "folder": str(folder)}
     document = run_document(scenario.name, results, records, run_info, simulated_doc, description=scenario.description)
+    breach = options.slo.breach if options.slo is not None else None
+    if options.slo is not None:
+        skipped = [strategy.spec.label for strategy in plan.strategies[len(records) :]]
+        document["slo"] = options.slo.to_json(skipped)
+        document["ok"] = document["ok"] and breach is None
     written = write_run(folder, document, records, simulated_curves)
     report = next(path for path in written if path.name == "report.html")
     title = f"{scenario.name}: live, one run per strategy (times in seconds)"
@@ -152,8 +167,16 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
             markup=False,
             soft_wrap=True,
         )
-        if not options.allow_saturated:
+        if not options.allow_saturated and breach is None:
             return EXIT_NOT_VALID
+    if breach is not None:
+        err.print(
+            f"retrystorm run: stopped early: {breach.describe()}; every fault was reverted"
+            + (f"; not run: {', '.join(document['slo']['skipped'])}" if document["slo"]["skipped"] else ""),  # type: ignore[index]
+            markup=False,
+            soft_wrap=True,
+        )
+        return EXIT_SLO_BREACHED
     return EXIT_FAILED if failed else 0
 
 
@@ -181,6 +204,10 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         longest_s = max([outage.duration_s for outage in timeline.outages] + slows, default=0.0)
         stack = compose_stack(options.compose, longest_outage_s=longest_s, service=scenario.target)
     plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
+    if scenario.slo:  # every query sent once: a bad one is exit 2 before anything starts
+        guard = SloGuard(scenario.slo, default_prometheus=options.compose.prometheus_url if options.compose else None)
+        check_guard(guard)
+        options = dataclasses.replace(options, slo=guard)
     lines = plan_lines(plan, stack.name, stack.targets.describe(scenario.model), loads)
     if dry_run:
         out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
@@ -188,7 +215,13 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         return 0
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
-    return run_plan(plan, stack, folder, options)
+    started = time.time()
+    status = run_plan(plan, stack, folder, options)
+    if options.junit is not None:
+        from retrystorm.runner.junit import write_junit
+
+        write_junit(options.junit, folder, status, since_epoch_s=started)
+    return status
 
 
 #: The compose backend's options: (flag, dest, environment variable, default, help).
@@ -271,6 +304,10 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
     "--allow-saturated", is_flag=True,
     help="Exit with the assertions' status even when a load generator was saturated (the run is still marked).",
 )  # fmt: skip
+@click.option(
+    "--junit", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+    help="Also write the assertions (and each strategy's validity and stop condition) as JUnit XML, for CI.",
+)  # fmt: skip
 @JOURNAL_OPTION
 @compose_options
 def run(
@@ -283,6 +320,7 @@ def run(
     seed: int | None,
     workers: int | None,
     allow_saturated: bool,
+    junit: Path | None,
     journal: Path | None,
     backend: str,
     **addresses: str | None,
@@ -293,17 +331,22 @@ def run(
 
     Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
     when every assertion holds, 1 when one fails, 2 on bad input, 3 when the run could
-    not go on or a load generator was saturated (not valid; see --allow-saturated), 130
+    not go on or a load generator was saturated (not valid; see --allow-saturated), 4 when
+    a stop condition (the scenario's slo:) stopped it early, every fault reverted, 130
     when interrupted.
     """
     scenario = load_scenario(scenario_file, overrides={"seed": seed} if seed is not None else None)
+    if junit is not None:
+        from retrystorm.runner.junit import check_junit_path
+
+        check_junit_path(junit)
     compose = compose_endpoints(backend, addresses)
     if compose is not None and workers is not None:
         raise UserError("--workers: applies to --backend local only; a compose stack keeps its own workers")
     scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
     options = RunOptions(
         folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir,
-        workers=workers, allow_saturated=allow_saturated,
+        workers=workers, allow_saturated=allow_saturated, junit=junit,
     )  # fmt: skip
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)

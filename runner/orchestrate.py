@@ -40,6 +40,7 @@ from retrystorm.runner.progress import Display, Status
 from retrystorm.runner.readings import Reading
 from retrystorm.runner.record import StrategyRecord
 from retrystorm.runner.runtime import Runtime
+from retrystorm.runner.slo import SloGuard
 from retrystorm.runner.throttle_controls import LEVEL_MARGIN_S, ThrottleControls
 
 #: Deadline of one reading: a second's reading must not delay the next.
@@ -88,6 +89,8 @@ class StrategyRun:
         self.triggers: list[TriggerWindow] = []
         #: Tasks running beside the readings (the triggers): one that failed fails the run at the next reading.
         self.watched: list[asyncio.Task[None]] = []
+        #: The scenario's stop conditions: a breach ends the readings early (:mod:`retrystorm.runner.slo`).
+        self.slo: SloGuard | None = None
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
         """Pause each outage's target at its time; the controller resumes it after its duration."""
@@ -122,6 +125,8 @@ class StrategyRun:
             cpu = await load.generator_cpu()
             self.readings.append(Reading(tick, taken, target_part, client_part, cpu))
             self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
+            if self.slo is not None and self.slo.observe(self.plan.spec.label, float(tick), self.readings):
+                return
 
     def check_watched(self) -> None:
         """Raise what a watched task raised (a trigger the target refused: the run cannot go on as planned)."""
@@ -215,6 +220,7 @@ async def run_strategy(
     display: Display,
     runtime: Runtime,
     annotations: GrafanaAnnotations | None = None,
+    slo: SloGuard | None = None,
 ) -> StrategyRecord:
     """Strategy ``index`` (from 1) of ``plan``: fresh target, load, timeline, readings; then all stopped."""
     strategy = plan.strategies[index - 1]
@@ -223,6 +229,7 @@ async def run_strategy(
     position = (index, len(plan.strategies), later_s)
     run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
     run.triggers = list(plan.triggers)
+    run.slo = slo
     started_utc = utc_now()
     wall_t0: float | None = None
     target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
@@ -236,13 +243,17 @@ async def run_strategy(
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
             played = asyncio.create_task(triggers.play(t0), name=f"triggers of {spec.label}")
             run.watched.append(played)
+            queries = watch_slo(slo, runtime, t0)
             try:
                 await run.sample(target, load, stack.metrics, t0)
-                await faults  # every pause has started by now; its errors surface here
-                await played
+                if slo is None or slo.breach is None:  # a breach ends the run here: the rest is cancelled
+                    await faults  # every pause has started by now; its errors surface here
+                    await played
             finally:
                 faults.cancel()
                 played.cancel()
+                if queries is not None:
+                    queries.cancel()
                 try:
                     await controller.resume_all(f"end of {spec.label}")
                 finally:
@@ -257,6 +268,8 @@ async def run_strategy(
     finally:
         await controller.resume_all(f"end of {spec.label}")
         await target.stop()
+    if slo is not None and slo.breach is not None:  # analysed over the seconds it ran
+        spec = dataclasses.replace(spec, duration_s=max(1.0, math.ceil(slo.breach.at_s)))
     return StrategyRecord(
         spec=spec,
         readings=run.readings,
@@ -271,15 +284,30 @@ async def run_strategy(
     )
 
 
+def watch_slo(slo: SloGuard | None, runtime: Runtime, t0: float) -> asyncio.Task[None] | None:
+    """Start a strategy's stop conditions: its readings forgotten, its Prometheus queries polled beside the run."""
+    if slo is None:
+        return None
+    slo.start_strategy()
+    return asyncio.create_task(slo.poll(runtime.sleep_until, t0), name="slo queries") if slo.has_queries else None
+
+
 async def execute(
-    plan: Plan, stack: Stack, display: Display, journal: Journal, runtime: Runtime | None = None
+    plan: Plan,
+    stack: Stack,
+    display: Display,
+    journal: Journal,
+    runtime: Runtime | None = None,
+    *,
+    slo: SloGuard | None = None,
 ) -> list[StrategyRecord]:
     """Run every strategy of ``plan`` in turn; SIGINT/SIGTERM raise :class:`RunInterruptedError`.
 
     The controller first resumes whatever a killed run left paused or throttled (its journal),
     and resumes and restores everything again when it exits; no outage or CPU cut can outlast
     the longest planned one by more than :data:`OUTAGE_MARGIN_S`, and each arms a watchdog that
-    ends it at that deadline even if this process is killed.
+    ends it at that deadline even if this process is killed. A breach of ``slo`` ends the strategy's run early and
+    runs no further one.
     """
     runtime = runtime or Runtime()
     slows = [
@@ -315,9 +343,13 @@ async def execute(
                 display.note(f"[{index}/{count}] {label}: starting a fresh target and the load ({stack.name})")
                 records.append(
                     await run_strategy(
-                        plan, index, stack, controller, display=display, runtime=runtime, annotations=annotations
+                        plan, index, stack, controller, display=display, runtime=runtime, annotations=annotations,
+                        slo=slo,
                     )
-                )
+                )  # fmt: skip
+                if slo is not None and slo.breach is not None:
+                    display.note(f"[{index}/{count}] {label}: stopped early, {slo.breach.describe()}")
+                    break
                 display.note(f"[{index}/{count}] {label}: done")
     except asyncio.CancelledError:
         if interrupted:
@@ -328,6 +360,8 @@ async def execute(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await stack.metrics.close()
+        if slo is not None:
+            await slo.close()
     if annotations is not None:
         await annotations.drain()  # the posts under way, each bounded by the Grafana client's timeout
     return records

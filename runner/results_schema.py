@@ -160,6 +160,24 @@ class RunInfo(_Closed):
     strategies: dict[str, StrategyRun]
 
 
+class SloBreach(_Closed):
+    """The stop condition that stopped the run."""
+
+    condition: str
+    query: str = Field(description="The series' name or the PromQL text.")
+    strategy: str
+    at_s: float = Field(description="Seconds after the strategy's load started.")
+    value: float
+
+
+class Slo(_Closed):
+    """The scenario's stop conditions (``slo:``) and what they did."""
+
+    conditions: list[str]
+    breached: SloBreach | None
+    skipped: list[str] = Field(description="The strategies not run because the run stopped.")
+
+
 class ResultsDocument(_Closed):
     """``results.json`` of ``retrystorm run``."""
 
@@ -169,11 +187,12 @@ class ResultsDocument(_Closed):
     experiment: str = Field(description="The scenario's name.")
     results: list[StrategyResult]
     choices: list[str] = Field(description="How the live figures were measured, in sentences.")
-    ok: bool = Field(description="No assertion failed.")
+    ok: bool = Field(description="No assertion failed and no stop condition was breached.")
     valid: bool = Field(description="No load generator was saturated.")
     run: RunInfo
     description: str | None = Field(default=None, description="The scenario's description.")
     simulated: dict[str, object] | None = Field(default=None, description="With --simulate: the simulated runs.")
+    slo: Slo | None = Field(default=None, description="With stop conditions: what they did.")
 
 
 def results_schema() -> dict[str, object]:

@@ -34,6 +34,7 @@ from retrystorm.experiment.scenario.service import (
     ServiceTarget,
     request_problems,
 )
+from retrystorm.experiment.scenario.slo import MAX_SLO, StopCondition
 from retrystorm.experiment.scenario.timeline import OutageWindow, Timeline, expand_faults
 from retrystorm.experiment.scenario.triggers import MAX_WINDOWS, SpikeFault, Trigger
 from retrystorm.loadgen.strategies import RetryBudget, RetryPolicy, parse_strategy, resolve
@@ -251,6 +252,8 @@ class Scenario(_Strict):
     """
     assertions: dict[str, Assertions] = {}
     """What each strategy's run must show, by label; checked after every outage."""
+    slo: list[StopCondition] = Field(default=[], max_length=MAX_SLO)
+    """Stop conditions: a breach stops the run early, every fault reverted (:mod:`.slo`)."""
     sim: SimOptions = SimOptions()
     """Simulator-only settings; the live runner ignores them."""
 
