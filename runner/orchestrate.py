@@ -268,10 +268,8 @@ async def run_strategy(
     finally:
         await controller.resume_all(f"end of {spec.label}")
         await target.stop()
-    if slo is not None and slo.breach is not None:  # analysed over the seconds it ran
-        spec = dataclasses.replace(spec, duration_s=max(1.0, math.ceil(slo.breach.at_s)))
     return StrategyRecord(
-        spec=spec,
+        spec=slo.ran(spec) if slo is not None else spec,
         readings=run.readings,
         outages=actual,
         planned_outages=list(plan.outages),

@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 
 from retrystorm.errors import UserError, did_you_mean
+from retrystorm.experiment.scenario import RunSpec
 from retrystorm.experiment.scenario.slo import StopCondition
 from retrystorm.runner.readings import Reading
 from retrystorm.runner.series import CLIENT_GAUGES, COUNTERS, TARGET_GAUGES
@@ -198,6 +199,12 @@ class SloGuard:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+    def ran(self, spec: RunSpec) -> RunSpec:
+        """``spec`` as it ran: up to the breach, if one stopped it (its analysis covers those seconds only)."""
+        if self.breach is None:
+            return spec
+        return dataclasses.replace(spec, duration_s=max(1.0, math.ceil(self.breach.at_s)))
 
     def to_json(self, skipped: Sequence[str]) -> dict[str, object]:
         """results.json's ``slo``: the conditions, the breach (``None``: none) and the strategies not run."""
