@@ -253,7 +253,7 @@ class Scenario(_Strict):
     assertions: dict[str, Assertions] = {}
     """What each strategy's run must show, by label; checked after every outage."""
     slo: list[StopCondition] = Field(default=[], max_length=MAX_SLO)
-    """Stop conditions: a breach stops the run early, every fault reverted (:mod:`.slo`)."""
+    """Stop conditions: a query and a bound whose breach stops the run early, every fault reverted, exit 4."""
     sim: SimOptions = SimOptions()
     """Simulator-only settings; the live runner ignores them."""
 

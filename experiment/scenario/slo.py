@@ -34,15 +34,24 @@ MAX_SUSTAIN_S = 3600.0
 class StopCondition(BaseModel):
     """One ``slo:`` entry (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
+    """What the condition guards, in the terminal, results.json and JUnit (default: the query and bound)."""
     series: str | None = Field(default=None, min_length=1, max_length=100)
+    """One of the run's per-second series, as the runner reads it: a rate (goodput, attempts, timeouts, gave_up,
+    started) or a gauge (in_flight, delay_s, connections, abandoned_in_flight, users_in_backoff, active_users,
+    in_progress). Give this or ``promql``."""
     promql: str | None = Field(default=None, min_length=1, max_length=MAX_QUERY_CHARS)
+    """A PromQL instant query, sent each second; a vector breaches when any sample does, an empty one does not."""
     prometheus: str | None = Field(default=None, min_length=1, max_length=2000)
+    """The Prometheus server ``promql`` goes to (default: the compose stack's ``--prometheus-url``)."""
     above: float | None = Field(default=None, allow_inf_nan=False)
+    """Breached when the value is above this. Give this or ``below``."""
     below: float | None = Field(default=None, allow_inf_nan=False)
+    """Breached when the value is below this."""
     for_s: Duration = Field(default=0.0, alias="for", le=MAX_SUSTAIN_S)
+    """How long the value must stay beyond the bound before the run stops (0s: one reading; at most 1 h)."""
 
     @model_validator(mode="after")
     def _one_of_each(self) -> StopCondition:
