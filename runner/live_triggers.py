@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Awaitable, Sequence
 
 from retrystorm.experiment.scenario import ErrorWindow, SlowWindow, TriggerWindow
+from retrystorm.experiment.scenario.network import NETWORK_KINDS
 from retrystorm.experiment.scenario.timeline import highest_probability, levels, lowest_capacity
 from retrystorm.runner.interfaces import TargetControls
 from retrystorm.runner.runtime import Runtime
@@ -35,16 +36,27 @@ FOREIGN_ERRORS = (
 )
 
 
-def builtin_refusal(kind: str) -> str | None:  # noqa: ARG001 - the same signature as foreign_refusal
+NETWORK_LATER = (
+    "faults in the network are played live through the chaos agents of a scenario's hosts; this backend does not "
+    "play them; retrystorm sim run SCENARIO simulates them"
+)
+
+
+def network_refusal(kind: str) -> str | None:
+    """What a backend without faults in the network refuses (``None``: not a network kind)."""
+    return NETWORK_LATER if kind in NETWORK_KINDS else None
+
+
+def builtin_refusal(kind: str) -> str | None:
     """What the built-in target cannot play live (``None``: it can; a spike is the load driver's)."""
-    return None
+    return network_refusal(kind)
 
 
 def foreign_refusal(kind: str) -> str | None:
     """What a service of one's own cannot play live (``None``: it can; a spike is the load driver's; a slow is
     a CPU cut of what a pause freezes, :mod:`retrystorm.runner.throttle_controls`, refused by each backend for what
     it lacks)."""
-    return {"errors": FOREIGN_ERRORS}.get(kind)
+    return {"errors": FOREIGN_ERRORS}.get(kind) or network_refusal(kind)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -38,7 +38,8 @@ Semantics, as in the seed experiment:
   like SYNs to a full backlog) and are admitted at the resume, after one catch-up
   ``advance`` (the timers that fire when a stopped process continues).
 * **Other triggers** (a capacity cut, a load spike, an error burst) are played by
-  :mod:`retrystorm.sim.triggers`.
+  :mod:`retrystorm.sim.triggers`; faults in the network (delay, loss, hang, reset, partition) by
+  :mod:`retrystorm.sim.network`, on the way of each attempt and each answer.
 * **Network delay** (``sim.network_delay``, none by default): an attempt reaches the
   server one draw of it after it was sent, and an answer its client one draw after
   the server released it (Brooker's ``netdelay``, each way, from the ``network``
@@ -126,6 +127,7 @@ class Simulation(ServerSide):
         self.network = config.network_delay
         self.network_rng = rng_for(spec.seed, "network") if self.network is not None else random.Random(0)
         self.triggers = TriggerPlay(self) if config.triggers else None
+        self.net = self.triggers.network if self.triggers is not None else None
         if self.triggers is not None:
             self.counts["injected_errors"] = 0
             self.admit = self.triggers.admit
@@ -222,7 +224,9 @@ class Simulation(ServerSide):
         client.aid = aid = client.aid + 1
         client.state = WAITING
         self.attempt_bins[self.bin] += 1
-        if self.network is not None:
+        if self.net is not None:
+            self.send_through(now, client, aid, self.net.send(now, self.timeout_s))
+        elif self.network is not None:
             self.push_event((now + self.network.sample(self.network_rng), next(self.sequence), REACH, client, aid))
         elif self.frozen:
             self.queue_attempt(client, aid)

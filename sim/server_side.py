@@ -14,7 +14,8 @@ from typing import Any
 
 from retrystorm.loadgen.think import ThinkTime
 from retrystorm.sim.client import WAITING, Client
-from retrystorm.sim.events import ANSWER, WAKE
+from retrystorm.sim.events import ANSWER, REACH, WAKE
+from retrystorm.sim.network import Fate, NetworkPlay
 from retrystorm.sim.series import Series
 from retrystorm.target.models import Outcome
 
@@ -24,6 +25,8 @@ Event = tuple[float, int, int, Any, int]
 REJECTED_STATUS = 503
 #: A refused answer's token on its way back: ``-(attempt * STATUS_SPAN + status)``.
 STATUS_SPAN = 1000
+#: The status of a connection error on its way back (a reset, a hung connection closed): no HTTP status at all.
+CONNECTION_ERROR = 0
 
 
 def refused_token(aid: int, status: int) -> int:
@@ -49,6 +52,8 @@ class ServerSide:
     push_event: Callable[[Event], None]
     network: ThinkTime | None
     network_rng: random.Random
+    #: The run's faults in the network (:mod:`retrystorm.sim.network`), ``None`` without any.
+    net: NetworkPlay | None
     server_rng: random.Random
     accept_backlog: int | None
     admission_hastens: bool
@@ -93,9 +98,30 @@ class ServerSide:
             self.counts["late_answers"] += 1
         elif token > 0:
             self.succeeded(now, client)
+        elif status == CONNECTION_ERROR:
+            self.counts["connection_errors"] = self.counts.get("connection_errors", 0) + 1
+            self.failed(now, client, False, True, None)
         else:
             self.series.rejections[self.bin] += 1
             self.failed(now, client, False, True, status)
+
+    def send_through(self, now: float, client: Client, aid: int, fate: Fate) -> None:
+        """Attempt ``aid`` on its way, as the network faults decided (:meth:`NetworkPlay.send`)."""
+        verb, at = fate
+        if verb == "at":
+            self.push_event((at, next(self.sequence), REACH, client, aid))
+        elif verb == "error":
+            self.push_event((at, next(self.sequence), ANSWER, client, refused_token(aid, CONNECTION_ERROR)))
+
+    def answer_through(self, now: float, client: Client, token: int) -> None:
+        """An answer (``token`` as :meth:`on_answer` reads it) on its way back, through the network faults."""
+        assert self.net is not None  # noqa: S101 - called only with network faults
+        verb, at = self.net.answer_at(now)
+        if verb == "error":
+            aid = token if token > 0 else divmod(-token, STATUS_SPAN)[0]
+            token = refused_token(aid, CONNECTION_ERROR)
+        if verb != "lost":
+            self.push_event((at, next(self.sequence), ANSWER, client, token))
 
     # -- the server -----------------------------------------------------------------
 
@@ -138,6 +164,11 @@ class ServerSide:
         """Answers reach their clients; answers to abandoned attempts are dropped."""
         counts = self.counts
         counts["released"] += len(completions)
+        if self.net is not None:
+            ok = Outcome.OK
+            for (client, aid), outcome, _admitted in completions:
+                self.answer_through(now, client, aid if outcome is ok else refused_token(aid, REJECTED_STATUS))
+            return
         if self.network is not None:
             ok, sample, rng = Outcome.OK, self.network.sample, self.network_rng
             for (client, aid), outcome, _admitted in completions:
@@ -183,7 +214,9 @@ class ServerSide:
     def error_answer(self, now: float, payload: tuple[Client, int], status: int) -> None:
         """An attempt is answered at once with ``status``, an error of a burst (:mod:`retrystorm.sim.triggers`)."""
         client, aid = payload
-        if self.network is not None:
+        if self.net is not None:
+            self.answer_through(now, client, refused_token(aid, status))
+        elif self.network is not None:
             token = refused_token(aid, status)
             self.push_event((now + self.network.sample(self.network_rng), next(self.sequence), ANSWER, client, token))
         elif client.state != WAITING or client.aid != aid:

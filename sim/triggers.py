@@ -45,6 +45,7 @@ from retrystorm.experiment.scenario.timeline import highest_probability, levels,
 from retrystorm.loadgen.spikes import added_users
 from retrystorm.sim.config import RunConfig
 from retrystorm.sim.events import ARRIVAL, NEW
+from retrystorm.sim.network import NetworkPlay, has_network
 from retrystorm.sim.population import PHASE, open_wait_s
 from retrystorm.target.models import ScaledServer
 
@@ -93,6 +94,11 @@ class TriggerPlay:
         self.errors_rng = rng_for(sim.spec.seed, "errors")
         self.server_admit = sim.server.admit
         self.spikes = bool(of_kind(sim.config.triggers, SpikeWindow))
+        config = sim.config
+        #: The faults in the network, ``None`` without any.
+        self.network = (
+            NetworkPlay(config.triggers, sim.spec.seed, config.network_delay) if has_network(config.triggers) else None
+        )
 
     @staticmethod
     def scaled(config: RunConfig, server: Any) -> Any:
@@ -111,6 +117,8 @@ class TriggerPlay:
             found.append((level.at_s, functools.partial(self.set_errors, window=errors)))
         spikes = [window for window in triggers if isinstance(window, SpikeWindow)]
         found.extend((window.start_s, functools.partial(self.start_spike, window=window)) for window in spikes)
+        if self.network is not None:
+            found.extend(self.network.actions())
         return found
 
     def set_capacity(self, now: float, capacity: float) -> None:

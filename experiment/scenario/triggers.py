@@ -7,13 +7,15 @@
       - {slow: target, capacity: 0.4, at: 60s, for: 10s}                   # 40 % of its capacity
       - {spike: load, factor: 2, at: 20s, for: 5s}                         # twice the load
       - {errors: target, status: 503, probability: 0.5, at: 30s, for: 5s} # half the attempts fail
+      - {delay: target, latency: 200ms, at: 20s, for: 10s}                 # and loss, hang, reset, partition
 
 Every kind takes ``at``, ``for``, ``repeat`` and ``random_start``
 (:class:`~retrystorm.experiment.scenario.timeline.FaultPlan`); an entry without a kind is a pause
 of ``target``. Each kind has ceilings: ``capacity`` in (0, 1], ``factor`` from 1 to
 :data:`MAX_SPIKE_FACTOR`, ``status`` 429 or 5xx, ``probability`` in (0, 1], ``for`` at
 most :data:`MAX_TRIGGER_S`. What a kind does, live and simulated, is in
-:mod:`retrystorm.experiment.scenario.timeline` and docs/concepts/triggers.md.
+:mod:`retrystorm.experiment.scenario.timeline` and docs/concepts/triggers.md; the network kinds (``delay``,
+``loss``, ``hang``, ``reset``, ``partition``) in :mod:`retrystorm.experiment.scenario.network`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator
 
+from retrystorm.chaos.network.toxics import MAX_LATENCY_S  # the fault proxy's ceiling: one for both
 from retrystorm.experiment.scenario.fields import Duration, PositiveDuration
+from retrystorm.experiment.scenario.network import NETWORK_WINDOW_TYPES
 from retrystorm.experiment.scenario.timeline import WINDOW_TYPES, FaultPlan
 from retrystorm.loadgen.spikes import MAX_SPIKE_FACTOR  # the load generator's ceiling: one for both
 from retrystorm.target.faults import is_injectable_status
@@ -34,7 +38,7 @@ MAX_WINDOWS = 10_000
 #: The longest target name.
 MAX_TARGET_CHARS = 200
 #: The kinds of trigger, as the key that names each one's target.
-KINDS = ("pause", "slow", "spike", "errors")
+KINDS = ("pause", "slow", "spike", "errors", "delay", "loss", "hang", "reset", "partition")
 #: The fields every kind takes.
 TIMING = ("at", "for", "repeat", "random_start")
 EXAMPLE = "{slow: target, capacity: 0.4, at: 60s, for: 10s}"
@@ -83,7 +87,7 @@ class _Timed(_Strict):
         every = self.repeat.every if self.repeat else None
         times = self.repeat.times if self.repeat else None
         settings = tuple(self.settings().items())
-        window = WINDOW_TYPES[self.kind]
+        window = {**WINDOW_TYPES, **NETWORK_WINDOW_TYPES}[self.kind]
         return FaultPlan(self.target, self.at, self.for_s, every, times, self.random_start, window, settings)
 
 
@@ -145,8 +149,65 @@ class ErrorsFault(_Timed):
         return {"status": self.status, "probability": self.probability}
 
 
+class DelayFault(_Timed):
+    """Answers from target ``delay`` reach their clients ``latency`` ± ``jitter`` later (a fault proxy's delay)."""
+
+    kind: ClassVar[str] = "delay"
+    delay: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    latency: PositiveDuration = Field(le=MAX_LATENCY_S)
+    jitter: Duration = Field(default=0.0, le=MAX_LATENCY_S)
+
+    def settings(self) -> dict[str, float | int]:
+        return {"latency_s": self.latency, "jitter_s": self.jitter}
+
+
+class LossFault(_Timed):
+    """Segments to and from target ``loss`` are lost with ``probability`` and come after TCP's retransmissions."""
+
+    kind: ClassVar[str] = "loss"
+    loss: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    probability: float = Field(gt=0, lt=1)
+
+    def settings(self) -> dict[str, float | int]:
+        return {"probability": self.probability}
+
+
+class HangFault(_Timed):
+    """A share ``probability`` of the connections to target ``hang`` is accepted and never answered."""
+
+    kind: ClassVar[str] = "hang"
+    hang: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    probability: float = Field(default=1.0, gt=0, le=1)
+
+    def settings(self) -> dict[str, float | int]:
+        return {"probability": self.probability}
+
+
+class ResetFault(_Timed):
+    """A share ``probability`` of the connections to target ``reset`` is reset."""
+
+    kind: ClassVar[str] = "reset"
+    reset: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    probability: float = Field(default=1.0, gt=0, le=1)
+
+    def settings(self) -> dict[str, float | int]:
+        return {"probability": self.probability}
+
+
+class PartitionFault(_Timed):
+    """The host of target ``partition`` is cut off from the hosts that send it load (routes, by its agent)."""
+
+    kind: ClassVar[str] = "partition"
+    partition: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+
+
 #: Each kind's scenario model.
-TRIGGER_TYPES: dict[str, type[_Timed]] = {model.kind: model for model in (Fault, SlowFault, SpikeFault, ErrorsFault)}
+TRIGGER_TYPES: dict[str, type[_Timed]] = {
+    model.kind: model
+    for model in (
+        Fault, SlowFault, SpikeFault, ErrorsFault, DelayFault, LossFault, HangFault, ResetFault, PartitionFault,
+    )
+}  # fmt: skip
 
 
 def _kind_of(raw: Any) -> str | None:
@@ -183,9 +244,14 @@ Trigger = Annotated[
         Annotated[Fault, Tag("pause")]
         | Annotated[SlowFault, Tag("slow")]
         | Annotated[SpikeFault, Tag("spike")]
-        | Annotated[ErrorsFault, Tag("errors")],
+        | Annotated[ErrorsFault, Tag("errors")]
+        | Annotated[DelayFault, Tag("delay")]
+        | Annotated[LossFault, Tag("loss")]
+        | Annotated[HangFault, Tag("hang")]
+        | Annotated[ResetFault, Tag("reset")]
+        | Annotated[PartitionFault, Tag("partition")],
         Discriminator(_kind_of),
     ],
     BeforeValidator(_one_kind),
 ]
-"""One entry of ``faults:``: a pause, a slow, a spike or errors."""
+"""One entry of ``faults:``: a pause, a slow, a spike, errors, or a fault in the network."""

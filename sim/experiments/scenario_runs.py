@@ -78,6 +78,20 @@ TRIGGER_NOTES = {
         "An error burst answers each attempt reaching the server, with its probability, at once with its status; "
         "the attempt never enters the model and is retried as any failure (no sooner than 10 ms)."
     ),
+    "delay": "A delay adds its latency (plus or minus its jitter) to each answer released while it holds.",
+    "loss": (
+        "A loss makes each attempt and answer, with its probability per transmission, wait for TCP's "
+        "retransmissions (200 ms, doubling for each further loss)."
+    ),
+    "hang": (
+        "A hang holds attempts and answers (with its probability per connection) until it ends, when their "
+        "connection is closed: a connection error for a client still waiting."
+    ),
+    "reset": "A reset fails attempts, or the answers they wait for, with a connection error at once.",
+    "partition": (
+        "A partition loses what is sent while it holds; an attempt reaches the server only if a SYN retransmission "
+        "(1, 3, 7, 15, 31, 63 s after its send) falls after the partition and before its client gives up."
+    ),
 }
 
 
