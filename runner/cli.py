@@ -43,6 +43,7 @@ from retrystorm.runner.compose.endpoints import (
 )
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.orchestrate import RunInterruptedError, Stack, execute
+from retrystorm.runner.otel_export import OtelSettings
 from retrystorm.runner.paths import default_folder
 from retrystorm.runner.plan import Plan, check_fault_targets, check_live_triggers, make_plan, select
 from retrystorm.runner.progress import Display
@@ -86,6 +87,8 @@ class RunOptions:
     slo: SloGuard | None = None
     #: Where ``--junit`` writes the assertions as JUnit XML.
     junit: Path | None = None
+    #: ``--otel-endpoint``: export the run over OTLP (:mod:`retrystorm.runner.otel_export`).
+    otel: OtelSettings | None = None
 
 
 def prepare(
@@ -216,7 +219,12 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
     started = time.time()
-    status = run_plan(plan, stack, folder, options)
+    if options.otel is not None:
+        from retrystorm.runner.otel_hooks import run_exported
+
+        status = run_exported(plan, stack, folder, options, settings=options.otel, run_plan=run_plan)
+    else:
+        status = run_plan(plan, stack, folder, options)
     if options.junit is not None:
         from retrystorm.runner.junit import write_junit
 
@@ -308,6 +316,14 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
     "--junit", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
     help="Also write the assertions (and each strategy's validity and stop condition) as JUnit XML, for CI.",
 )  # fmt: skip
+@click.option(
+    "--otel-endpoint", envvar="RETRYSTORM_OTEL_ENDPOINT", show_envvar=True, default=None, metavar="URL",
+    help="Also export the run's series and trigger windows over OTLP to this collector (needs the otel extra).",
+)  # fmt: skip
+@click.option(
+    "--otel-protocol", type=click.Choice(["grpc", "http/protobuf"]), default="grpc", show_default=True,
+    help="OTLP transport of --otel-endpoint.",
+)  # fmt: skip
 @JOURNAL_OPTION
 @compose_options
 def run(
@@ -321,6 +337,8 @@ def run(
     workers: int | None,
     allow_saturated: bool,
     junit: Path | None,
+    otel_endpoint: str | None,
+    otel_protocol: str,
     journal: Path | None,
     backend: str,
     **addresses: str | None,
@@ -340,13 +358,18 @@ def run(
         from retrystorm.runner.junit import check_junit_path
 
         check_junit_path(junit)
+    otel = OtelSettings(otel_endpoint, otel_protocol) if otel_endpoint else None
+    if otel is not None:
+        from retrystorm.runner.otel_export import require_sdk
+
+        require_sdk()
     compose = compose_endpoints(backend, addresses)
     if compose is not None and workers is not None:
         raise UserError("--workers: applies to --backend local only; a compose stack keeps its own workers")
     scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
     options = RunOptions(
         folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir,
-        workers=workers, allow_saturated=allow_saturated, junit=junit,
+        workers=workers, allow_saturated=allow_saturated, junit=junit, otel=otel,
     )  # fmt: skip
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)
