@@ -8,8 +8,9 @@ admin API (which stays on the HTTP port, behind the same guard). A call of
 ``/retrystorm.target.v1.Target/Echo`` is an attempt, exactly as ``GET /api`` is:
 
 * its attempt number is ``grpc-previous-rpc-attempts`` + 1 (the metadata gRFC A6 has a client send
-  on every retry), counted in ``retrystorm_target_grpc_attempts_total{attempt}``, and judged by the
-  armed fault rule (:mod:`retrystorm.target.faults`) as the ``Retrystorm-Attempt`` header is;
+  on every retry), or ``retrystorm-attempt`` (the load generator's emulated retries); it is
+  counted in ``retrystorm_target_grpc_attempts_total{attempt}`` and judged by the armed fault rule
+  (:mod:`retrystorm.target.faults`) as the ``Retrystorm-Attempt`` header is;
 * a failed attempt ends at once with the rule's status as a gRPC code (:func:`grpc_code`), and with
   the trailer ``grpc-retry-pushback-ms: 1000 x retry_after`` when the rule has a ``retry_after``;
 * otherwise the call enters the model and is answered when the model releases it: the request's
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 #: The metadata gRFC A6 has a client add to each retry: how many attempts came before.
 PREVIOUS_ATTEMPTS = "grpc-previous-rpc-attempts"
+#: The metadata the load generator numbers its emulated retries with (2, 3, ...), as ``Retrystorm-Attempt``.
+ATTEMPT_METADATA = "retrystorm-attempt"
 #: The trailer that tells a gRPC client how long to wait before its next retry (gRFC A6, "Pushback").
 PUSHBACK = "grpc-retry-pushback-ms"
 _GRPC_METHOD = b"GRPC"
@@ -62,13 +65,18 @@ def grpc_code(status: int) -> grpc.StatusCode:
 
 
 def attempt_number(metadata: object) -> int:
-    """The attempt a call is: 1 + its ``grpc-previous-rpc-attempts`` (absent: 1). Raises :class:`UserError`."""
-    for key, value in metadata or ():  # type: ignore[attr-defined]
-        if key == PREVIOUS_ATTEMPTS:
-            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-            if not text.isdigit() or len(text) > 9 or int(text) >= MAX_ATTEMPT:
-                raise UserError(f"{PREVIOUS_ATTEMPTS}: got {text[:40]!r}, expected a whole number >= 0")
-            return int(text) + 1
+    """The attempt a call is: ``retrystorm-attempt`` (the load generator's emulated retries), else
+    1 + ``grpc-previous-rpc-attempts`` (grpcio's own), else 1. Raises :class:`UserError`."""
+    found = dict(metadata or ())  # type: ignore[call-overload]
+    for key, offset in ((ATTEMPT_METADATA, 0), (PREVIOUS_ATTEMPTS, 1)):
+        value = found.get(key)
+        if value is None:
+            continue
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        if not text.isdigit() or len(text) > 9 or not 1 - offset <= int(text) < MAX_ATTEMPT:
+            expected = "a whole number >= 1" if offset == 0 else "a whole number >= 0"
+            raise UserError(f"{key}: got {text[:40]!r}, expected {expected}")
+        return int(text) + offset
     return 1
 
 

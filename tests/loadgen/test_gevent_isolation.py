@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: loadgen modules that run inside Locust only (they import locust, gevent or flask).
 LOCUST_ONLY = {
-    f"retrystorm.loadgen.{name}" for name in ("locustfile", "user", "plugin", "web", "storm_view", "spike_player")
+    f"retrystorm.loadgen.{name}"
+    for name in ("locustfile", "user", "plugin", "web", "storm_view", "spike_player", "grpc_user", "grpc_locustfile")
 }
 
 PROBE = textwrap.dedent(

@@ -175,8 +175,11 @@ def test_server_reflection_describes_the_service(live):
 def test_the_attempt_number_is_one_more_than_the_previous_attempts():
     assert attempt_number(()) == 1
     assert attempt_number((("x", "1"), ("grpc-previous-rpc-attempts", "3"))) == 4
+    assert attempt_number((("retrystorm-attempt", "3"),)) == 3
     with pytest.raises(UserError, match="grpc-previous-rpc-attempts: got 'x'"):
         attempt_number((("grpc-previous-rpc-attempts", "x"),))
+    with pytest.raises(UserError, match="retrystorm-attempt: got '0', expected a whole number >= 1"):
+        attempt_number((("retrystorm-attempt", "0"),))
 
 
 @pytest.mark.parametrize(
