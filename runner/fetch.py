@@ -4,7 +4,7 @@ A reading is two parts (the target's, the client's). Each is fetched on a fresh
 connection within the reading's deadline; a part whose answer is late, not 200 or
 unreadable is ``None``, so a paused target (which accepts the connection in the kernel
 but never answers) costs the reading its target part, never the one-second cadence.
-The local backend fetches the two ``/metrics`` endpoints (:mod:`retrystorm.runner.local.scrape`),
+The local backend fetches the two ``/metrics`` endpoints (:mod:`retrystorm.runner.scrape`),
 the compose backend two Prometheus queries (:mod:`retrystorm.runner.compose.prometheus`).
 """
 

@@ -3,7 +3,7 @@ Locust with.
 
 :func:`locust_options` is the one translation: the local backend writes its result as
 command-line flags (:mod:`retrystorm.runner.local.locust`), the compose backend posts it as a
-running master's ``POST /swarm`` form (:mod:`retrystorm.runner.compose.master`). Where the
+running master's ``POST /swarm`` form (:mod:`retrystorm.runner.locust_master`). Where the
 scenario's terms and the load generator's differ:
 
 * **open arrivals**: the scenario gives ``rate`` (logical requests/s); the Locust user

@@ -1,8 +1,8 @@
 """The compose backend: a running compose stack's services, reset per strategy.
 
 Where the services answer (:mod:`retrystorm.runner.compose.endpoints`), the target service reset
-through its admin API (:mod:`retrystorm.runner.compose.service`), the Locust master driven over its
-HTTP API (:mod:`retrystorm.runner.compose.master`), readings from Prometheus
+through its admin API (:mod:`retrystorm.runner.service_target`), the Locust master driven over its
+HTTP API (:mod:`retrystorm.runner.locust_master`), readings from Prometheus
 (:mod:`retrystorm.runner.compose.prometheus`). It never imports the local backend.
 """
 
@@ -15,10 +15,10 @@ from retrystorm.errors import UserError
 from retrystorm.experiment.scenario.service import ServiceTarget as OwnService
 from retrystorm.runner import server_metrics
 from retrystorm.runner.compose.endpoints import ComposeEndpoints
-from retrystorm.runner.compose.master import LocustMaster
 from retrystorm.runner.compose.prometheus import PrometheusMetricsSource
-from retrystorm.runner.compose.service import ServiceTargets
+from retrystorm.runner.locust_master import LocustMaster
 from retrystorm.runner.orchestrate import Stack
+from retrystorm.runner.service_target import ServiceTargets
 
 
 def compose_stack(

@@ -3,13 +3,13 @@
 ``retrystorm run SCENARIO --backend compose`` runs each strategy against the stack's
 long-lived services instead of local processes:
 
-* the target service, reset through its admin API (:mod:`retrystorm.runner.compose.service`) and
+* the target service, reset through its admin API (:mod:`retrystorm.runner.service_target`) and
   paused through the stack's chaos service when its address is given (``--chaos-url``:
   then its metric, journal, Grafana annotations and the Chaos tab see every outage,
   and it resumes the target by itself if the runner dies), else directly through the
   docker backend (containers labelled ``retrystorm.chaos=allow`` of the compose
   project);
-* the Locust master, driven over its HTTP API (:mod:`retrystorm.runner.compose.master`);
+* the Locust master, driven over its HTTP API (:mod:`retrystorm.runner.locust_master`);
 * Prometheus, read over its HTTP API (:mod:`retrystorm.runner.compose.prometheus`).
 
 Defaults are the compose service names, as seen from a container of the stack

@@ -2,7 +2,7 @@
 
 A ``retrystorm target`` process (:mod:`retrystorm.runner.local.target`), a headless Locust process
 (:mod:`retrystorm.runner.local.locust`), and readings scraped from both ``/metrics`` endpoints
-(:mod:`retrystorm.runner.local.scrape`). It never imports the compose backend, nor the Docker SDK.
+(:mod:`retrystorm.runner.scrape`). It never imports the compose backend, nor the Docker SDK.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 from retrystorm.experiment.scenario.service import ServiceTarget
 from retrystorm.runner import server_metrics
 from retrystorm.runner.local.locust import LocustDriver
-from retrystorm.runner.local.scrape import HttpMetricsSource
 from retrystorm.runner.local.service import OwnServiceTargets
 from retrystorm.runner.local.target import LocalTargets
 from retrystorm.runner.orchestrate import Stack
+from retrystorm.runner.scrape import HttpMetricsSource
 
 #: The stack ``retrystorm run`` uses by default: no Docker.
 LOCAL_STACK = "local processes (retrystorm target + headless Locust, SIGSTOP/SIGCONT)"

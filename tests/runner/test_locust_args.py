@@ -13,9 +13,9 @@ from retrystorm.experiment.scenario import RunSpec, parse_scenario
 from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
 from retrystorm.loadgen.request_mix import RequestSpec, parse_request_line
 from retrystorm.loadgen.think import ExponentialThink
-from retrystorm.runner.compose.master import swarm_form
 from retrystorm.runner.local.locust import LocustDriver
 from retrystorm.runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
+from retrystorm.runner.locust_master import swarm_form
 
 SCENARIO = """\
 name: args

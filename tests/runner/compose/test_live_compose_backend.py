@@ -28,8 +28,8 @@ from retrystorm.chaos.journal import Journal
 from retrystorm.experiment.scenario import RunSpec, parse_scenario
 from retrystorm.runner.cli import RunOptions, run_plan
 from retrystorm.runner.compose import ComposeEndpoints, compose_stack
-from retrystorm.runner.compose.master import LocustMaster
 from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.locust_master import LocustMaster
 from retrystorm.runner.plan import make_plan
 from retrystorm.runner.readings import ClientReading, TargetReading
 from tests.proc import process_state_letter

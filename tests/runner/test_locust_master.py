@@ -8,8 +8,8 @@ import pytest
 
 from retrystorm.experiment.scenario import RunSpec
 from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
-from retrystorm.runner.compose.master import MasterApi, MasterLoad, swarm_form, swarm_refusal
 from retrystorm.runner.locust_args import locust_options
+from retrystorm.runner.locust_master import MasterApi, MasterLoad, swarm_form, swarm_refusal
 
 
 @pytest.fixture

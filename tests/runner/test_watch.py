@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from retrystorm.runner.compose.watch import Watch
 from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.watch import Watch
 
 
 class Clock:

@@ -33,12 +33,12 @@ from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.experiment.scenario.service import ServiceTarget as OwnService
 from retrystorm.polling import poll_until
-from retrystorm.runner.compose.watch import Watch
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.lazy import LazyBackend, docker_backend
 from retrystorm.runner.live_triggers import builtin_refusal, foreign_refusal
 from retrystorm.runner.readiness import probe as readiness_probe
 from retrystorm.runner.target_controls import AdminControls
+from retrystorm.runner.watch import Watch
 from retrystorm.runner.webapi import WebApi
 from retrystorm.target.models import OverloadModel
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from retrystorm.chaos.backends import ProcessBackend, TargetState
-from retrystorm.runner.compose.service import ServiceTarget, ServiceTargets
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.lazy import LazyBackend
+from retrystorm.runner.service_target import ServiceTarget, ServiceTargets
 from retrystorm.runner.webapi import WebApi
 from retrystorm.target.models import parse_model
 

@@ -28,11 +28,11 @@ from typing import Any
 
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
 from retrystorm.polling import poll_until
-from retrystorm.runner.compose.watch import Watch
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.interfaces import TargetHandle
 from retrystorm.runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
 from retrystorm.runner.readings import parse_client
+from retrystorm.runner.watch import Watch
 from retrystorm.runner.webapi import WebApi
 
 log = logging.getLogger(__name__)
