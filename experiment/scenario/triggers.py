@@ -154,8 +154,11 @@ class DelayFault(_Timed):
 
     kind: ClassVar[str] = "delay"
     delay: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """Whose answers are delayed: ``target``."""
     latency: PositiveDuration = Field(le=MAX_LATENCY_S)
+    """The time added to each answer."""
     jitter: Duration = Field(default=0.0, le=MAX_LATENCY_S)
+    """Each answer's added time varies by up to this, either way."""
 
     def settings(self) -> dict[str, float | int]:
         return {"latency_s": self.latency, "jitter_s": self.jitter}
@@ -166,7 +169,9 @@ class LossFault(_Timed):
 
     kind: ClassVar[str] = "loss"
     loss: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """Whose segments are lost: ``target``."""
     probability: float = Field(gt=0, lt=1)
+    """The chance a segment (request or answer) is lost and waits for TCP's retransmissions, in (0, 1)."""
 
     def settings(self) -> dict[str, float | int]:
         return {"probability": self.probability}
@@ -177,7 +182,9 @@ class HangFault(_Timed):
 
     kind: ClassVar[str] = "hang"
     hang: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """Whose connections hang: ``target``."""
     probability: float = Field(default=1.0, gt=0, le=1)
+    """The share of connections accepted and never answered while the hang lasts, in (0, 1]."""
 
     def settings(self) -> dict[str, float | int]:
         return {"probability": self.probability}
@@ -188,7 +195,9 @@ class ResetFault(_Timed):
 
     kind: ClassVar[str] = "reset"
     reset: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """Whose connections are reset: ``target``."""
     probability: float = Field(default=1.0, gt=0, le=1)
+    """The share of connections reset (a connection error at once), in (0, 1]."""
 
     def settings(self) -> dict[str, float | int]:
         return {"probability": self.probability}
@@ -199,6 +208,7 @@ class PartitionFault(_Timed):
 
     kind: ClassVar[str] = "partition"
     partition: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
+    """Whose host is cut off from the hosts that send it load: ``target``."""
 
 
 #: Each kind's scenario model.

@@ -81,3 +81,13 @@ def test_a_labelled_metric_without_series_is_listed_with_its_labels() -> None:
     assert "| `retrystorm_target_model_parameter` | gauge | `model`, `parameter` |" in page
     assert "| `retrystorm_client_requests_total` | counter | `strategy`, `request`, `outcome` |" in page
     assert "| `retrystorm_chaos_outage_active` | gauge | `target` |" in page
+
+
+def test_an_undocumented_scenario_field_is_a_problem_of_the_check_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    def undocumented() -> str:
+        return "\n".join(str(row) for row in reference_scenario.rows(_Documented))
+
+    monkeypatch.setitem(reference.PAGES, "reference/scenario.md", undocumented)
+    (problem,) = reference.stale_pages()
+    assert problem.startswith("the reference cannot be generated: ")
+    assert "_Documented.burst has no docstring" in problem
