@@ -33,9 +33,11 @@ BASELINE = textwrap.dedent(
     from retrystorm.chaos.targets import FaultTarget
 
     class Nothing:
-        def arm(self, ref, outage_id, hold_s, *, undo=None):
+        def arm(self, ref, outage_id, hold_s, *, fault, undo):
             class Armed:
                 def disarm(self):
+                    pass
+                def count_from(self, start_monotonic):
                     pass
             return Armed()
 

@@ -57,7 +57,7 @@ class OutageAnnotation:
     @classmethod
     def of(cls, outage: Outage, paused_s: float, scenario: str | None = None) -> OutageAnnotation:
         """The annotation of an ended ``outage`` that paused its target for ``paused_s``."""
-        start_ms = _epoch_ms(outage.started_utc)
+        start_ms = _epoch_ms(outage.in_force_utc or outage.started_utc)  # from the moment it was frozen
         end_ms = _epoch_ms(outage.ended_utc) if outage.ended_utc else start_ms + round(paused_s * 1000)
         where = f" (scenario {scenario})" if scenario else ""
         text = f"outage of {outage.target} for {paused_s:.1f} s{where}: {outage.end_reason}"
@@ -131,8 +131,8 @@ class GrafanaAnnotations(OutageListener):
         self._pending: set[asyncio.Task[None]] = set()
 
     def outage_ended(self, outage: Outage, paused_s: float) -> None:
-        if outage.end_reason == "pause failed":
-            return  # the target was never paused: nothing to show
+        if outage.in_force_monotonic is None:
+            return  # the target was never frozen: nothing to show
         self.submit(OutageAnnotation.of(outage, paused_s, self.scenario))
 
     def submit(self, annotation: OutageAnnotation) -> None:

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from retrystorm.chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
 from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest, problem, throttle_problem
 from retrystorm.chaos.controller import OutageController
+from retrystorm.chaos.lifecycle import TooManyFaultsError
 from retrystorm.chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
 from retrystorm.request_guard import Refusal, RequestFacts, RequestGuard
@@ -105,6 +106,8 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         raise _error(web.HTTPNotFound, str(error)) from error
     except TargetRefusedError as error:
         raise _error(web.HTTPForbidden, str(error)) from error
+    except TooManyFaultsError as error:
+        raise _error(web.HTTPTooManyRequests, str(error)) from error
     except UserError as error:
         raise _error(web.HTTPBadRequest, str(error)) from error
     except BackendError as error:

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrystorm.chaos.backends.base import TargetRef
-from retrystorm.chaos.controller import Disarm
+from retrystorm.chaos.lifecycle import Armed
+
+if TYPE_CHECKING:
+    from retrystorm.chaos.watchdog import Watchdog
 
 #: The watchdog acts this long after the outage's own end, so the controller's on-time resume normally wins.
 GRACE_S = 0.5
+#: Until the fault is in force (:meth:`Armed.count_from`), the deadline also allows this long for the injection
+#: (arming every switch, freezing, confirming), so a switch never acts before the fault it guards has begun.
+INJECT_ALLOWANCE_S = 10.0
 #: Backends whose refs a local watchdog can resume.
 GUARDED_BACKENDS = frozenset({"process", "docker", "cgroup"})
 
@@ -31,6 +37,9 @@ class _Nothing:
     def disarm(self) -> None:
         """Nothing to stand down."""
 
+    def count_from(self, start_monotonic: float) -> None:
+        """Nothing to move."""
+
 
 class WatchdogSwitch:
     """Arms a :mod:`retrystorm.chaos.watchdog` process per paused ref; it appends its resume to ``journal``."""
@@ -38,11 +47,11 @@ class WatchdogSwitch:
     def __init__(self, journal: Path | None) -> None:
         self.journal = journal
 
-    def arm(self, ref: TargetRef, outage_id: str, hold_s: float, *, undo: dict[str, Any] | None = None) -> Disarm:
+    def arm(self, ref: TargetRef, outage_id: str, hold_s: float, *, fault: str, undo: dict[str, Any]) -> Armed:
         """Start the watchdog of ``ref`` and return once it watches (raises ``BackendError`` otherwise).
 
-        With ``undo`` it guards a CPU cut (:mod:`retrystorm.chaos.throttles`): at the deadline it restores what
-        ``undo`` holds instead of resuming.
+        ``fault`` ``pause`` resumes ``ref`` at the deadline; ``throttle`` restores what ``undo`` holds
+        (:mod:`retrystorm.chaos.throttles`).
         """
         if ref.backend not in GUARDED_BACKENDS:
             return _Nothing()
@@ -53,10 +62,25 @@ class WatchdogSwitch:
             ident=ref.ident,
             target=ref.target,
             outage=outage_id,
-            deadline_monotonic=time.monotonic() + hold_s + GRACE_S,
+            deadline_monotonic=time.monotonic() + hold_s + GRACE_S + INJECT_ALLOWANCE_S,
             journal=self.journal,
-            fault="pause" if undo is None else "throttle",
-            undo=undo,
+            fault=fault,
+            undo=undo or None,
         )
-        switch: Disarm = arm(order)
-        return switch
+        watchdog = arm(order)
+        return _Counted(watchdog, hold_s)
+
+
+class _Counted:
+    """A watchdog whose hold can be counted from when the fault took effect."""
+
+    def __init__(self, watchdog: Watchdog, hold_s: float) -> None:
+        self.watchdog, self.hold_s = watchdog, hold_s
+
+    def disarm(self) -> None:
+        """Stand the watchdog down."""
+        self.watchdog.disarm()
+
+    def count_from(self, start_monotonic: float) -> None:
+        """Move its deadline to ``start_monotonic`` + hold + :data:`GRACE_S`."""
+        self.watchdog.move_deadline(start_monotonic + self.hold_s + GRACE_S)

@@ -83,24 +83,21 @@ def controller_alive(controller: str) -> bool:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class PendingPause:
-    """A pause the journal has no resume for."""
+class PendingFault:
+    """A fault the journal shows started (``pause``, ``throttle``...) with no later successful end, and its undo."""
 
     ref: TargetRef
-    outage: str
-    controller: str
-    utc: str
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PendingThrottle:
-    """A CPU cut the journal has no restore for, with what undoes it."""
-
-    ref: TargetRef
-    outage: str
+    fault: str
     controller: str
     utc: str
     undo: dict[str, Any]
+
+
+def register_fault_ops(start: str, end: str) -> None:
+    """Make ``start`` (written before a fault) and ``end`` (after its revert) journal ops of a new kind of fault."""
+    _REQUIRED[start] = ("backend", "target", "ident")
+    _REQUIRED[end] = ("backend", "ident")
+    _ENDS[start] = end
 
 
 class Journal:
@@ -109,6 +106,8 @@ class Journal:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_journal_path()
         self.controller = this_controller()
+        #: The last record that could not be written after a revert (:meth:`append_quietly`), for the exit line.
+        self.write_failure: str | None = None
 
     @contextlib.contextmanager
     def _locked(self, mode: str) -> Iterator[Any]:
@@ -146,6 +145,15 @@ class Journal:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def append_quietly(self, op: str, ref: TargetRef, outage: str, **extra: Any) -> None:
+        """:meth:`append` for a record written after the fact (a revert): a failure to write is logged in one line
+        and kept in :attr:`write_failure`, never raised, so the revert that happened is not undone by it."""
+        try:
+            self.append(op, ref, outage, **extra)
+        except OSError as error:
+            self.write_failure = f"the journal {self.path} could not record a {op} of {ref.describe()}: {error}"
+            log.error("%s", self.write_failure)  # noqa: TRY400 - one line: the cause is in it
+
     def records(self) -> list[dict[str, Any]]:
         """Every usable record, oldest first; each unusable line is skipped with a warning (module docstring)."""
         if not self.path.exists():
@@ -153,21 +161,16 @@ class Journal:
         with self._locked("rb") as handle:
             return _parse(handle.read(), self.path)
 
-    def pending(self) -> list[PendingPause]:
-        """Pauses with no later resume of the same ``(backend, ident)``."""
-        return _pending(self.records())
+    def pending(self, op: str = "pause") -> list[PendingFault]:
+        """Faults started by ``op`` (``pause``, ``throttle``...) with no later successful end of the same
+        ``(backend, ident)``."""
+        return _pending(self.records(), op)
 
-    def pending_throttles(self) -> list[PendingThrottle]:
-        """CPU cuts with no later successful restore of the same ``(backend, ident)``."""
-        found = []
-        for record in _open_records(self.records(), "throttle"):
-            undo = record.get("undo")
-            ref = TargetRef(record["backend"], record["target"], record["ident"])
-            controller, utc, outage = _text(record, "controller"), _text(record, "utc"), _text(record, "outage") or "?"
-            found.append(PendingThrottle(ref, outage, controller, utc, undo if isinstance(undo, dict) else {}))
-        return found
+    def pending_throttles(self) -> list[PendingFault]:
+        """CPU cuts with no later successful restore (``pending("throttle")``)."""
+        return self.pending("throttle")
 
-    def orphaned(self) -> list[PendingPause]:
+    def orphaned(self) -> list[PendingFault]:
         """Pending pauses whose controller is no longer running."""
         return [p for p in self.pending() if not controller_alive(p.controller)]
 
@@ -177,7 +180,7 @@ class Journal:
             return
         with self._locked("r+b") as handle:
             records = _parse(handle.read(), None)
-            if not _pending(records) and not _open_records(records, "throttle"):
+            if not any(_open_records(records, start) for start in _ENDS):
                 handle.seek(0)
                 handle.truncate(0)
 
@@ -241,10 +244,11 @@ def _open_records(records: list[dict[str, Any]], start: str) -> list[dict[str, A
     return list(open_records.values())
 
 
-def _pending(records: list[dict[str, Any]]) -> list[PendingPause]:
+def _pending(records: list[dict[str, Any]], op: str) -> list[PendingFault]:
     pending = []
-    for record in _open_records(records, "pause"):
+    for record in _open_records(records, op):
         ref = TargetRef(record["backend"], record["target"], record["ident"])
-        controller = _text(record, "controller")
-        pending.append(PendingPause(ref, _text(record, "outage") or "?", controller, _text(record, "utc")))
+        undo = record.get("undo")
+        fault, controller, utc = _text(record, "outage") or "?", _text(record, "controller"), _text(record, "utc")
+        pending.append(PendingFault(ref, fault, controller, utc, undo if isinstance(undo, dict) else {}))
     return pending

@@ -33,6 +33,11 @@ _OUTAGE = {
         "clamped": {"type": "boolean"},
         "status": {"type": "string", "enum": ["active", "resumed", "failed"]},
         "started_utc": {"type": "string"},
+        "in_force_utc": {
+            "type": ["string", "null"],
+            "description": "when the fault took effect (every process stopped, the cut applied): its clock starts here",
+        },
+        "in_force_s": {"type": ["number", "null"], "description": "how long it was in force, once reverted"},
         "ended_utc": {"type": ["string", "null"]},
         "end_reason": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
@@ -62,6 +67,11 @@ _THROTTLE = {
         "clamped": {"type": "boolean"},
         "status": {"type": "string", "enum": ["active", "restored", "failed"]},
         "started_utc": {"type": "string"},
+        "in_force_utc": {
+            "type": ["string", "null"],
+            "description": "when the fault took effect (every process stopped, the cut applied): its clock starts here",
+        },
+        "in_force_s": {"type": ["number", "null"], "description": "how long it was in force, once reverted"},
         "ended_utc": {"type": ["string", "null"]},
         "end_reason": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
@@ -92,6 +102,7 @@ def _refusals(*codes: str) -> dict[str, Any]:
         "404": "no such target or outage",
         "413": "a body larger than 16 KiB",
         "415": "a body that is not application/json",
+        "429": "too many faults in force: of this target, or in this controller (end one first)",
         "502": "the backend could not act (e.g. the Docker engine is unreachable)",
     }
     return {code: _json({"$ref": "#/components/schemas/Error"}, meaning[code]) for code in codes}
@@ -121,7 +132,7 @@ def build_openapi() -> dict[str, Any]:
                     "requestBody": {"required": True, "content": {"application/json": {"schema": pause}}},
                     "responses": {
                         "201": _json(outage_ref, "the outage, active"),
-                        **_refusals("400", "401", "403", "404", "413", "415", "502"),
+                        **_refusals("400", "401", "403", "404", "413", "415", "429", "502"),
                     },
                 },
                 "get": {
@@ -146,7 +157,7 @@ def build_openapi() -> dict[str, Any]:
                     "requestBody": {"required": True, "content": {"application/json": {"schema": throttle}}},
                     "responses": {
                         "201": _json(throttle_ref, "the throttle, active"),
-                        **_refusals("400", "401", "403", "404", "413", "415", "502"),
+                        **_refusals("400", "401", "403", "404", "413", "415", "429", "502"),
                     },
                 },
                 "get": {

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from retrystorm.chaos.controller import DeadManSwitch
+from retrystorm.chaos.lifecycle import DeadManSwitch
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

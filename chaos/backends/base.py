@@ -50,6 +50,10 @@ class BackendError(EnvironmentFailureError):
     """The backend failed to act (engine unreachable, permission denied...)."""
 
 
+class FaultHadNoEffectError(BackendError):
+    """A fault was injected but changed nothing (a pause that froze no process): reverted, never counted."""
+
+
 class CpuCut(Protocol):
     """One CPU capacity cut a backend planned (:meth:`FaultBackend.plan_cpu_cut`); nothing changes until :meth:`apply`.
 
@@ -116,6 +120,22 @@ class FaultBackend(ABC):
         for ref in refs:
             self.pause(ref)
         return []
+
+    def confirm_paused(self, target: str, refs: list[TargetRef]) -> None:
+        """Raise :class:`FaultHadNoEffectError` unless the pause froze ``target``: every ref paused or gone, one paused.
+
+        The controller calls this after :meth:`pause_all`, so that a pause which froze nothing (every process
+        gone, a signal that did not take) is an error, not an outage.
+        """
+        states = {ref: self.state(ref) for ref in refs}
+        running = [ref.ident for ref, state in states.items() if state is TargetState.RUNNING]
+        if running:
+            raise FaultHadNoEffectError(
+                f"the pause of {target!r} did not freeze {len(running)} of its {len(refs)} instances "
+                f"({', '.join(running[:5])}); nothing counts as an outage"
+            )
+        if TargetState.PAUSED not in states.values():
+            raise FaultHadNoEffectError(f"the pause of {target!r} froze nothing: every instance is gone")
 
     @abstractmethod
     def resume(self, ref: TargetRef) -> None:

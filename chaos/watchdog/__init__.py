@@ -62,8 +62,8 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 class WatchdogOrder:
     """What one watchdog guards, and the CLOCK_MONOTONIC time at which it resumes it."""
 
-    backend: str  # "process" or "docker"
-    ident: str  # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id
+    backend: str  # "process", "docker" or "cgroup"
+    ident: str  # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id; cgroup: its directory
     target: str  # the target's name, for logs and the journal record
     outage: str  # the outage id, for the journal record
     deadline_monotonic: float  # time.monotonic() value at which to resume
@@ -76,38 +76,20 @@ class WatchdogOrder:
         return TargetRef(self.backend, self.target, self.ident)
 
     def problem(self) -> str | None:
-        """Why this order cannot be guarded, or ``None``."""
-        if self.fault == "throttle":
-            return self._throttle_problem() or self._deadline_problem()
-        if self.fault != "pause":
+        """Why this order cannot be guarded, or ``None`` (every field checked before anything acts on it)."""
+        if self.fault not in ("pause", "throttle"):
             return f"fault {self.fault!r}: expected pause or throttle"
-        if self.backend not in ("process", "docker"):
-            return f"backend {self.backend!r}: expected process or docker"
-        if self.backend == "process" and not PROCESS_IDENT.fullmatch(self.ident):
-            return f"process ident {self.ident!r}: expected PID@STARTTICKS"
-        if self.backend == "docker" and not (self.ident.isascii() and self.ident.isalnum()):
-            return f"container id {self.ident!r}: expected letters and digits"
-        return self._deadline_problem()
-
-    def _throttle_problem(self) -> str | None:
-        if not isinstance(self.undo, dict):
+        if self.fault == "throttle" and not isinstance(self.undo, dict):
             return "a throttle order without undo"
-        if self.backend == "cgroup":
-            from retrystorm.chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
-
-            try:
-                cut = CgroupCut.from_undo(self.undo)
-            except (KeyError, TypeError, ValueError) as error:
-                return f"cgroup undo: {error}"
-            return None if str(cut.group) == self.ident else f"cgroup ident {self.ident!r:.200}: not the undo's group"
-        if self.backend == "docker":
-            body = self.undo.get("restore")
-            if not (self.ident.isascii() and self.ident.isalnum()):
-                return f"container id {self.ident!r}: expected letters and digits"
-            if not isinstance(body, dict) or not body or not set(body) <= {"NanoCpus", "CpuQuota", "CpuPeriod"}:
-                return f"docker undo {self.undo!r:.80}: expected a restore body of NanoCpus, CpuQuota, CpuPeriod"
-            return None
-        return f"backend {self.backend!r}: expected cgroup or docker for a throttle"
+        checks = _PAUSE_CHECKS if self.fault == "pause" else _THROTTLE_CHECKS
+        check = checks.get(self.backend)
+        if check is None:
+            return f"backend {self.backend!r}: expected {' or '.join(checks)} for a {self.fault}"
+        try:
+            check(self)
+        except (KeyError, TypeError, ValueError) as error:
+            return f"{self.backend} {self.fault}: {error}"
+        return self._deadline_problem()
 
     def _deadline_problem(self) -> str | None:
         ahead_s = self.deadline_monotonic - time.monotonic()
@@ -127,6 +109,38 @@ class WatchdogOrder:
         return cls(**fields | {"journal": Path(fields["journal"]) if fields["journal"] else None})
 
 
+def _process_ident(order: WatchdogOrder) -> None:
+    if not PROCESS_IDENT.fullmatch(order.ident):
+        raise ValueError(f"process ident {order.ident[:80]!r}: expected PID@STARTTICKS")
+
+
+def _container_id(order: WatchdogOrder) -> None:
+    if not (order.ident.isascii() and order.ident.isalnum() and len(order.ident) <= 128):
+        raise ValueError(f"container id {order.ident[:80]!r}: expected letters and digits")
+
+
+def _cgroup_cut(order: WatchdogOrder) -> None:
+    from retrystorm.chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
+
+    directory = str(CgroupCut.from_undo(order.undo or {}).group)
+    if directory != order.ident:
+        raise ValueError(f"ident {order.ident[:200]!r}: not the undo's cgroup")
+
+
+def _docker_cut(order: WatchdogOrder) -> None:
+    _container_id(order)
+    body = (order.undo or {}).get("restore")
+    if not isinstance(body, dict) or not body or not set(body) <= {"NanoCpus", "CpuQuota", "CpuPeriod"}:
+        raise ValueError(f"undo {str(order.undo)[:80]}: expected a restore body of NanoCpus, CpuQuota, CpuPeriod")
+    if not all(type(value) is int and -1 <= value <= 2**40 for value in body.values()):
+        raise ValueError(f"undo {str(body)[:80]}: expected whole numbers from -1 to 2**40")
+
+
+#: Per backend, the check of a pause order's ident and of a throttle order's undo.
+_PAUSE_CHECKS = {"process": _process_ident, "docker": _container_id}
+_THROTTLE_CHECKS = {"cgroup": _cgroup_cut, "docker": _docker_cut}
+
+
 class Watchdog:
     """A watchdog process; :meth:`disarm` it when the pause ended normally."""
 
@@ -136,6 +150,16 @@ class Watchdog:
         self.guarding = guarding
         self._process = process
         self._lock = threading.Lock()
+
+    def move_deadline(self, deadline_monotonic: float) -> None:
+        """Act at ``deadline_monotonic`` instead (the fault took effect later than it was armed); never raises."""
+        with self._lock:
+            process = self._process
+            if process is None or process.stdin is None:
+                return
+            with contextlib.suppress(OSError):  # it has exited already: it acted, or its target went away
+                process.stdin.write(f"deadline {deadline_monotonic!r}\n".encode())
+                process.stdin.flush()
 
     def disarm(self) -> None:
         """Tell the watchdog the pause ended; return once it has exited and been reaped.

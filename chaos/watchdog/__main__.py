@@ -19,7 +19,7 @@ import sys
 import time
 
 from retrystorm.chaos.journal import Journal
-from retrystorm.chaos.watchdog import WatchdogOrder
+from retrystorm.chaos.watchdog import MAX_AHEAD_S, WatchdogOrder
 from retrystorm.chaos.watchdog.guards import (
     CgroupThrottleGuard,
     DockerGuard,
@@ -51,13 +51,13 @@ def main(argv: list[str]) -> int:
         return 2
     what = f"{order.ref().describe()}, outage {order.outage}"
     _answer("armed")
-    trigger = _wait(order, guard, wake_fd, what)
+    trigger, deadline = _wait(order, guard, wake_fd, what)
     if trigger in ("disarmed", "gone"):
         log.log(logging.DEBUG if trigger == "disarmed" else logging.INFO, "%s: %s; exiting", what, trigger)
         return 0
     try:
         outcome = guard.resume()
-        late_s = time.monotonic() - order.deadline_monotonic
+        late_s = time.monotonic() - deadline
         verb, op = ("restored", "restore") if order.fault == "throttle" else ("resumed", "resume")
         done = f"{verb} by the watchdog" if outcome == "resumed" else f"{outcome}: nothing to {op}"
         log.warning("%s: %s (%s, %+.3f s from the deadline)", what, done, trigger, late_s)
@@ -99,15 +99,20 @@ def _answer(line: str) -> None:
     os.close(null)
 
 
-def _wait(order: WatchdogOrder, guard: Guard, wake_fd: int, what: str) -> str:
-    """Block until the deadline ("deadline"), a stop signal (its name), "disarmed" or "gone"."""
+def _wait(order: WatchdogOrder, guard: Guard, wake_fd: int, what: str) -> tuple[str, float]:
+    """Block until the deadline ("deadline"), a stop signal (its name), "disarmed" or "gone"; and the deadline.
+
+    Lines on stdin: ``disarm`` (exit untouched) or ``deadline T`` (act at CLOCK_MONOTONIC ``T`` instead, the
+    fault having taken effect later than it was armed; ignored unless finite and within :data:`MAX_AHEAD_S`).
+    """
     poller = select.poll()
     for fd in (0, wake_fd, guard.watch_fd):
         if fd is not None:
             poller.register(fd, select.POLLIN)
     received = b""
+    deadline = order.deadline_monotonic
     prepared = not guard.prepare_s
-    while (left_s := order.deadline_monotonic - time.monotonic()) > 0:
+    while (left_s := deadline - time.monotonic()) > 0:
         if not prepared and left_s <= guard.prepare_s:
             guard.prepare()
             prepared = True
@@ -117,19 +122,34 @@ def _wait(order: WatchdogOrder, guard: Guard, wake_fd: int, what: str) -> str:
             step_s = min(step_s, GONE_CHECK_S)
         for fd, _ in poller.poll(math.ceil(step_s * 1000)):
             if fd == wake_fd:
-                return signal.Signals(os.read(wake_fd, 64)[0]).name
+                return signal.Signals(os.read(wake_fd, 64)[0]).name, deadline
             if fd == guard.watch_fd:
-                return "gone"
+                return "gone", deadline
             chunk = os.read(0, 64)
             received += chunk
-            if b"disarm\n" in received:
-                return "disarmed"
+            *lines, received = received.split(b"\n")
+            for line in lines:
+                if line == b"disarm":
+                    return "disarmed", deadline
+                deadline = _moved(line, deadline)
             if not chunk:
                 poller.unregister(0)
                 log.warning("%s: the arming process is gone; resuming at the deadline", what)
         if guard.watch_fd is None and guard.gone():
-            return "gone"
-    return "deadline"
+            return "gone", deadline
+    return "deadline", deadline
+
+
+def _moved(line: bytes, deadline: float) -> float:
+    """The deadline a ``deadline T`` line asks for, if it is one and sane; else ``deadline``."""
+    verb, _, value = line.decode(errors="replace").partition(" ")
+    try:
+        asked = float(value)
+    except ValueError:
+        return deadline
+    if verb != "deadline" or not math.isfinite(asked) or asked - time.monotonic() > MAX_AHEAD_S:
+        return deadline
+    return asked
 
 
 if __name__ == "__main__":

@@ -101,8 +101,9 @@ class RecordingSwitch:
         self.fail = fail
         self.armed: list[tuple[str, str, float]] = []
         self.disarmed: list[str] = []
+        self.counted_from: list[tuple[str, float]] = []
 
-    def arm(self, ref, outage_id: str, hold_s: float, *, undo=None):  # undo: a throttle's
+    def arm(self, ref, outage_id: str, hold_s: float, *, fault: str, undo: dict):
         if self.fail is not None:
             raise self.fail
         self.armed.append((ref.ident, outage_id, hold_s))
@@ -111,6 +112,9 @@ class RecordingSwitch:
         class Armed:
             def disarm(self) -> None:
                 switch.disarmed.append(outage_id)
+
+            def count_from(self, start_monotonic: float) -> None:
+                switch.counted_from.append((outage_id, start_monotonic))
 
         return Armed()
 

@@ -65,11 +65,13 @@ def ended_outage(**changes):
         id="o1",
         target="target",
         backend="process",
-        refs=[],
+        effects=[],
         requested_s=2.0,
         duration_s=2.0,
         started_utc="2026-01-01T00:00:00.000+00:00",
         started_monotonic=10.0,
+        in_force_utc="2026-01-01T00:00:00.000+00:00",
+        in_force_monotonic=10.0,
         status=OutageStatus.RESUMED,
         ended_utc="2026-01-01T00:00:02.500+00:00",
         ended_monotonic=12.5,
@@ -225,7 +227,9 @@ def test_a_failed_pause_posts_nothing():
             posted.append(annotation)
 
     listener = GrafanaAnnotations(Recorder())
-    listener.outage_ended(ended_outage(status=OutageStatus.FAILED, end_reason="pause failed"), 0.0)
+    never_frozen = ended_outage(status=OutageStatus.FAILED, end_reason="failed to take effect", in_force_utc=None)
+    never_frozen.in_force_monotonic = None
+    listener.outage_ended(never_frozen, 0.0)
     listener.outage_ended(ended_outage(), 2.5)  # no running loop: posted at once
     assert len(posted) == 1
 

@@ -21,7 +21,7 @@ def test_pause_without_resume_is_pending(tmp_path):
     journal.append("pause", REF, "o1")
     (pending,) = journal.pending()
     assert pending.ref == REF
-    assert pending.outage == "o1"
+    assert pending.fault == "o1"
     journal.append("resume", REF, "o1")
     assert journal.pending() == []
 
@@ -50,7 +50,7 @@ def test_orphaned_means_the_controller_is_dead(tmp_path):
     assert journal.orphaned() == []  # this process is alive
     journal.controller = "999999999@1"
     journal.append("pause", TargetRef("process", "t2", "9@9"), "o2")
-    assert [p.outage for p in journal.orphaned()] == ["o2"]
+    assert [p.fault for p in journal.orphaned()] == ["o2"]
     assert not controller_alive("999999999@1")
 
 
@@ -95,7 +95,7 @@ def test_an_unusable_line_is_skipped_with_a_warning_naming_file_and_line(tmp_pat
     with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.journal"):
         pending = journal.pending()
     # The bad line neither closes o1 (it is no resume of 123@456) nor hides o2 after it.
-    assert [p.outage for p in pending] == ["o1", "o2"]
+    assert [p.fault for p in pending] == ["o1", "o2"]
     (warning,) = caplog.records
     assert warning.getMessage().startswith(f"{path}:2: skipped: ")
     assert "\n" not in warning.getMessage()
@@ -119,7 +119,7 @@ def test_a_record_appended_after_a_torn_line_gets_its_own_line(tmp_path):
     journal = Journal(path)
     path.write_bytes(b'{"op": "resume", "backe')  # a writer killed mid-write
     journal.append("pause", REF, "o1")
-    assert [p.outage for p in journal.pending()] == ["o1"]
+    assert [p.fault for p in journal.pending()] == ["o1"]
     assert path.read_bytes().count(b"\n") == 2
 
 

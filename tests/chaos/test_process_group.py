@@ -102,8 +102,8 @@ def test_the_watchdogs_resume_every_member_when_the_controller_does_not(prefork,
     watchdogs = []
 
     class Keeping:  # the real switch; the test keeps each watchdog to reap it once it has acted
-        def arm(self, ref, outage_id, hold_s):
-            watchdogs.append(real.arm(ref, outage_id, hold_s))
+        def arm(self, ref, outage_id, hold_s, *, fault, undo):
+            watchdogs.append(real.arm(ref, outage_id, hold_s, fault=fault, undo=undo))
             return watchdogs[-1]
 
     async def pause_and_vanish() -> None:  # the controller never resumes: as if it were SIGKILLed
@@ -159,7 +159,7 @@ def test_the_controller_journals_guards_and_resumes_what_the_freeze_found_beside
             events.append(f"resume {ref.ident}")
 
         def state(self, ref):
-            return TargetState.RUNNING
+            return TargetState.PAUSED
 
     switch = RecordingSwitch()
     journal = Journal(tmp_path / "j.jsonl")

@@ -71,9 +71,9 @@ class Switch:
     def __init__(self, log: list[str], journal: Path, fail: bool = False) -> None:
         self.log, self.journal, self.fail = log, journal, fail
 
-    def arm(self, ref: TargetRef, outage_id: str, hold_s: float, *, undo: dict | None = None) -> Any:
+    def arm(self, ref: TargetRef, outage_id: str, hold_s: float, *, fault: str, undo: dict) -> Any:
         journaled = [json.loads(line)["op"] for line in self.journal.read_text().splitlines()]
-        self.log.append(f"arm {hold_s:g} undo={undo is not None} journaled={journaled}")
+        self.log.append(f"arm {hold_s:g} undo={bool(undo)} journaled={journaled}")
         if self.fail:
             raise BackendError("cannot arm")
         log = self.log
@@ -81,6 +81,8 @@ class Switch:
         class Armed:
             def disarm(self) -> None:
                 log.append("disarm")
+
+            def count_from(self, start_monotonic: float) -> None: ...
 
         return Armed()
 
@@ -160,7 +162,7 @@ def test_a_second_cut_of_a_throttled_target_is_refused(tmp_path):
         made, target = controller(tmp_path, [])
         async with made:
             first = await made.throttle(target, 0.4, 30)
-            with pytest.raises(UserError, match=rf"throttled already \({first.id}\); end that throttle first"):
+            with pytest.raises(UserError, match=rf"a throttle is in force already \({first.id}\); end that one first"):
                 await made.throttle(target, 0.5, 30)
 
     asyncio.run(scenario())
@@ -204,7 +206,7 @@ def throttle_order(**changes: Any) -> WatchdogOrder:
 
 @pytest.mark.parametrize(
     ("changes", "message"),
-    [({"ident": "/sys/fs/cgroup/cpu/retrystorm-throttle-other"}, "not the undo's group"),
+    [({"ident": "/sys/fs/cgroup/cpu/retrystorm-throttle-other"}, "not the undo's cgroup"),
      ({"undo": {"version": 1, "group": "/etc", "original": "/", "quota_us": 1, "period_us": 1}}, "an absolute"),
      ({"undo": None}, "a throttle order without undo"), ({"backend": "process"}, "expected cgroup or docker"),
      ({"backend": "docker", "ident": "c0ffee", "undo": {"restore": {"Memory": 1}}}, "expected a restore body"),
