@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 #: The watchdog acts this long after the outage's own end, so the controller's on-time resume normally wins.
 GRACE_S = 0.5
 #: Until the fault is in force (:meth:`Armed.count_from`), the deadline also allows this long for the injection
-#: (arming every switch, freezing, confirming), so a switch never acts before the fault it guards has begun.
-INJECT_ALLOWANCE_S = 10.0
+#: (arming every switch, freezing, confirming: bounded by the backends' 5 s settle time), so a switch never acts
+#: before the fault it guards has begun. A controller killed during an injection leaves the fault at most this much
+#: longer than asked.
+INJECT_ALLOWANCE_S = 5.0
 #: Backends whose refs a local watchdog can resume.
 GUARDED_BACKENDS = frozenset({"process", "docker", "cgroup"})
 

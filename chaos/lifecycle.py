@@ -21,7 +21,8 @@ few methods that touch the world, as a retry strategy is data plus one method.
    ``/proc``): a fault that changed nothing is an error, reverted, never an outage.
 4. The clock starts **when the fault is in force** (:attr:`Fault.in_force_monotonic`): a 12 s pause
    freezes for 12 s however long arming and freezing took; each switch's deadline is moved to count from
-   the same instant (:meth:`Armed.count_from`).
+   the same instant (:meth:`Armed.count_from`). Until then a switch allows the injection a few seconds
+   (:data:`retrystorm.chaos.deadman.INJECT_ALLOWANCE_S`), so it never acts before the fault has begun.
 5. At the deadline (or early: :meth:`FaultKeeper.end`, :meth:`FaultKeeper.end_all` on shutdown and on
    SIGINT/SIGTERM), each effect is reverted and journaled ``end_op``; then its switch is stood down. A
    revert that fails leaves its switch armed (the watchdog retries at its deadline) and the journal pending.
