@@ -16,15 +16,15 @@ talks to it (no CORS, and the token never reaches the page):
 
 Errors answer ``{"error": "one readable line"}`` with the chaos API's status (404
 unknown target, 403 refused, 400 bad duration) or 502 when it cannot be reached. The
-routes need the web UI's login when ``--web-login`` is on, and refuse cross-origin
-posts (Locust's app allows every origin). Without ``--chaos-url`` the tab explains how
+routes need the web UI's login when ``--web-login`` is on; the web UI's request guard
+(:mod:`retrystorm.loadgen.web_guard`) refuses what another site's page sends, any body but
+JSON, and foreign ``Host`` names without a token. Without ``--chaos-url`` the tab explains how
 to turn it on.
 """
 
 from __future__ import annotations
 
 import logging
-import urllib.parse
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -66,12 +66,6 @@ def _text_field(body: dict[str, Any], name: str, *, required: bool = True) -> st
     if not isinstance(value, str) or not value.strip():
         raise ChaosApiError(400, f"{name}: expected a non-empty string, got {value!r}")
     return value.strip()
-
-
-def _cross_origin() -> bool:
-    """True when a browser says the request comes from another site's page."""
-    origin = request.headers.get("Origin")
-    return origin is not None and urllib.parse.urlsplit(origin).netloc != request.host
 
 
 class ChaosTab:
@@ -142,8 +136,6 @@ def add_chaos_tab(web_ui: Any, url: str | None, token: str) -> ChaosTab:
     def chaos_action(action: str) -> Any:
         if action not in actions:
             return _fail(404, f"no chaos action {action!r}; use pause or resume")
-        if _cross_origin():
-            return _fail(403, "cross-origin request refused: use the Chaos tab of this web UI")
         run, example = actions[action]
         return answer(lambda: run(_json_body(example)))
 

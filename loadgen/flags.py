@@ -3,7 +3,7 @@
 :func:`add_arguments` registers every option of :data:`~retrystorm.loadgen.options.OPTIONS` and
 :data:`~retrystorm.loadgen.options.FLAGS` (from the ``init_command_line_parser`` hook), so they
 appear in the web UI's start form and travel to the workers with the master's parsed
-options, and the flags that only a process has (``--metrics-port``, ``--chaos-url``...).
+options, and the flags that only a process has (``--metrics-port``, ``--chaos-url``, ``--web-token``...).
 Each value's argparse ``type`` is the option's own check (:mod:`retrystorm.loadgen.options`): a bad
 flag exits 2 with its one-line message before anything starts, and the value stays the
 text as written.
@@ -71,6 +71,14 @@ def add_arguments(parser: Any) -> None:
         include_in_web_ui=False,
         env_var="RETRYSTORM_CHAOS_TOKEN",
         help="Bearer token of the chaos API, when it is bound beyond loopback [env RETRYSTORM_CHAOS_TOKEN].",
+    )
+    group.add_argument(
+        "--web-token",
+        default="",
+        include_in_web_ui=False,
+        env_var="RETRYSTORM_WEB_TOKEN",
+        help="Token the web UI asks for (Authorization: Bearer, or the browser's login with any user name); "
+        "needed beyond loopback, where --chaos-token serves without it [env RETRYSTORM_WEB_TOKEN].",
     )
 
 

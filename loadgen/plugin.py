@@ -5,8 +5,10 @@ metrics registry, the options of the current run, the retry budget shared by the
 process's users, and on a master the workers' metric snapshots. :func:`install`
 attaches the listeners:
 
-* ``init_command_line_parser``: register the options (:mod:`retrystorm.loadgen.options`);
-* ``init``: build the runtime, add ``/metrics``, the start-form check and the Chaos
+* ``init_command_line_parser``: register the options (:mod:`retrystorm.loadgen.options`); ``--web-host``
+  defaults to loopback (:mod:`retrystorm.loadgen.web_guard`);
+* ``init``: build the runtime, refuse a web UI beyond loopback without a token and put the request
+  guard around it (:mod:`retrystorm.loadgen.web_guard`), add ``/metrics``, the start-form check and the Chaos
   tab (:mod:`retrystorm.loadgen.chaos_tab`) to the web UI, the Retry storm tab
   (:mod:`retrystorm.loadgen.storm_view`) and the start form's help (:mod:`retrystorm.loadgen.start_form`),
   start the ``--metrics-port`` server;
@@ -38,7 +40,7 @@ from prometheus_client import CollectorRegistry
 from retrystorm.chaos.client import check_chaos_url
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import UserError
-from retrystorm.loadgen import chaos_tab, start_form, storm_sources, storm_view, web
+from retrystorm.loadgen import chaos_tab, start_form, storm_sources, storm_view, web, web_guard
 from retrystorm.loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
 from retrystorm.loadgen.flags import add_arguments
 from retrystorm.loadgen.metrics import StrategyMetrics, build_metrics
@@ -149,6 +151,7 @@ def install(events: Any) -> None:
     locust.runners.WORKER_REPORT_INTERVAL = WORKER_REPORT_INTERVAL_S  # read by each worker's report loop
     events.init_command_line_parser.add_listener(lambda parser, **_: add_arguments(parser))
     events.init_command_line_parser.add_listener(lambda parser, **_: storm_sources.add_arguments(parser))
+    events.init_command_line_parser.add_listener(lambda parser, **_: web_guard.bind_loopback_by_default(parser))
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
     events.test_stop.add_listener(_on_test_stop)
@@ -163,6 +166,7 @@ def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
     Runtime.latest = runtime
     options = environment.parsed_options
     if web_ui is not None:  # a standalone or master process serving the web UI; never a worker
+        _guard(web_ui, options)
         web.add_routes(web_ui, runtime.exposition)
         tab = _add_chaos_tab(web_ui, options)
         storm_view.add_storm_view(
@@ -177,6 +181,15 @@ def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
     forked_worker = getattr(options, "worker", False) and getattr(options, "processes", None)
     if port and not forked_worker:  # --processes workers share the flags; their master serves the sum
         web.serve_metrics(runtime.exposition, getattr(options, "web_host", ""), port)
+
+
+def _guard(web_ui: Any, options: Any) -> None:
+    """The web UI on loopback or behind a token, every request through the guard; else one line and exit 2."""
+    try:
+        web_guard.guard_web_ui(web_ui, options)
+    except UserError as error:
+        logger.error("retrystorm: %s", error)  # noqa: TRY400 - one line, no traceback
+        raise SystemExit(2) from None  # not an Exception: Locust's event hook lets it end the process
 
 
 def _add_chaos_tab(web_ui: Any, options: Any) -> chaos_tab.ChaosTab:

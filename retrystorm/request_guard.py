@@ -172,7 +172,7 @@ class RequestGuard:
             return Refusal(
                 403,
                 f"refusing Host {_quoted(host)}: without a token {self.surface} answers loopback names only "
-                f"(127.0.0.1, localhost, [::1]); set {self.token_hint} to serve other names",
+                f"(127.0.0.1, localhost, [::1]); other names need its token ({self.token_hint})",
             )
         return None
 

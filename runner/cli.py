@@ -248,6 +248,10 @@ COMPOSE_OPTIONS = (
     ("--chaos-token", "chaos_token", "RETRYSTORM_CHAOS_TOKEN", None, "the chaos API's bearer token."),
     ("--admin-token", "admin_token", "RETRYSTORM_ADMIN_TOKEN", None, "the target's admin API bearer token."),
     (
+        "--web-token", "web_token", "RETRYSTORM_WEB_TOKEN", None,
+        "the Locust master's web UI token (default: the chaos token, as the master takes it).",
+    ),
+    (
         "--project", "project", "COMPOSE_PROJECT_NAME", None,
         "the compose project whose target container the docker backend pauses (default: any project).",
     ),
@@ -288,6 +292,7 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
         chaos_url=values["chaos_url"],
         chaos_token=values["chaos_token"] or "",
         admin_token=values["admin_token"] or "",
+        web_token=values["web_token"] or "",
     )
 
 

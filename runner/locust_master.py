@@ -162,17 +162,23 @@ class MasterLoad:
 
 
 class LocustMaster:
-    """Swarms on the running Locust master at ``url`` (a :class:`~retrystorm.runner.interfaces.LoadDriver`)."""
+    """Swarms on the running Locust master at ``url`` (a :class:`~retrystorm.runner.interfaces.LoadDriver`).
+
+    ``token``: sent as ``Authorization: Bearer``, which a master bound beyond loopback requires
+    (:mod:`retrystorm.loadgen.web_guard`).
+    """
 
     def __init__(
         self,
         url: str,
         *,
+        token: str = "",
         run_margin_s: float = LOCUST_RUN_MARGIN_S,
         start_timeout_s: float = START_TIMEOUT_S,
         stop_timeout_s: float = STOP_TIMEOUT_S,
     ) -> None:
         self.url = url.rstrip("/")
+        self._token = token
         self.run_margin_s = run_margin_s
         self.start_timeout_s = start_timeout_s
         self.stop_timeout_s = stop_timeout_s
@@ -210,7 +216,7 @@ class LocustMaster:
 
     async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> MasterLoad:
         """Start the swarm with ``spikes``; return once the master counts active users."""
-        api = MasterApi(self.url, "the Locust master")
+        api = MasterApi(self.url, "the Locust master", token=self._token)
         try:
             workers = await self._swarm(api, target, spec, spikes)
             load = MasterLoad(api, target.base_url, workers, self.stop_timeout_s)

@@ -48,7 +48,8 @@ def compose_stack(
     source = PrometheusMetricsSource(endpoints.prometheus_url)
     if service is not None:
         source.target = foreign_target(service, endpoints.prometheus_url)
-    return Stack(endpoints.describe(), targets, LocustMaster(endpoints.locust_url), source)
+    master = LocustMaster(endpoints.locust_url, token=endpoints.master_token)
+    return Stack(endpoints.describe(), targets, master, source)
 
 
 def check_foreign(service: OwnService) -> None:

@@ -50,6 +50,8 @@ class ComposeEndpoints:
     ``load_target_url``: the target as the Locust workers reach it (``None``: ``target_url``).
     ``chaos_url``: the stack's chaos API to pause through (``None``: the docker backend).
     ``admin_token``: the target's admin API token (``RETRYSTORM_ADMIN_TOKEN`` in the compose file).
+    ``web_token``: the Locust master's web UI token (``RETRYSTORM_WEB_TOKEN``); empty: the chaos token, which
+    a master bound beyond loopback takes when it has no web token of its own (:mod:`retrystorm.loadgen.web_guard`).
     Addresses are checked when made: a bad one is a :class:`UserError` naming its option.
     """
 
@@ -61,6 +63,7 @@ class ComposeEndpoints:
     chaos_url: str | None = None
     chaos_token: str = dataclasses.field(default="", repr=False)
     admin_token: str = dataclasses.field(default="", repr=False)
+    web_token: str = dataclasses.field(default="", repr=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise once, here
@@ -92,6 +95,11 @@ class ComposeEndpoints:
         return LazyBackend(
             ChaosApiBackend.name, lambda: ChaosApiBackend(client, hold_s=hold_s), f"the chaos API at {self.chaos_url}"
         )
+
+    @property
+    def master_token(self) -> str:
+        """What the runner sends the Locust master: its web token, else the chaos token (as the master falls back)."""
+        return self.web_token or self.chaos_token
 
     def describe(self) -> str:
         """The stack's name in the plan and ``results.json``: every address."""

@@ -179,8 +179,34 @@ def test_errors_reach_the_ui_as_one_readable_line(chaos, action, body, status, m
 def test_posts_from_another_site_are_refused(chaos):
     body = {"target": "target", "duration": "10s"}
     status, answer = call(chaos.web + "/chaos/pause", "POST", body, {"Origin": "http://elsewhere.example"})
-    assert (status, answer) == (403, {"error": "cross-origin request refused: use the Chaos tab of this web UI"})
+    assert status == 403
+    assert answer["error"].startswith("refusing a request from origin http://elsewhere.example: the Locust web UI")
     assert not is_stopped(chaos.pid)
+
+
+def test_dns_rebinding_and_cross_site_requests_without_an_origin_are_refused(chaos):
+    """Issue 23, item 3: a page of evil.example whose name now points at 127.0.0.1 paused the target (200)."""
+    port = chaos.web.rsplit(":", 1)[1]
+    body = {"target": "target", "duration": "5s"}
+    rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+    status, answer = call(chaos.web + "/chaos/pause", "POST", body, rebound)
+    assert status == 403, answer
+    assert f"refusing Host 'evil.example:{port}'" in answer["error"]
+    status, answer = call(chaos.web + "/chaos/pause", "POST", body, {"Sec-Fetch-Site": "cross-site"})
+    assert status == 403, answer
+    assert "refusing a cross-site request" in answer["error"]
+    status, answer = call(chaos.web + "/chaos/pause", "POST", json.dumps(body).encode(), {"Content-Type": "text/plain"})
+    assert status == 415, answer
+    assert not is_stopped(chaos.pid)
+    assert chaos.active_outages() == []
+
+
+@pytest.mark.parametrize("path", ["/chaos/targets", "/storm/series", "/stats/requests", "/"])
+def test_no_answer_lets_another_origin_read_it(chaos, path):
+    request = urllib.request.Request(chaos.web + path, headers={"Origin": chaos.web})  # even its own origin
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+        assert not [name for name in response.headers if name.lower().startswith("access-control-")]
 
 
 def test_a_wrong_token_or_no_chaos_api_is_explained(chaos):
