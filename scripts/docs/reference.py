@@ -38,6 +38,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/metrics.md": reference_metrics.metrics_page,
     "reference/target-api.md": reference_apis.target_api_page,
     "reference/chaos-api.md": reference_apis.chaos_api_page,
+    "reference/results-fields.md": reference_apis.results_fields_page,
 }
 
 

@@ -1,4 +1,5 @@
-"""The HTTP API references, rendered from the OpenAPI documents the services serve (``GET /openapi.json``).
+"""The HTTP API references, rendered from the OpenAPI documents the services serve (``GET /openapi.json``), and the
+fields of ``results.json``, rendered from its JSON Schema (:func:`retrystorm.runner.results_schema.results_schema`).
 
 The documents are the package's own files (``target/openapi.json``, ``chaos/openapi.json``), which tests keep equal
 to what the services generate from their pydantic bodies and check against the running services; this module only
@@ -182,4 +183,34 @@ def chaos_api_page() -> str:
         "what is paused and throttled. The service serves this document at `GET /openapi.json`. "
         "[Faults](../safety/faults.md) and [Control surfaces](../safety/control-surfaces.md) explain it.",
         _document("retrystorm.chaos"),
+    )
+
+
+def results_fields_page() -> str:
+    """Every field of ``results.json``, from the JSON Schema generated from the runner's pydantic models."""
+    from retrystorm.runner.results_schema import TIMESERIES_COLUMNS, results_schema  # noqa: PLC0415 - this page only
+
+    schema = results_schema()
+    definitions = schema.get("$defs", {})
+    columns = ", ".join(code(column) for column in TIMESERIES_COLUMNS)
+    return "\n\n".join(
+        [
+            "# Fields of results.json",
+            (
+                "Every field a live run writes to `results.json`, with its type and meaning, rendered from the JSON "
+                "Schema the runner's models generate ([`results.schema.json`](results.schema.json)); "
+                "[Results files](results.md) says how to read and check them. A run's document is checked against "
+                "the schema by the test suite, so a field written but not described fails it."
+            ),
+            "## The document",
+            cell(schema.get("description", "")),
+            _fields(schema),
+            "## Objects",
+            *(_schema(name, definition) for name, definition in definitions.items()),
+            "## timeseries.csv",
+            (
+                f"Its columns, always all of them, in this order: {columns}. [Results files](results.md#timeseriescsv) "
+                "says what each holds."
+            ),
+        ]
     )
