@@ -32,7 +32,8 @@ from typing import Any
 
 from torturelib import BASELINE, PYTHON, free_port, healthy, kill_group, last_deadline, post_json, start, wait
 
-from retrystorm.chaos.cgroups import GROUP_PREFIX, cgroup_path
+from retrystorm.chaos.cgroupfs import Mount, cgroup_path
+from retrystorm.chaos.cgroups import GROUP_PREFIX
 from retrystorm.chaos.journal import Journal
 
 BURN = "while True: pass"
@@ -49,7 +50,7 @@ def cpu_group(pid: int) -> str:
         text = Path(f"/proc/{pid}/cgroup").read_text()
     except OSError:
         return ""
-    return cgroup_path(text, 1) or ""
+    return cgroup_path(text, Mount(1, Path("/sys/fs/cgroup/cpu"), "/", frozenset({"cpu"}))) or ""
 
 
 class BurningProcess:

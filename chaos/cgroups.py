@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from retrystorm.chaos.cgroupfs import CgroupPathError, Mount, cgroup_path, mounts, read_words, real_cgroup
 from retrystorm.chaos.cpu_quota import CfsLimit, allowance_cpus, throttled_quota_us, v2_cpu_max, v2_cpu_max_text
 
 GROUP_PREFIX = "retrystorm-throttle-"
@@ -50,60 +51,40 @@ CGROUP_HINT = (
 )
 #: How long undo keeps moving pids out of a group before giving up (a process forking without pause).
 UNDO_TRIES = 50
+#: No number of a journaled undo is larger (a CFS period or quota is at most a second, 1,000,000 µs, per CPU).
+MAX_UNDO_NUMBER = 2**40
+#: The control files a throttle group gets (what a fake cgroupfs holds as plain files, and nothing else is removed).
+CONTROL_FILES = frozenset({"cgroup.procs", "cpu.max", "cpu.cfs_period_us", "cpu.cfs_quota_us"})
 
 
 class CgroupUnavailableError(Exception):
     """No writable cgroup cpu controller for this process (the message says what would make one)."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Hierarchy:
-    """A mounted cgroup hierarchy that can limit CPU: ``version`` 1 or 2, mounted at ``mount`` from ``root``."""
-
-    version: int
-    mount: Path
-    root: str  # the mount's root inside the hierarchy (``/`` except in a container's namespace)
-
-
-def cpu_hierarchies(mountinfo: str) -> list[Hierarchy]:
-    """The v1 ``cpu`` and the v2 hierarchies of a ``/proc/self/mountinfo`` text, v1 first."""
-    found = []
-    for line in mountinfo.splitlines():
-        head, sep, tail = line.partition(" - ")
-        fields, rest = head.split(), tail.split()
-        if not sep or len(fields) < 5 or len(rest) < 3:
-            continue
-        fstype, options = rest[0], rest[2].split(",")
-        mount = Path(fields[4].replace("\\040", " "))
-        if fstype == "cgroup" and "cpu" in options:
-            found.append(Hierarchy(1, mount, fields[3]))
-        elif fstype == "cgroup2":
-            found.append(Hierarchy(2, mount, fields[3]))
-    return sorted(found, key=lambda h: h.version)
+def undo_number(undo: dict[str, Any], name: str) -> int:
+    """``undo[name]`` if it is a whole number from -1 to :data:`MAX_UNDO_NUMBER` (a journal's 1e999 is not)."""
+    value = undo.get(name)
+    if type(value) is not int or not -1 <= value <= MAX_UNDO_NUMBER:
+        raise ValueError(f"undo {name}: got {str(value)[:40]}, expected a whole number from -1 to {MAX_UNDO_NUMBER}")
+    return value
 
 
-def cgroup_path(proc_cgroup: str, version: int) -> str | None:
-    """The process's path in the v1 ``cpu`` or the v2 hierarchy, from a ``/proc/PID/cgroup`` text."""
-    for line in proc_cgroup.splitlines():
-        number, _, rest = line.partition(":")
-        controllers, _, path = rest.partition(":")
-        if version == 2 and number == "0" and controllers == "":
-            return path
-        if version == 1 and "cpu" in controllers.split(","):
-            return path
-    return None
+def cpu_mounts(mountinfo: str) -> list[Mount]:
+    """The hierarchies that can cut CPU, v1 ``cpu`` first, then v2 (whose ``cpu`` is checked where it is used)."""
+    found = mounts(mountinfo)
+    return [m for m in found if m.version == 1 and "cpu" in m.controllers] + [m for m in found if m.version == 2]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Place:
     """Where a process's CPU is accounted: its cgroup directory in a hierarchy."""
 
-    hierarchy: Hierarchy
+    hierarchy: Mount
     directory: Path
 
     def base(self) -> Path:
         """Where a throttle group is created: the directory itself (v1), its parent or the root (v2)."""
-        if self.hierarchy.version == 1 or self.directory == self.hierarchy.mount:
+        if self.hierarchy.version == 1 or self.directory == self.hierarchy.path:
             return self.directory
         return self.directory.parent
 
@@ -114,7 +95,7 @@ class Place:
             limit = _read_limit(directory, self.hierarchy.version)
             if limit is not None:
                 limits.append(limit)
-            if directory in (self.hierarchy.mount, directory.parent):
+            if directory in (self.hierarchy.path, directory.parent):
                 return limits
             directory = directory.parent
 
@@ -137,14 +118,13 @@ def locate(pid: int, *, proc: Path = Path("/proc"), mountinfo: str | None = None
     except OSError as error:
         raise CgroupUnavailableError(f"cannot read the cgroups of pid {pid}: {error}") from None
     tried = []
-    for hierarchy in cpu_hierarchies(info):
-        path = cgroup_path(own, hierarchy.version)
+    for hierarchy in cpu_mounts(info):
+        path = cgroup_path(own, hierarchy)
         if path is None:
             continue
-        relative = path.removeprefix(hierarchy.root.rstrip("/")).strip("/") if hierarchy.root != "/" else path
-        place = Place(hierarchy, hierarchy.mount / relative.strip("/"))
-        if hierarchy.version == 2 and "cpu" not in _words(place.base() / "cgroup.subtree_control"):
-            tried.append(f"cgroup v2 at {hierarchy.mount} has no cpu controller enabled in {place.base()}")
+        place = Place(hierarchy, hierarchy.directory(path))
+        if hierarchy.version == 2 and "cpu" not in read_words(place.base() / "cgroup.subtree_control"):
+            tried.append(f"cgroup v2 at {hierarchy.path} has no cpu controller enabled in {place.base()}")
             continue
         if not os.access(place.base(), os.W_OK):
             tried.append(f"{place.base()} (cgroup v{hierarchy.version}) is not writable")
@@ -152,13 +132,6 @@ def locate(pid: int, *, proc: Path = Path("/proc"), mountinfo: str | None = None
         return place
     why = "; ".join(tried) or "no cgroup v1 cpu or cgroup v2 hierarchy is mounted"
     raise CgroupUnavailableError(f"no writable cgroup cpu controller for pid {pid} ({why}); {CGROUP_HINT}")
-
-
-def _words(path: Path) -> list[str]:
-    try:
-        return path.read_text().split()
-    except OSError:
-        return []
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,17 +169,27 @@ class CgroupCut:
                 "quota_us": self.quota_us, "period_us": self.period_us}  # fmt: skip
 
     @classmethod
-    def from_undo(cls, undo: dict[str, Any]) -> CgroupCut:
-        """The inverse of :meth:`undo`; ``ValueError`` for one that names anything but a throttle group."""
+    def from_undo(cls, undo: dict[str, Any], known: list[Mount] | None = None) -> CgroupCut:
+        """The inverse of :meth:`undo`; ``ValueError`` for one that names anything but a throttle group of a real
+        cgroup hierarchy (:func:`retrystorm.chaos.cgroupfs.real_cgroup`: no symbolic link, under a cgroup mount).
+
+        ``known``: the mounted hierarchies (default: this machine's), so a plain folder is never taken for one.
+        """
+        group, original = undo.get("group"), undo.get("original")
+        if not isinstance(group, str) or not isinstance(original, str):
+            raise TypeError("undo: expected the group and original cgroup as paths")
         cut = cls(
-            version=int(undo["version"]),
-            group=Path(str(undo["group"])),
-            original=Path(str(undo["original"])),
-            quota_us=int(undo["quota_us"]),
-            period_us=int(undo["period_us"]),
-        )
+            version=undo_number(undo, "version"), group=Path(group), original=Path(original),
+            quota_us=undo_number(undo, "quota_us"), period_us=undo_number(undo, "period_us"),
+        )  # fmt: skip
         if problem := cut.problem():
             raise ValueError(problem)
+        known = known if known is not None else mounts()
+        real_cgroup(cut.original, known)  # CgroupPathError, a ValueError
+        if cut.group.exists() or cut.group.is_symlink():
+            real_cgroup(cut.group, known)
+        elif real_cgroup(cut.group.parent, known)[1].version != cut.version:
+            raise CgroupPathError(f"{group[:200]!r}: not in a cgroup v{cut.version} hierarchy")
         return cut
 
     def problem(self) -> str | None:
@@ -297,15 +280,16 @@ def _move(pid: int, directory: Path) -> bool:
 
 
 def _remove_group(group: Path) -> None:
-    """rmdir a cgroup (its control files go with it); a plain directory (a fake cgroupfs) is emptied first."""
+    """rmdir a cgroup (its control files go with it); in a fake cgroupfs of plain files, only the control files a
+    throttle group gets are removed first, never anything else."""
     try:
         group.rmdir()
     except OSError as error:
         if error.errno != errno.ENOTEMPTY:
             raise
-        for entry in group.iterdir():  # only a fake cgroupfs holds plain files
-            with contextlib.suppress(IsADirectoryError):
-                entry.unlink()
+        for name in CONTROL_FILES:  # only a fake cgroupfs holds them as plain files
+            with contextlib.suppress(FileNotFoundError):
+                (group / name).unlink()
         group.rmdir()
 
 

@@ -16,12 +16,11 @@ from retrystorm.chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING
 from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, default_journal_path
-from retrystorm.chaos.network.cli import proxy as network_proxy
+from retrystorm.chaos.registration import TargetSpec, parse_named
 from retrystorm.chaos.targets import FaultTarget, TargetRegistry
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.durations import format_duration
-from retrystorm.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -112,15 +111,14 @@ def recover(*, backend_names: tuple[str, ...], project: str | None, journal: Pat
     out.print("\n".join(done) if done else "nothing was left paused or throttled")
 
 
-def _one_shot_target(target: str, backend: FaultBackend) -> FaultTarget:
-    """``pid:NUMBER`` (registered now, with the registration's refusals) or a backend's target name."""
-    if isinstance(backend, ProcessBackend):
-        pid_text = target.removeprefix("pid:")
-        if not target.startswith("pid:") or not pid_text.isdigit() or len(pid_text) > 10:
-            raise UserError(f"target: got {target[:40]!r}, expected pid:NUMBER for the process backend")
-        backend.register(target, int(pid_text))  # the registration's refusals apply to a pid typed here too
-        return FaultTarget(target, backend)
-    return TargetRegistry([backend]).find(target)
+def _one_shot_target(target: str, backends: dict[str, FaultBackend], backend_name: str) -> FaultTarget:
+    """``KIND:VALUE`` (:mod:`retrystorm.chaos.registration`, registered now with its refusals) for the process
+    backend, or a docker backend's target name."""
+    if backend_name == "process":
+        spec = TargetSpec.parse(target)
+        spec.register(target, backends)  # the registration's refusals apply to a target typed here too
+        return FaultTarget(target, backends[spec.backend_name])
+    return TargetRegistry([backends[backend_name]]).find(target)
 
 
 class _Fault(Protocol):
@@ -148,11 +146,13 @@ def pause(
 ) -> None:
     """Pause TARGET for a while, then resume it; Ctrl-C or SIGTERM resume it at once.
 
-    TARGET is pid:NUMBER for the process backend (not pid 1, this command or its
-    ancestors, nor another user's process), a compose service name for docker.
+    TARGET is pid:NUMBER (not pid 1, this command or its ancestors, a watchdog, nor another
+    user's process), tree:NUMBER (it and every descendant), cgroup:PATH (a whole cgroup, frozen
+    at once by the cgroup freezer), unit:UNIT (a systemd unit's cgroup), or with --backend docker
+    a compose service name.
     """
     backends = make_backends((backend_name,), project)
-    fault_target = _one_shot_target(target, backends[backend_name])
+    fault_target = _one_shot_target(target, backends, backend_name)
 
     async def run() -> None:
         async with make_controller(backends, journal, max_outage) as controller:
@@ -192,14 +192,15 @@ def throttle(
 ) -> None:
     """Cut TARGET's CPU to a fraction of what it had for a while, then restore it exactly; Ctrl-C restores at once.
 
-    TARGET is pid:NUMBER for the process backend (a cgroup v1 cpu or v2 cpu.max quota: root, or a
-    delegated cgroup), a labelled compose service name for docker (docker update --cpus). A dead-man
+    TARGET is pid:NUMBER or tree:NUMBER (moved into a throttle cgroup with a cgroup v1 cpu or v2 cpu.max
+    quota: root, or a delegated cgroup), cgroup:PATH or unit:UNIT (the cgroup's own quota lowered in place),
+    or with --backend docker a labelled compose service name (docker update --cpus). A dead-man
     watchdog restores it at the deadline even if this command is killed; `retrystorm chaos recover`
     restores what the journal shows left throttled.
     """
     check_capacity(capacity)
     backends = make_backends((backend_name,), project)
-    fault_target = _one_shot_target(target, backends[backend_name])
+    fault_target = _one_shot_target(target, backends, backend_name)
 
     async def run() -> None:
         async with make_controller(backends, journal, max_outage) as controller:
@@ -212,16 +213,6 @@ def throttle(
             out.print(f"restored {target} ({cut.end_reason})")
 
     asyncio.run(run())
-
-
-def _parse_targets(values: tuple[str, ...]) -> dict[str, int]:
-    targets: dict[str, int] = {}
-    for value in values:
-        name, eq, pid = value.partition("=")
-        if not eq or not name or not pid.isdigit() or len(pid) > 10 or len(name) > 200:
-            raise click.BadParameter(f"got {value!r}, expected NAME=PID, e.g. target=1234", param_hint="--target")
-        targets[name] = int(pid)
-    return targets
 
 
 def _check_bind(host: str, token: str) -> None:
@@ -241,7 +232,9 @@ def _check_bind(host: str, token: str) -> None:
     "process_targets",
     multiple=True,
     metavar="NAME=PID",
-    help="A local process open to chaos under NAME (process backend; repeatable). Nothing else can be paused.",
+    help="A target open to chaos under NAME (repeatable): NAME=PID (a process), NAME=tree:PID (it and every "
+    "descendant), NAME=cgroup:PATH (a whole cgroup, frozen by the cgroup freezer), NAME=unit:UNIT (a systemd "
+    "unit's cgroup). Nothing else can be paused.",
 )
 @click.option(
     "--project",
@@ -277,14 +270,12 @@ def serve(
 
     _check_bind(host, token)
     check_max_outage(max_outage)
-    targets = _parse_targets(process_targets)
+    targets = dict(parse_named(value) for value in process_targets)
     if targets and "process" not in backend_names:
         raise click.BadParameter("--target needs --backend process", param_hint="--target")
     backends = make_backends(backend_names, project)
-    process_backend = backends.get("process")
-    if isinstance(process_backend, ProcessBackend):
-        for name, pid in targets.items():
-            process_backend.register(name, pid)
+    for name, spec in targets.items():
+        spec.register(name, backends)
     controller = make_controller(backends, journal, max_outage)
     registry = CollectorRegistry()
     allowed = TargetRegistry(list(backends.values()))
@@ -292,6 +283,3 @@ def serve(
     app = create_app(controller, allowed, registry=registry, token=token)
     out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
     web.run_app(app, host=host, port=port, print=None, access_log=None)
-
-
-chaos.add_command(network_proxy)

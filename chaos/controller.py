@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
 from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef
+from retrystorm.chaos.backends.cgroup import thawable
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.lifecycle import (
     DeadManSwitch,
@@ -109,6 +110,8 @@ class PauseKind(FaultKind[Frozen]):
         return "resumed"
 
     def recover(self, ref: TargetRef, undo: dict[str, Any]) -> str:
+        if ref.backend == "cgroup":  # a frozen cgroup is thawed from its checked path alone
+            return thawable(ref).thaw()
         self._backend(ref).resume(ref)
         return "resumed"
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from retrystorm.chaos.backends.base import BackendError, CpuCut, FaultBackend, TargetRef
+from retrystorm.chaos.backends.cgroup import restore_quota
 from retrystorm.chaos.backends.process import restore_cgroup_cut
 from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.lifecycle import Fault, FaultKeeper, FaultKind, FaultStatus, World
@@ -99,8 +100,8 @@ class ThrottleKind(FaultKind[CpuCut]):
         return effect.restore()
 
     def recover(self, ref: TargetRef, undo: dict[str, Any]) -> str:
-        if ref.backend == "cgroup":
-            return restore_cgroup_cut(ref, undo)
+        if ref.backend == "cgroup":  # a throttle group, or a cgroup's own quota: restored from the checked undo
+            return restore_quota(ref, undo) if undo.get("kind") == "cgroup-quota" else restore_cgroup_cut(ref, undo)
         backend = self.recovery_backends.get(ref.backend)
         if backend is None:
             raise BackendError(f"the journal names {ref.describe()}, but the {ref.backend} backend is not configured")

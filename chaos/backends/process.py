@@ -20,6 +20,10 @@ between for the controller to journal and guard. A resume of any member sends
 ``killpg(SIGCONT)`` (after checking the leader's identity) and then SIGCONT to that member
 by its identity, as its watchdog would.
 
+A *tree target* (:meth:`ProcessBackend.register_tree`) is a process and every descendant (read from ``/proc``
+at each pause: the backends of a database that ``setsid()`` stay its children); a pause stops them top down,
+reading the tree again until no member runs.
+
 A *CPU cut* (:meth:`ProcessBackend.plan_cpu_cut`) moves the target's processes (a group's members) into
 a cgroup with a CFS quota of capacity x their allowance (:mod:`retrystorm.chaos.cgroups`), one throttle group per
 cgroup they came from; a group's members forked between planning and applying are moved in too.
@@ -47,11 +51,13 @@ from retrystorm.chaos.backends.base import (
     TargetState,
     UnknownTargetError,
 )
-from retrystorm.chaos.backends.procfs import group_members, process_start_ticks
+from retrystorm.chaos.backends.procfs import descendants, group_members, is_watchdog, process_start_ticks
 from retrystorm.chaos.cgroups import CgroupCut, CgroupUnavailableError, Place, cpus_available, locate
 from retrystorm.chaos.cpu_quota import allowance_cpus
 from retrystorm.polling import poll_until_sync
 
+#: How many times a tree is read again while stopping it (each round stops what the one before found).
+TREE_ROUNDS = 20
 #: Where a refused registration points the user.
 REGISTER_HINT = "register a process when the controller starts: retrystorm chaos serve --target NAME=PID"
 
@@ -92,8 +98,8 @@ def check_pausable(pid: int) -> None:
     """Raise :class:`TargetRefusedError` (or :class:`UnknownTargetError`) unless ``pid`` may be frozen.
 
     Refused: pid 1 and below, kernel threads (children of ``kthreadd``, pid 2), this
-    process and its ancestors, and a process whose real user is not this process's real
-    user (as root too: run the controller as the target's user to pause it).
+    process and its ancestors, a retrystorm watchdog, and a process whose real user is not this
+    process's real user (as root too: run the controller as the target's user to pause it).
     """
     if pid <= 1:
         raise TargetRefusedError(f"refusing pid {pid}: init and the kernel are never paused; {REGISTER_HINT}")
@@ -109,6 +115,8 @@ def check_pausable(pid: int) -> None:
         raise TargetRefusedError(f"refusing pid {pid}: a kernel thread cannot be paused")
     if pid == os.getpid():
         raise TargetRefusedError(f"refusing pid {pid}: that is this controller itself; it would never resume")
+    if is_watchdog(pid):
+        raise TargetRefusedError(f"refusing pid {pid}: it is a retrystorm watchdog, which resumes what is paused")
     if pid in ancestors:
         raise TargetRefusedError(f"refusing pid {pid}: it is an ancestor of this controller, which it would freeze")
     if owner != os.getuid():
@@ -129,6 +137,7 @@ class ProcessBackend(FaultBackend):
     def __init__(self, targets: Mapping[str, int] | None = None) -> None:
         self._idents: dict[str, str] = {}
         self._groups: dict[str, str] = {}  # target -> its leader's PGID@STARTTICKS
+        self._trees: dict[str, str] = {}  # target -> its root's PID@STARTTICKS
         for target, pid in (targets or {}).items():
             self.register(target, pid)
 
@@ -143,9 +152,19 @@ class ProcessBackend(FaultBackend):
             raise TargetRefusedError(f"refusing pid {leader}: it does not lead a process group of its own")
         if leader == os.getpgrp():
             raise TargetRefusedError(f"refusing group {leader}: this controller belongs to it")
-        ident = process_ident(leader)
-        self._groups[target] = ident
-        self._idents.pop(target, None)
+        return self._register(target, leader, self._groups)
+
+    def register_tree(self, target: str, root: int) -> TargetRef:
+        """Make ``target`` name the process tree of ``root``: it and every descendant, found again at each pause
+        (those that ``setsid()`` included), each checked as a single process is."""
+        check_pausable(root)
+        return self._register(target, root, self._trees)
+
+    def _register(self, target: str, pid: int, kind: dict[str, str]) -> TargetRef:
+        ident = process_ident(pid)
+        for registry in (self._idents, self._groups, self._trees):
+            registry.pop(target, None)
+        kind[target] = ident
         return TargetRef(self.name, target, ident)
 
     def group_of(self, target: str) -> int | None:
@@ -156,16 +175,13 @@ class ProcessBackend(FaultBackend):
     def register(self, target: str, pid: int) -> TargetRef:
         """Make ``target`` name the process ``pid`` as it is now (pid and start time), if it may be paused."""
         check_pausable(pid)
-        ident = process_ident(pid)
-        self._idents[target] = ident
-        self._groups.pop(target, None)
-        return TargetRef(self.name, target, ident)
+        return self._register(target, pid, self._idents)
 
     def targets(self) -> list[str]:
-        return sorted([*self._idents, *self._groups])
+        return sorted([*self._idents, *self._groups, *self._trees])
 
     def resolve(self, target: str) -> list[TargetRef]:
-        if target in self._groups:
+        if target in self._groups or target in self._trees:
             return self._members(target)
         if target not in self._idents:
             known = ", ".join(self.targets()) or "none"
@@ -173,18 +189,28 @@ class ProcessBackend(FaultBackend):
         return [TargetRef(self.name, target, self._idents[target])]
 
     def _members(self, target: str) -> list[TargetRef]:
-        """Every member of group target ``target`` now, each checked as a single process is."""
-        pgid = self.group_of(target)
-        if pgid is None:
-            raise BackendError(f"the process group of {target!r} ({self._groups[target]}) lost its leader")
+        """Every member of group or tree target ``target`` now, each checked as a single process is."""
+        if target in self._trees:
+            root = live_pid(self._trees[target])
+            if root is None:
+                raise BackendError(f"the process tree of {target!r} ({self._trees[target]}) lost its root")
+            found = descendants(root)
+        else:
+            pgid = self.group_of(target)
+            if pgid is None:
+                raise BackendError(f"the process group of {target!r} ({self._groups[target]}) lost its leader")
+            found = group_members(pgid)
         refs = []
-        for pid, ticks in group_members(pgid):
+        for pid, ticks in found:
             check_pausable(pid)
             refs.append(TargetRef(self.name, target, f"{pid}@{ticks}"))
         return refs
 
     def pause_all(self, target: str, refs: list[TargetRef]) -> list[TargetRef]:
-        """A group: ``killpg(SIGSTOP)``, every member stopped, the members not in ``refs`` returned; else each ref."""
+        """A group: ``killpg(SIGSTOP)``, every member stopped, the members not in ``refs`` returned; a tree: its
+        members stopped top down until a reading finds none running; else each ref."""
+        if target in self._trees:
+            return self._pause_tree(target, refs)
         if target not in self._groups:
             return super().pause_all(target, refs)
         pgid = self.group_of(target)
@@ -196,6 +222,21 @@ class ProcessBackend(FaultBackend):
             self._settle(ref, TargetState.PAUSED)
         known = set(refs)
         return [ref for ref in members if ref not in known]
+
+    def _pause_tree(self, target: str, refs: list[TargetRef]) -> list[TargetRef]:
+        """Stop every member, parents first, until the tree read again has no member left running.
+
+        A stopped process forks no more, so each round can only find children forked before their parent stopped.
+        """
+        for _ in range(TREE_ROUNDS):
+            members = self._members(target)
+            running = [ref for ref in members if self.state(ref) is TargetState.RUNNING]
+            if not running:
+                known = set(refs)
+                return [ref for ref in members if ref not in known]
+            for ref in running:
+                self.pause(ref)
+        raise BackendError(f"the process tree of {target!r} kept forking: not stopped after {TREE_ROUNDS} rounds")
 
     def pause(self, ref: TargetRef) -> None:
         """SIGSTOP, then wait until the kernel reports the process stopped (signals are asynchronous)."""

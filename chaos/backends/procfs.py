@@ -55,3 +55,40 @@ def group_members(pgid: int) -> list[tuple[int, int]]:
         if fields is not None and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
             members.append((int(entry.name), int(fields[19])))
     return sorted(members)
+
+
+def descendants(root: int) -> list[tuple[int, int]]:
+    """``root`` and every live process below it (children, theirs...) as ``(pid, start ticks)``, ascending.
+
+    Read from ``/proc/*/stat`` in one pass (parent links); a process that calls ``setsid()`` stays its parent's child,
+    one whose parent exited (a double fork) is reparented away and is no longer found.
+    """
+    children: dict[int, list[tuple[int, int]]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields is not None and fields[0] not in ("Z", "X"):
+            children.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[19])))
+    own = process_start_ticks(root)
+    if own is None:
+        return []
+    found, frontier = [(root, own)], [root]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found += below
+        frontier += [pid for pid, _ in below]
+    return sorted(found)
+
+
+#: The module every watchdog runs (``python -m retrystorm.chaos.watchdog``): what marks a process as one.
+WATCHDOG_MODULE = "retrystorm.chaos.watchdog"
+
+
+def is_watchdog(pid: int) -> bool:
+    """Whether ``pid`` is a retrystorm watchdog (its command line runs :data:`WATCHDOG_MODULE`): never a target."""
+    try:
+        arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return WATCHDOG_MODULE.encode() in arguments

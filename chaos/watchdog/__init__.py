@@ -119,10 +119,22 @@ def _container_id(order: WatchdogOrder) -> None:
         raise ValueError(f"container id {order.ident[:80]!r}: expected letters and digits")
 
 
-def _cgroup_cut(order: WatchdogOrder) -> None:
-    from retrystorm.chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
+def _frozen_cgroup(order: WatchdogOrder) -> None:
+    from retrystorm.chaos.freezer import Freezer  # noqa: PLC0415 - only a cgroup's order
 
-    directory = str(CgroupCut.from_undo(order.undo or {}).group)
+    Freezer.at(order.ident)  # a real cgroup that can freeze: CgroupPathError, a ValueError
+
+
+def _cgroup_cut(order: WatchdogOrder) -> None:
+    undo = order.undo or {}
+    if undo.get("kind") == "cgroup-quota":
+        from retrystorm.chaos.cgroup_quota import QuotaCut  # noqa: PLC0415 - only a throttle's order
+
+        directory = str(QuotaCut.from_undo(undo).directory)
+    else:
+        from retrystorm.chaos.cgroups import CgroupCut  # noqa: PLC0415 - only a throttle's order
+
+        directory = str(CgroupCut.from_undo(undo).group)
     if directory != order.ident:
         raise ValueError(f"ident {order.ident[:200]!r}: not the undo's cgroup")
 
@@ -137,7 +149,7 @@ def _docker_cut(order: WatchdogOrder) -> None:
 
 
 #: Per backend, the check of a pause order's ident and of a throttle order's undo.
-_PAUSE_CHECKS = {"process": _process_ident, "docker": _container_id}
+_PAUSE_CHECKS = {"process": _process_ident, "docker": _container_id, "cgroup": _frozen_cgroup}
 _THROTTLE_CHECKS = {"cgroup": _cgroup_cut, "docker": _docker_cut}
 
 

@@ -24,9 +24,11 @@ from retrystorm.chaos.watchdog.guards import (
     CgroupThrottleGuard,
     DockerGuard,
     DockerThrottleGuard,
+    FreezerGuard,
     Guard,
     NothingToGuardError,
     ProcessGuard,
+    QuotaGuard,
 )
 
 log = logging.getLogger(__name__)
@@ -74,9 +76,13 @@ def _guard_for(order: WatchdogOrder) -> Guard:
     if problem := order.problem():
         raise ValueError(problem)
     if order.fault == "throttle" and order.undo is not None:
+        if order.backend == "cgroup" and order.undo.get("kind") == "cgroup-quota":
+            return QuotaGuard(order.undo)
         if order.backend == "cgroup":
             return CgroupThrottleGuard(order.undo)
         return DockerThrottleGuard(order.ident, order.undo["restore"])
+    if order.backend == "cgroup":
+        return FreezerGuard(order.ident)
     return ProcessGuard(order.ident) if order.backend == "process" else DockerGuard(order.ident)
 
 

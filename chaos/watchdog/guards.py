@@ -199,3 +199,49 @@ class CgroupThrottleGuard:
     def resume(self) -> str:
         """Restore: ``"resumed"`` (the members moved back and the group removed) or ``"gone"``."""
         return "resumed" if self.cut.restore() == "restored" else "gone"
+
+
+class FreezerGuard:
+    """Thaws one frozen cgroup (:class:`retrystorm.chaos.freezer.Freezer`); gone once its directory is."""
+
+    prepare_s = 0.0
+    watch_fd: int | None = None
+
+    def __init__(self, directory: str) -> None:
+        from retrystorm.chaos.freezer import Freezer  # noqa: PLC0415 - only a cgroup's watchdog
+
+        self.freezer = Freezer.at(directory)
+
+    def gone(self) -> bool:
+        """The cgroup is gone."""
+        return self.freezer.state() == "gone"
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """Thaw: ``"resumed"`` or ``"gone"``."""
+        return "resumed" if self.freezer.thaw() == "thawed" else "gone"
+
+
+class QuotaGuard:
+    """Writes a cgroup's original CPU quota back (:class:`retrystorm.chaos.cgroup_quota.QuotaCut`)."""
+
+    prepare_s = 0.0
+    watch_fd: int | None = None
+
+    def __init__(self, undo: dict[str, Any]) -> None:
+        from retrystorm.chaos.cgroup_quota import QuotaCut  # noqa: PLC0415 - only a throttle's watchdog
+
+        self.cut = QuotaCut.from_undo(undo)
+
+    def gone(self) -> bool:
+        """The cgroup is gone."""
+        return not self.cut.directory.is_dir()
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """Restore: ``"resumed"`` or ``"gone"``."""
+        return "resumed" if self.cut.restore() == "restored" else "gone"

@@ -10,16 +10,11 @@ from pathlib import Path
 import pytest
 
 from retrystorm.chaos.backends.base import TargetRefusedError
+from retrystorm.chaos.backends.cgroup import CgroupBackend
 from retrystorm.chaos.backends.process import plan_process_cut
-from retrystorm.chaos.cgroups import (
-    CGROUP_HINT,
-    CgroupCut,
-    CgroupUnavailableError,
-    Hierarchy,
-    cgroup_path,
-    cpu_hierarchies,
-    locate,
-)
+from retrystorm.chaos.cgroup_quota import QuotaCut
+from retrystorm.chaos.cgroupfs import Mount, cgroup_path, mounts
+from retrystorm.chaos.cgroups import CGROUP_HINT, CgroupCut, CgroupUnavailableError, cpu_mounts, locate
 
 V1_HOST = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -32,14 +27,14 @@ PID = 4242
 
 
 def test_mountinfo_gives_the_v1_cpu_hierarchy_before_v2_and_skips_cpuacct_and_cpuset():
-    assert cpu_hierarchies(V1_HOST) == [
-        Hierarchy(1, Path("/sys/fs/cgroup/cpu"), "/"),
-        Hierarchy(2, Path("/sys/fs/cgroup/unified"), "/"),
-    ]
-    assert cgroup_path(V1_PROC, 1) == "/b/c"
-    assert cgroup_path(V1_PROC, 2) == "/"
-    assert cgroup_path("5:cpu,cpuacct:/joint\n", 1) == "/joint"
-    assert cpu_hierarchies("garbage\n\n1 2 3 - \n") == []
+    cpu, unified = cpu_mounts(V1_HOST)
+    assert (cpu.version, cpu.path, cpu.controllers) == (1, Path("/sys/fs/cgroup/cpu"), frozenset({"cpu"}))
+    assert (unified.version, unified.path) == (2, Path("/sys/fs/cgroup/unified"))
+    assert cgroup_path(V1_PROC, cpu) == "/b/c"
+    assert cgroup_path(V1_PROC, unified) == "/"
+    joint = Mount(1, Path("/sys/fs/cgroup/cpu,cpuacct"), "/", frozenset({"cpu", "cpuacct"}))
+    assert cgroup_path("5:cpu,cpuacct:/joint\n", joint) == "/joint"
+    assert cpu_mounts("garbage\n\n1 2 3 - \n") == []
 
 
 @pytest.fixture
@@ -143,3 +138,47 @@ def test_a_cgroup_that_is_not_writable_is_refused_naming_root_or_delegation(cgro
     assert f"{mount / 'app.slice'} (cgroup v2) is not writable" in str(refused.value)
     assert "run as root" in str(refused.value)
     assert "Delegate=yes" in str(refused.value)
+
+
+def test_v2_a_cgroup_s_own_cpu_max_is_cut_in_place_and_written_back_exactly(cgroupfs):
+    """A cgroup target (a unit, a pod's container) keeps its processes: its own cpu.max is lowered and restored."""
+    mount, _, mountinfo = cgroupfs
+    known = mounts(mountinfo)
+    service = mount / "app.slice" / "web.service"
+    (service / "cgroup.freeze").write_text("0\n")
+    (service / "cgroup.events").write_text("populated 1\nfrozen 0\n")
+    backend = CgroupBackend(known)
+    backend.register("web", "/app.slice/web.service")
+    (cut,) = backend.plan_cpu_cut("web", backend.resolve("web"), 0.4, "t")
+    assert (cut.cpus_before, cut.cpus_during) == (1.5, 0.6)  # 0.4 of its own 1.5 CPUs
+    assert cut.undo() == {"kind": "cgroup-quota", "version": 2, "directory": str(service),
+                          "quota_us": 150_000, "period_us": 100_000}  # fmt: skip
+    cut.apply()
+    assert (service / "cpu.max").read_text() == "60000 100000"
+    assert (service / "cgroup.procs").read_text().split() == [str(PID)]  # nobody moved
+    assert QuotaCut.from_undo(cut.undo(), known).restore() == "restored"  # as recovery does, from the journal
+    assert (service / "cpu.max").read_text() == "150000 100000"
+
+
+def test_v2_a_cgroup_without_a_quota_gets_max_back(cgroupfs):
+    mount, _, _ = cgroupfs
+    service = mount / "app.slice" / "web.service"
+    (service / "cpu.max").write_text("max 100000\n")
+    cut = QuotaCut.plan(2, service, 0.5, 2.0)
+    cut.apply()
+    assert (service / "cpu.max").read_text() == "100000 100000"
+    assert cut.restore() == "restored"
+    assert (service / "cpu.max").read_text() == "max 100000"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"quota_us": 1e999}, {"quota_us": "1"}, {"period_us": 0}, {"version": 1}, {"kind": "cgroup"},
+     {"directory": "/etc"}, {"quota_us": 2**64}],
+)  # fmt: skip
+def test_a_journaled_in_place_cut_is_checked_before_anything_is_written(cgroupfs, changes):
+    mount, _, mountinfo = cgroupfs
+    undo = {"kind": "cgroup-quota", "version": 2, "directory": str(mount / "app.slice" / "web.service"),
+            "quota_us": 150_000, "period_us": 100_000} | changes  # fmt: skip
+    with pytest.raises(ValueError, match=r"expected|not under|no cgroup v1"):
+        QuotaCut.from_undo(undo, mounts(mountinfo))
