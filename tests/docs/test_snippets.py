@@ -32,15 +32,19 @@ def write_page(docs: Path, path: str, text: str) -> str:
     return path
 
 
+def run(tmp_path: Path, path: str, text: str) -> list[str]:
+    """Write one page into a ``docs/`` of its own and run its snippets: the failures."""
+    docs = tmp_path / "docs"
+    return snippets.run_page(write_page(docs, path, text), docs)
+
+
 @pytest.mark.live
 def test_a_failing_snippet_is_named_with_its_page_line_and_output(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
     text = (
         "# Guide\n\n```sh\necho fine\n```\n\nThen:\n\n"
         "```sh\necho 'about to fail'\nretrystorm strategies show no-such\n```\n"
     )
-    page = write_page(docs, "guides/broken.md", text)
-    (failure,) = snippets.run_page(page, docs)
+    (failure,) = run(tmp_path, "guides/broken.md", text)
     assert failure.startswith("docs/guides/broken.md:9: the snippet (run) exited 2:")
     assert "about to fail" in failure
     assert "no-such" in failure
@@ -60,22 +64,18 @@ def test_instead_runs_the_shortened_command_and_skip_runs_nothing(tmp_path: Path
 
 @pytest.mark.live
 def test_a_server_that_never_answers_fails_the_serve_snippet(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
     text = "# Guide\n\n<!-- docs-test: serve http://127.0.0.1:8070/healthz -->\n```sh\nsleep 1\n```\n"
-    page = write_page(docs, "guides/serve.md", text)
-    (failure,) = snippets.run_page(page, docs)
+    (failure,) = run(tmp_path, "guides/serve.md", text)
     assert failure.startswith("docs/guides/serve.md:4: the snippet (serve) exited 1:")
     assert "did not answer" in failure
 
 
 def test_a_scenario_that_does_not_load_is_named_with_its_page_and_line(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
     text = (
         "# Scenarios\n\n<!-- docs-test: scenario -->\n```yaml\nname: s\n"
         "load: {users: 10, duration: 60}\nstrategies: [fixed]\n```\n"
     )
-    page = write_page(docs, "concepts/scenarios.md", text)
-    (failure,) = snippets.run_page(page, docs)
+    (failure,) = run(tmp_path, "concepts/scenarios.md", text)
     assert failure.startswith("docs/concepts/scenarios.md:6: the scenario does not load: load.duration: got 60,")
 
 
