@@ -168,6 +168,15 @@ def _isolation() -> list[str]:
     return ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net"]
 
 
+def isolation_problem() -> str | None:
+    """Why a page cannot get a network namespace of its own here (``None`` when it can)."""
+    try:
+        done = subprocess.run([*_isolation(), "true"], capture_output=True, text=True, timeout=30, check=False)  # noqa: S603
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unshare: {error}"
+    return None if done.returncode == 0 else f"unshare: {done.stderr.strip() or done.returncode}"
+
+
 def _scratch(folder: Path) -> None:
     """Link the repository's top-level folders and files into the page's scratch folder."""
     for entry in docsite.ROOT.iterdir():

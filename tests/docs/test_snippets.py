@@ -12,6 +12,13 @@ import pytest
 import snippets
 
 
+@pytest.fixture(autouse=True)
+def _network_namespaces(request: pytest.FixtureRequest) -> None:
+    """Live snippets run in a network namespace of their own; where none can be made, they cannot run."""
+    if request.node.get_closest_marker("live") is not None and (problem := snippets.isolation_problem()):
+        pytest.skip(f"no network namespace for the snippets ({problem}): they would share this host's ports")
+
+
 def _page_params() -> list[object]:
     params = []
     for page in snippets.pages():
