@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -116,6 +117,7 @@ class ClientMetrics:
     registry: CollectorRegistry
     attempts: Counter
     attempts_started: Counter
+    responses: Counter
     requests: Counter
     requests_started: Counter
     attempt_latency: Histogram
@@ -158,6 +160,13 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             "Attempts (HTTP requests on the wire) counted when they are sent; started minus ended "
             "(attempts_total) is the number awaiting an answer.",
             by_request,
+            registry=registry,
+        ),
+        responses=Counter(
+            PREFIX + "responses",
+            "Attempts that got an HTTP answer, by its status code (200, 404, 503, ...): what a service answered "
+            "to each request of the mix.",
+            ["strategy", "request", "status"],
             registry=registry,
         ),
         requests=Counter(
@@ -229,9 +238,20 @@ def _registered(collector: CollectorT, registry: CollectorRegistry) -> Collector
 class RequestMetrics:
     """Pre-bound children of the per-request metrics for one strategy and one request name."""
 
-    __slots__ = ("attempt_latency", "attempts", "attempts_started", "request_latency", "requests", "requests_started")
+    __slots__ = (
+        "_responses",
+        "_statuses",
+        "attempt_latency",
+        "attempts",
+        "attempts_started",
+        "request_latency",
+        "requests",
+        "requests_started",
+    )
 
     def __init__(self, metrics: ClientMetrics, strategy: str, request: str) -> None:
+        self._responses = functools.partial(metrics.responses.labels, strategy, request)
+        self._statuses: dict[int, Counter] = {}
         self.attempts = {o: metrics.attempts.labels(strategy, request, o.value) for o in AttemptOutcome}
         self.attempts_started = metrics.attempts_started.labels(strategy, request)
         self.attempt_latency = {o: metrics.attempt_latency.labels(strategy, request, o.value) for o in AttemptOutcome}
@@ -248,6 +268,13 @@ class RequestMetrics:
         """Count one logical request and observe its latency, backoff included."""
         self.requests[outcome].inc()
         self.request_latency[outcome].observe(latency_s)
+
+    def response(self, status: int) -> None:
+        """Count one attempt answered with HTTP ``status`` (its child bound on first use)."""
+        child = self._statuses.get(status)
+        if child is None:
+            child = self._statuses[status] = self._responses(str(status))
+        child.inc()
 
 
 class StrategyMetrics:

@@ -291,6 +291,7 @@ class RetryingUser(FastHttpUser):
             timer.close()
         latency_s = time.perf_counter() - started
         if response is not None and error is None:
+            kind.metrics.response(status)
             outcome = outcome_of_status(status)
             if outcome is not AttemptOutcome.OK:
                 retry_after_s = self.read_retry_after(response)

@@ -7,9 +7,11 @@ whose addresses come from options or their environment variables.
 Exit status: 0 when every assertion holds, 1 when one fails (each failure printed with
 the measured value and the bound), 2 on bad input (one line), 3 when the run could
 not go on (a process died, its log's tail printed; a service of the stack failed or a
-fault backend could not act, one line) or when its figures are not valid (a load
-generator was saturated for more than 5 % of a strategy's run,
-:mod:`retrystorm.experiment.analysis.validity`; ``--allow-saturated`` keeps the verdicts' status),
+fault backend could not act, one line) or when its figures are not valid: the steady window
+did not show the service working (:mod:`retrystorm.experiment.analysis.steady_state`; a run with
+triggers stops there, before any of them, with one line naming the request, what it got and
+its share), or a load generator was saturated for more than 5 % of a strategy's run
+(:mod:`retrystorm.experiment.analysis.validity`; ``--allow-saturated`` keeps the verdicts' status),
 4 when a stop condition of the scenario's ``slo:`` was breached (the run stopped there, every
 fault reverted: :mod:`retrystorm.runner.slo`), 130 when SIGINT or SIGTERM stopped it (every
 target resumed and every process stopped first). ``--junit FILE`` writes the assertions as JUnit
@@ -161,6 +163,11 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
     failed = failures(results)
     for line in failed:
         err.print(f"assertion failed: {line}", markup=False)
+    broken = steady_failures(document)
+    for label, problem in broken:
+        err.print(f"retrystorm run: not valid: {label}: {problem}", markup=False, soft_wrap=True)
+    if broken:
+        return EXIT_NOT_VALID
     saturated = not_valid(document)
     if saturated:
         err.print(
@@ -181,6 +188,15 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         )
         return EXIT_SLO_BREACHED
     return EXIT_FAILED if failed else 0
+
+
+def steady_failures(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(label, problem)`` of each run whose steady window did not show the service working."""
+    return [
+        (str(row["strategy"]), str(row["steady_state"].get("problem")))
+        for row in document.get("results", [])
+        if isinstance(row.get("steady_state"), Mapping) and row["steady_state"].get("valid") is False
+    ]
 
 
 def not_valid(document: Mapping[str, Any]) -> list[str]:

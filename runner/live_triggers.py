@@ -19,6 +19,7 @@ process or the master, local or compose).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Sequence
 
@@ -94,10 +95,12 @@ class LiveTriggers:
         self.touched = False
         self.restored_at: float | None = None
 
-    async def play(self, t0: float) -> None:
-        """Apply each change at its time after ``t0`` (the clock's time 0 of the run)."""
+    async def play(self, t0: float, ready: asyncio.Event | None = None) -> None:
+        """Apply each change at its time after ``t0`` (the clock's time 0 of the run), once ``ready`` is set."""
         for index, change in enumerate(self.changes):
             await self.runtime.sleep_until(t0 + change.at_s)
+            if ready is not None:
+                await ready.wait()
             following = [later.at_s for later in self.changes[index + 1 :] if later.kind == change.kind]
             self.touched = True
             await self._apply(change, (following[0] if following else change.at_s) - change.at_s)

@@ -25,7 +25,7 @@ from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, utc_now
 from retrystorm.durations import format_duration
 from retrystorm.experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
-from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.errors import RunFailedError, SteadyStateError
 from retrystorm.runner.interfaces import (
     LoadDriver,
     LoadHandle,
@@ -41,6 +41,7 @@ from retrystorm.runner.readings import Reading
 from retrystorm.runner.record import StrategyRecord
 from retrystorm.runner.runtime import Runtime
 from retrystorm.runner.slo import SloGuard
+from retrystorm.runner.steady import judge_readings, request_names, steady_ticks
 from retrystorm.runner.throttle_controls import LEVEL_MARGIN_S, ThrottleControls
 
 #: Deadline of one reading: a second's reading must not delay the next.
@@ -75,6 +76,7 @@ class StrategyRun:
         position: tuple[int, int, float],
         *,
         runtime: Runtime,
+        plan_window: tuple[float, float] | None = None,
     ) -> None:
         self.plan = plan
         self.outages = list(outages)
@@ -91,11 +93,28 @@ class StrategyRun:
         self.watched: list[asyncio.Task[None]] = []
         #: The scenario's stop conditions: a breach ends the readings early (:mod:`retrystorm.runner.slo`).
         self.slo: SloGuard | None = None
+        #: The whole seconds the steady window is judged over before any trigger (``None``: after the run).
+        self.steady_ticks = steady_ticks(plan_window, plan.spec.duration_s) if plan_window is not None else None
+        #: Set once the steady window has been judged and found working (at once without a window to judge):
+        #: the faults and the triggers wait for it at their time, so none is spent on a run that is not valid.
+        self.steady_passed = asyncio.Event()
+        if self.steady_ticks is None:
+            self.steady_passed.set()
+
+    def check_steady(self, tick: int) -> None:
+        """At the last whole second of the steady window: judge it; a run that is not valid stops here."""
+        if self.steady_ticks is None or tick != self.steady_ticks[1]:
+            return
+        found = judge_readings(self.readings, self.steady_ticks, request_names(self.plan.spec))
+        if not found.valid:
+            raise SteadyStateError(f"not valid: {self.plan.spec.label}: {found.problem} (stopped before any trigger)")
+        self.steady_passed.set()
 
     async def play_faults(self, target: TargetHandle, t0: float) -> None:
         """Pause each outage's target at its time; the controller resumes it after its duration."""
         for outage in self.outages:
             await self.runtime.sleep_until(t0 + outage.start_s)
+            await self.steady_passed.wait()
             handle = await self.controller.pause(target.faults[outage.target], outage.duration_s)
             self.paused.append(handle)
 
@@ -125,6 +144,7 @@ class StrategyRun:
             cpu = await load.generator_cpu()
             self.readings.append(Reading(tick, taken, target_part, client_part, cpu))
             self.display.update(dataclasses.replace(self.status(tick), server_read=target.metrics_url is not None))
+            self.check_steady(tick)
             if self.slo is not None and self.slo.observe(self.plan.spec.label, float(tick), self.readings):
                 return
 
@@ -227,7 +247,9 @@ async def run_strategy(
     scenario, spec = plan.scenario, strategy.spec
     later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
     position = (index, len(plan.strategies), later_s)
-    run = StrategyRun(strategy, plan.outages, controller, display, position, runtime=runtime)
+    run = StrategyRun(
+        strategy, plan.outages, controller, display, position, runtime=runtime, plan_window=plan.steady_window
+    )
     run.triggers = list(plan.triggers)
     run.slo = slo
     started_utc = utc_now()
@@ -241,7 +263,7 @@ async def run_strategy(
             t0 = run.clock()
             wall_t0 = runtime.wall()
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
-            played = asyncio.create_task(triggers.play(t0), name=f"triggers of {spec.label}")
+            played = asyncio.create_task(triggers.play(t0, run.steady_passed), name=f"triggers of {spec.label}")
             run.watched.append(played)
             queries = watch_slo(slo, runtime, t0)
             try:
@@ -279,6 +301,7 @@ async def run_strategy(
         target=target.describe(),
         load=load.describe(),
         wall_t0=wall_t0,
+        steady_ticks=run.steady_ticks,
     )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from retrystorm.experiment.analysis import RunResult, results_document
 from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
 from retrystorm.experiment.analysis.stats import CENSORING_NOTE
+from retrystorm.experiment.analysis.steady_state import SteadyRule
 from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.report import StrategyCurves, write_report
 from retrystorm.runner.record import LATENCY_SOURCE, StrategyRecord
@@ -58,6 +59,7 @@ CHOICES = [
         "process also serves retrystorm_client_generator_saturated and retrystorm_client_generator_cpu_seconds_total "
         "(per process) to Prometheus."
     ),
+    SteadyRule().describe(),
     (
         "Server recovery without server readings (a service of one's own without metrics:) is judged from the "
         "clients: the first time after the resume from which, for 5 s, every second has attempts that ended, their "
@@ -97,9 +99,9 @@ def timeseries_rows(records: Sequence[StrategyRecord]) -> list[dict[str, Any]]:
 
 
 def _valid(result: RunResult) -> bool:
-    """False only when the saturation rule found the run not valid."""
-    validity = result.extra.get("validity")
-    return not (isinstance(validity, Mapping) and validity.get("valid") is False)
+    """False only when the saturation rule or the steady-state rule found the run not valid."""
+    found = [result.extra.get("validity"), result.extra.get("steady_state")]
+    return not any(isinstance(each, Mapping) and each.get("valid") is False for each in found)
 
 
 def run_document(

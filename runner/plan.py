@@ -60,6 +60,8 @@ class Plan:
     strategies: list[StrategyPlan]
     #: The other triggers' windows (slow, spike, errors), drawn once for every strategy as the outages are.
     triggers: list[TriggerWindow] = dataclasses.field(default_factory=list)
+    #: The steady window: the second half of the time before the first trigger (``None``: no trigger).
+    steady_window: tuple[float, float] | None = None
 
     @property
     def estimated_s(self) -> float:
@@ -129,4 +131,4 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
         StrategyPlan(entry, RunSpec.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
         for entry in entries
     ]
-    return Plan(scenario, outages, plans, list(timeline.triggers))
+    return Plan(scenario, outages, plans, list(timeline.triggers), window)

@@ -62,6 +62,9 @@ class ClientReading:
     #: Sum (seconds) and count of every ended attempt's latency, all outcomes: the mean per interval.
     attempt_latency_sum: float = 0.0
     attempt_latency_count: float = 0.0
+    #: Attempts that ended, by ``(request, outcome)``; and attempts answered, by ``(request, HTTP status)``.
+    outcomes_by_request: Mapping[tuple[str, str], float] = dataclasses.field(default_factory=dict)
+    statuses_by_request: Mapping[tuple[str, str], float] = dataclasses.field(default_factory=dict)
 
     @property
     def attempts_total(self) -> float:
@@ -115,6 +118,15 @@ def _by_label(samples: Iterable[Sample], name: str, label: str) -> dict[str, flo
     return found
 
 
+def _by_labels(samples: Iterable[Sample], name: str, first: str, second: str) -> dict[tuple[str, str], float]:
+    found: dict[tuple[str, str], float] = {}
+    for sample_name, labels, value in samples:
+        if sample_name == name and first in labels and second in labels:
+            key = (labels[first], labels[second])
+            found[key] = found.get(key, 0.0) + value
+    return found
+
+
 def target_from_samples(samples: Sequence[Sample]) -> TargetReading:
     """A :class:`TargetReading` from the target's samples (scraped, or queried from Prometheus)."""
     return TargetReading(
@@ -149,6 +161,8 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         in_progress=ages[-1][1] if ages else None,
         attempt_latency_sum=_total(samples, CLIENT + "attempt_latency_seconds_sum"),
         attempt_latency_count=_total(samples, CLIENT + "attempt_latency_seconds_count"),
+        outcomes_by_request=_by_labels(samples, CLIENT + "attempts_total", "request", "outcome"),
+        statuses_by_request=_by_labels(samples, CLIENT + "responses_total", "request", "status"),
     )
 
 

@@ -30,6 +30,9 @@ the last (the end of the run), so counters that did not start at zero read the s
   figures of each outage's aftermath (:mod:`retrystorm.experiment.analysis.mechanism`);
   ``abandoned_in_flight_end``: the target's gauge of requests it still holds whose
   client went away, at its last reading.
+* ``steady_state``: whether the steady window showed the service working
+  (:mod:`retrystorm.experiment.analysis.steady_state`); a run with triggers that was not valid stopped before them
+  and wrote nothing.
 * ``validity``: whether the load generator kept up (:mod:`retrystorm.experiment.analysis.validity`),
   from each generator process's CPU and the requests started against those demanded.
   happened (pause and resume times measured, not planned); with slow or errors
@@ -42,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from retrystorm.experiment.analysis import LatencySummary, RunResult, recoveries
+from retrystorm.experiment.analysis import LatencySummary, RunResult, default_steady_window, recoveries
 from retrystorm.experiment.analysis.mechanism import after_resumes
 from retrystorm.experiment.analysis.quantiles import combine, difference
 from retrystorm.experiment.analysis.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
@@ -53,6 +56,7 @@ from retrystorm.experiment.scenario.timeline import episodes
 from retrystorm.runner.locust_args import think_time
 from retrystorm.runner.readings import ClientReading, Reading
 from retrystorm.runner.series import LiveSeries, build_series
+from retrystorm.runner.steady import judge_readings, request_names, steady_ticks
 
 LATENCY_SOURCE = (
     "client histogram retrystorm_client_request_latency_seconds (logical requests that ended, ok or given up, "
@@ -79,6 +83,9 @@ class StrategyRecord:
     triggers: Sequence[TriggerWindow] = ()
     #: Unix seconds (the wall clock) at the run's time 0, when the load started; ``None``: not taken.
     wall_t0: float | None = None
+    #: The whole seconds the steady state was judged over (:mod:`retrystorm.runner.steady`); ``None``: from the
+    #: planned outages and the triggers.
+    steady_ticks: tuple[int, int] | None = None
 
     @property
     def label(self) -> str:
@@ -120,6 +127,18 @@ def validity_of(spec: RunSpec, series: LiveSeries) -> Validity:
     return assess(seconds, think_time(spec), open_loop=spec.arrival == "open")
 
 
+def steady_state_of(record: StrategyRecord) -> dict[str, object] | None:
+    """The steady-state rule (:mod:`retrystorm.runner.steady`) on the run's steady window; ``None``: too short to
+    judge (a trigger in the first two seconds)."""
+    ticks = record.steady_ticks
+    if ticks is None:
+        window = default_steady_window(episodes(record.planned_outages, record.triggers))
+        ticks = steady_ticks(window, record.spec.duration_s)
+    if ticks is None:
+        return None
+    return judge_readings(record.readings, ticks, request_names(record.spec)).to_json()
+
+
 def _requests(first: ClientReading, last: ClientReading, ended: int) -> tuple[int, int]:
     """``(requests, unfinished)`` between two readings (see the module docstring)."""
     started = round(last.requests_started - first.requests_started)
@@ -152,6 +171,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         "validity": validity_of(record.spec, series).to_json(),
         "planned_outages": [[outage.start_s, outage.end_s] for outage in record.planned_outages],
         "readings_missed": record.missed(),
+        "steady_state": steady_state_of(record),
     }
     if record.triggers:  # a run with pauses only keeps the shape it always had
         windows = sorted([*record.outages, *record.triggers], key=lambda w: (w.start_s, w.end_s))

@@ -81,6 +81,17 @@ class Validity(_Closed):
     worst_started_to_demanded: float | None
 
 
+class SteadyState(_Closed):
+    """Whether the steady window showed the service working (the steady-state rule)."""
+
+    valid: bool
+    window: Pair = Field(description="The seconds judged, [start_s, end_s] after time 0.")
+    problem: str | None = Field(description="Why not, in one line (the request, what it got, its share); null: valid.")
+    goodput_per_s: float | None
+    ok_share: float | None = Field(description="Attempts answered 1xx-3xx per attempt that ended in the window.")
+    ok_share_by_request: dict[str, float | None] = Field(description="The same, per request of the mix.")
+
+
 class Trigger(_Closed):
     """One trigger window as it happened, with its kind's settings."""
 
@@ -136,6 +147,7 @@ class StrategyResult(_Closed):
     validity: Validity
     planned_outages: list[Pair]
     readings_missed: Missed
+    steady_state: SteadyState | None = Field(description="The steady-state rule; null: too short to judge.")
     triggers: list[Trigger] | None = Field(default=None, description="Every window, with slow, spike or errors.")
 
 
@@ -188,7 +200,9 @@ class ResultsDocument(_Closed):
     results: list[StrategyResult]
     choices: list[str] = Field(description="How the live figures were measured, in sentences.")
     ok: bool = Field(description="No assertion failed and no stop condition was breached.")
-    valid: bool = Field(description="No load generator was saturated.")
+    valid: bool = Field(
+        description="Every steady state showed the service working and no load generator was saturated."
+    )
     run: RunInfo
     description: str | None = Field(default=None, description="The scenario's description.")
     simulated: dict[str, object] | None = Field(default=None, description="With --simulate: the simulated runs.")

@@ -13,7 +13,7 @@ from rich.text import Text
 from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from retrystorm.experiment.analysis import RunResult, results_document
-from retrystorm.experiment.report.why import headline_lines, validity_phrase
+from retrystorm.experiment.report.why import headline_lines, steady_phrase, validity_phrase
 from retrystorm.runner.plan import Plan
 from retrystorm.sim.report import runs_table
 
@@ -61,6 +61,9 @@ def validity_lines(document: Mapping[str, Any]) -> list[Text]:
         if not isinstance(validity, Mapping):
             continue
         label = str(row.get("strategy"))
+        steady = steady_phrase(row)
+        if steady is not None:
+            lines.append(Text.assemble(("  NOT VALID ", "bold red"), f"{label}: {steady}"))
         problem = validity_phrase(row)
         if problem is None:
             peaks = validity.get("cpu_peak") or {}
@@ -87,19 +90,21 @@ def print_verdicts(
         console.print(Text("Assertions", style="bold"))
         for label, verdict in verdicts:
             mark = ("  ok   ", "green") if verdict.passed else ("  FAIL ", "bold red")
-            console.print(Text.assemble(mark, f"{label}: {verdict.describe()}"))
+            console.print(Text.assemble(mark, f"{label}: {verdict.describe()}"), soft_wrap=True)
     else:
         console.print("no assertions in this scenario")
     document = document or results_document("run", results)
     checked = validity_lines(document)
     if checked:
-        console.print(Text("Validity: did the load generator keep up?", style="bold"))
+        console.print(
+            Text("Validity: did the service work in its steady state, and the load generator keep up?", style="bold")
+        )
         for finding in checked:
-            console.print(finding)
+            console.print(finding, soft_wrap=True)  # a finding is one line, whatever the width (logs, grep)
     console.print(Text("What happened, and why", style="bold"))
     *lines, winner = headline_lines(document)
     for line in lines:
-        console.print(Text(f"  {line}"))
-    console.print(Text(winner, style="bold"))
+        console.print(Text(f"  {line}"), soft_wrap=True)
+    console.print(Text(winner, style="bold"), soft_wrap=True)
     if report is not None:
-        console.print(f"report: {escape(str(report))}")
+        console.print(f"report: {escape(str(report))}", soft_wrap=True)

@@ -19,13 +19,14 @@ from typing import Any
 
 import jinja2
 
+from retrystorm.experiment.analysis.steady_state import SteadyRule
 from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.report.markup import to_html
 from retrystorm.experiment.report.metadata import Entry, row_entries, run_entries
 from retrystorm.experiment.report.model_fit import FitRow
 from retrystorm.experiment.report.ranking import Headline, headline
 from retrystorm.experiment.report.text import DASH, count, per_outage, percent, recovery_text, seconds, times
-from retrystorm.experiment.report.why import headline_lines, validity_phrase
+from retrystorm.experiment.report.why import headline_lines, steady_phrase, validity_phrase
 
 TEMPLATE = "report.html.j2"
 
@@ -108,7 +109,7 @@ FIGURE_COLUMNS = (
 FIGURE_KEYS = (
     "strategy", "attempts", "requests", "succeeded", "gave_up", "unfinished", "success_ratio", "amplification",
     "latency_p50", "latency_p95", "latency_p99", "peak_in_flight", "server_recovery_s", "client_recovery_s",
-    "assertions", "after_resume", "validity", "server_recovery_signals",
+    "assertions", "after_resume", "validity", "server_recovery_signals", "steady_state",
 )  # fmt: skip
 
 
@@ -213,8 +214,8 @@ def aftermath_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
 
 
 VALIDITY_COLUMNS = (
-    "strategy", "valid", "saturated", "busiest process (peak, mean share of a core)", "requests started/s",
-    "demanded/s", "worst 5-s window",
+    "strategy", "valid", "steady state (attempts answered 1xx-3xx)", "saturated",
+    "busiest process (peak, mean share of a core)", "requests started/s", "demanded/s", "worst 5-s window",
 )  # fmt: skip
 
 
@@ -229,10 +230,16 @@ def validity_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
         busiest = max(peaks, key=peaks.__getitem__, default=None)
         cpu = f"{busiest}: {peaks[busiest]:.0%}, {means.get(busiest, 0.0):.0%}" if busiest else DASH
         ratio = validity.get("worst_started_to_demanded")
+        found = row.get("steady_state")
+        steady: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        working = DASH if not steady else ("working" if steady.get("valid") else "NOT working")
+        share = steady.get("ok_share")
+        valid = validity.get("valid") is not False and steady.get("valid") is not False
         cells.append(
             (
                 str(row["strategy"]),
-                "yes" if validity.get("valid") is not False else "NO",
+                "yes" if valid else "NO",
+                f"{working}, {percent(share)}" if isinstance(share, int | float) else working,
                 f"{count(validity.get('saturated_s'))} of {count(validity.get('seconds'))} s",
                 cpu,
                 _rate(validity.get("started_per_s")),
@@ -276,7 +283,9 @@ def render(
     """
     top = headline(document)
     *why, winner = headline_lines(document)
-    invalid = [str(row.get("strategy")) for row in document.get("results", []) if validity_phrase(row)]
+    invalid = [
+        str(row.get("strategy")) for row in document.get("results", []) if validity_phrase(row) or steady_phrase(row)
+    ]
     simulated = document.get("simulated")
     simulated = simulated if isinstance(simulated, Mapping) else {}
     description = document.get("description")
@@ -291,7 +300,7 @@ def render(
         invalid=invalid,
         aftermath=aftermath_table(document.get("results", [])),
         validity=validity_table(document.get("results", [])),
-        validity_rule=ValidityRule().describe(),
+        validity_rule=f"{SteadyRule().describe()} {ValidityRule().describe()}",
         tally_css=_tally_css(top),
         verdicts=_verdicts(document),
         figures=figures_table(document.get("results", [])),

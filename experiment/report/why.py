@@ -3,6 +3,8 @@
 Everything comes from the results document (live or simulated), so the terminal and
 the report say the same. The lines, each built from measured figures only:
 
+* **not valid, no verdict** (live, when the service was not working in the steady window:
+  ``steady_state``): nothing after it is judged, and no winner is named;
 * **not valid** (live, when the load generator was saturated: ``validity``): the run
   measured the generator, not the service; its other figures follow, marked so;
 * **never came back** (the server never recovered after an outage): how much more the
@@ -47,6 +49,14 @@ def _per_outage(row: Row, key: str) -> list[float | None]:
         return []
     values = value if isinstance(value, list) else [value]
     return [float(item) if isinstance(item, int | float) else None for item in values]
+
+
+def steady_phrase(row: Row) -> str | None:
+    """``the service was not working in its steady state: GET / answered 404 on 100 % ...``; ``None`` when it was."""
+    steady = row.get("steady_state")
+    if not isinstance(steady, Mapping) or steady.get("valid") is not False:
+        return None
+    return f"the service was not working in its steady state: {steady.get('problem')}"
 
 
 def validity_phrase(row: Row) -> str | None:
@@ -162,7 +172,9 @@ def strategy_line(row: Row) -> str:
             if len(server) > 1:
                 line = line.replace(f"{label} came back:", f"{label} came back after each of {len(server)} outages:")
     invalid = validity_phrase(row)
-    return f"{label} is {invalid}. {line}" if invalid else line
+    line = f"{label} is {invalid}. {line}" if invalid else line
+    broken = steady_phrase(row)
+    return f"{label} is not valid: {broken}. No verdict stands on this run." if broken else line
 
 
 def _total(values: Sequence[float | None]) -> float:
@@ -225,6 +237,12 @@ def winner_line(document: Mapping[str, Any]) -> str:
         )
     if not ranked:
         return "No strategy ran."
+    broken = [str(row.get("strategy")) for row in rows if steady_phrase(row)]
+    if broken:
+        return (
+            f"No winner: the service was not working in the steady state of {', '.join(broken)}, so nothing "
+            "measured after it can be compared."
+        )
     if len(ranked) == 1:
         return f"{ranked[0].label} was the only strategy run.{caveat}"
     winner, runner_up = ranked[0], ranked[1]

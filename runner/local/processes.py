@@ -95,19 +95,20 @@ class ManagedProcess:
         """True until the process has exited."""
         return self.popen.poll() is None
 
-    def log_tail(self, lines: int = 15) -> str:
-        """The last ``lines`` lines of the log, for error messages."""
+    def failure(self, what: str) -> RunFailedError:
+        """An error saying ``what`` went wrong, with the exit status and the first line of the process's own error
+        (:func:`first_error`); without one, the log's last lines."""
+        status = self.popen.poll()
+        state = f"exited with status {status}" if status is not None else f"still running (pid {self.pid})"
         try:
             text = self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def failure(self, what: str) -> RunFailedError:
-        """An error saying ``what`` went wrong, with the exit status and the log's tail."""
-        status = self.popen.poll()
-        state = f"exited with status {status}" if status is not None else f"still running (pid {self.pid})"
-        tail = self.log_tail()
+            text = ""
+        found = first_error(text)
+        if found is not None:
+            number, line = found
+            return RunFailedError(f"{self.name} {what}: {state}: {line} (line {number} of {self.log_path})")
+        tail = "\n".join(text.splitlines()[-TAIL_LINES:])
         detail = f"\n{tail}" if tail else ""
         return RunFailedError(f"{self.name} {what}: {state}; log: {self.log_path}{detail}")
 
@@ -174,6 +175,29 @@ class ManagedProcess:
         for pid, ticks in members:
             _kill_exactly(pid, ticks)
         return status
+
+
+#: A Python exception as a traceback ends it: ``ModuleNotFoundError: No module named 'app'``.
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::\s.*)?$")
+#: Any other line that says it is an error: ``Error: listen EADDRINUSE``, ``FATAL: ...``, ``[ERROR] ...``.
+_ERROR = re.compile(r"\b(?:error|fatal|panic)\b", re.IGNORECASE)
+#: Lines of a log shown when it holds no error line.
+TAIL_LINES = 5
+
+
+def first_error(text: str) -> tuple[int, str] | None:
+    """The first line of a log that states an error, with its number (from 1); ``None`` when none does.
+
+    A Python exception line (what a traceback ends with, the cause) comes before any other line that merely says
+    "error": gunicorn logs ``[ERROR] Exception in worker process`` before the traceback whose last line is the
+    cause, ``ModuleNotFoundError: No module named 'app'``, and then more lines about workers failing to boot.
+    """
+    lines = text.splitlines()
+    for pattern in (_EXCEPTION, _ERROR):
+        for number, line in enumerate(lines, start=1):
+            if pattern.search(line.strip()):
+                return number, line.strip()[:500]
+    return None
 
 
 def _kill_exactly(pid: int, ticks: int) -> None:

@@ -13,6 +13,7 @@ def test_names_types_and_labels():
     assert kinds == {
         "retrystorm_client_attempts": "counter",
         "retrystorm_client_attempts_started": "counter",
+        "retrystorm_client_responses": "counter",
         "retrystorm_client_requests": "counter",
         "retrystorm_client_requests_started": "counter",
         "retrystorm_client_attempt_latency_seconds": "histogram",
@@ -150,3 +151,18 @@ def test_each_request_of_a_mix_has_its_own_series():
     assert get("retrystorm_client_attempts_started_total", {"strategy": "fixed", "request": "POST /orders"}) == 0
     labels = {"strategy": "fixed", "request": "POST /orders", "outcome": "timeout"}
     assert get("retrystorm_client_attempts_total", labels) == 1
+
+
+def test_responses_are_counted_by_request_and_status():
+    registry = CollectorRegistry()
+    bound = build_metrics(registry).for_strategy("fixed", ["POST /orders", "GET /"])
+    for status in (404, 404, 200):
+        bound.by_request["GET /"].response(status)
+    bound.by_request["POST /orders"].response(415)
+
+    def get(request, status):
+        labels = {"strategy": "fixed", "request": request, "status": status}
+        return registry.get_sample_value("retrystorm_client_responses_total", labels)
+
+    assert (get("GET /", "404"), get("GET /", "200"), get("POST /orders", "415")) == (2, 1, 1)
+    assert get("POST /orders", "404") is None

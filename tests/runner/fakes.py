@@ -86,6 +86,8 @@ class World:
         self.fail_control_at: int | None = None
         #: A slow cuts the fault target's CPU through the controller's throttle (a service of one's own).
         self.cpu_cut = False
+        #: ``strategy label -> HTTP status`` every attempt of ``GET /api`` gets (unset: 200 for all).
+        self.status_of: dict[str, int] = {}
 
     def cpu(self, label: str, now: float) -> dict[str, float] | None:
         share = self.cpu_of.get(label, lambda _: 0.2)(now)
@@ -283,8 +285,11 @@ class FakeMetrics:
             action()
         paused = bool(self.backend.paused)
         self.reads.append((second, paused))
+        status = self.world.status_of.get(load.label, 200)
+        if status >= 400:  # 100 attempts a second, every one refused
+            return (None if paused else target_reading()), answered(0.0, 100.0 * second, status)
         ok = 100.0 * second
-        return (None if paused else target_reading()), client(ok, ok)
+        return (None if paused else target_reading()), answered(ok, ok, status)
 
     def _t0(self, load: FakeLoad) -> float:
         starts = [time for time, event in self.world.events if event == f"start load {load.label}"]
@@ -292,6 +297,18 @@ class FakeMetrics:
 
     async def close(self) -> None:
         self.world.note("close metrics")
+
+
+def answered(ok: float, attempts: float, status: int) -> ClientReading:
+    """A client reading whose attempts of ``GET /api`` got ``status`` (``ok`` of them succeeded)."""
+    outcome = "ok" if status < 400 else "client_error" if status < 500 else "server_error"
+    return dataclasses.replace(
+        client(ok, attempts, started=attempts),
+        attempts={outcome: attempts},
+        outcomes_by_request={("/api", outcome): attempts},
+        statuses_by_request={("/api", str(status)): attempts},
+        requests_gave_up=attempts - ok,
+    )
 
 
 def target_reading() -> TargetReading:

@@ -193,7 +193,10 @@ def test_a_saturated_load_generator_marks_the_run_not_valid_and_exits_3(tmp_path
     assert rows["smira"]["valid"] is False and rows["smira"]["cpu_saturated_s"] == 10
     assert rows["fixed:100ms"]["valid"] is True
     assert document["valid"] is False
-    assert "Validity: did the load generator keep up?" in (tmp_path / "run" / "report.html").read_text()
+    assert (
+        "Validity: did the service work in its steady state, and the load generator keep up?"
+        in (tmp_path / "run" / "report.html").read_text()
+    )
 
 
 def test_allow_saturated_keeps_the_assertions_exit_status_and_still_says_so(tmp_path, capsys):
@@ -212,3 +215,40 @@ def test_a_short_spell_of_saturation_within_5_percent_is_still_valid(tmp_path):
     assert run_plan(plan, stack, tmp_path / "run", options) == 0
     document = json.loads((tmp_path / "run" / "results.json").read_text())
     assert document["valid"] is True
+
+
+@pytest.mark.parametrize(
+    ("status", "fix"),
+    [
+        (404, "the request does not fit the service: check requests: (method, path, headers, body) and target.url"),
+        (503, "the service fails under the load alone: fix it, or lower the load"),
+    ],
+)
+def test_a_steady_state_of_errors_stops_the_run_before_any_trigger_with_exit_3(tmp_path, capsys, status, fix):
+    world, stack, _, _, switch, plan, _, runtime = setting(tmp_path)
+    world.status_of["fixed:100ms"] = status
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 3
+    assert "pause target" not in world.names() and switch.armed == []  # no outage was spent on it
+    assert "start target smira" not in world.names()  # nor another strategy's run
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == (
+        f"retrystorm run: not valid: fixed:100ms: GET /api answered {status} on 100% of its attempts (900 of 900) "
+        f"in the steady window (from 10s to 19s); {fix} (stopped before any trigger)"
+    )
+
+
+def test_a_run_without_triggers_whose_steady_state_failed_is_exit_3_without_a_winner(tmp_path, capsys):
+    world, stack, _, _, _, plan, _, runtime = setting(
+        tmp_path, text=SCENARIO.replace("faults: [{at: 20s, for: 15s}]\n", "")
+    )
+    world.status_of["smira"] = 405
+    options = RunOptions(journal=tmp_path / "journal.jsonl", runtime=runtime)
+    assert run_plan(plan, stack, tmp_path / "run", options) == 3
+    captured = capsys.readouterr()
+    assert "retrystorm run: not valid: smira: GET /api answered 405 on 100% of its attempts" in captured.err
+    assert "No winner: the service was not working in the steady state of smira" in captured.out
+    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    rows = {row["strategy"]: row["steady_state"] for row in document["results"]}
+    assert rows["smira"]["valid"] is False and rows["fixed:100ms"]["valid"] is True
+    assert rows["fixed:100ms"]["ok_share"] == 1.0 and document["valid"] is False

@@ -94,6 +94,16 @@ def test_a_command_that_fails_stops_the_run_before_any_load_with_its_last_lines(
     assert not (tmp_path / "run" / "logs" / "fixed-100ms-locust.log").exists()  # no load was started
 
 
+def test_a_command_whose_app_is_missing_shows_the_first_line_of_its_error(example, tmp_path):
+    scenario, _ = example
+    scenario.write_text(scenario.read_text().replace(" app:app", " nosuchapp:app"))
+    done = run(scenario, tmp_path, "--out", str(tmp_path / "run"), timeout_s=120)
+    assert done.returncode == 3, done.stdout + done.stderr
+    line = next(line for line in done.stderr.splitlines() if line.startswith("retrystorm run:"))
+    assert "exited before the service was ready: exited with status 3: ModuleNotFoundError: No module named " in line
+    assert "Traceback" not in done.stderr and "Worker failed to boot" not in done.stderr
+
+
 def test_an_unreachable_url_stops_the_run_before_any_load(tmp_path):
     port = free_port()  # nothing listens there
     scenario = tmp_path / "unreachable.yaml"
