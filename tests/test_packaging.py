@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("retrystorm", "chaos", "loadgen", "target", "experiment", "sim", "runner", "dashboards")
+PACKAGES = ("retrystorm", "chaos", "loadgen", "target", "experiment", "sim", "runner", "dashboards", "integrations")
 #: Files inside a package folder that are not for the installed package, and why.
 NOT_SHIPPED = {
     "dashboards/prometheus/debian.Dockerfile": "an image build file, built from the checkout by scripts/offline-images",

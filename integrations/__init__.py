@@ -1,0 +1,1 @@
+"""Integrations with the tools around retrystorm: :mod:`retrystorm.integrations.chaostoolkit` (Chaos Toolkit)."""
