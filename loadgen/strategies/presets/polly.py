@@ -8,6 +8,7 @@ import random
 from typing import ClassVar
 
 from retrystorm.loadgen.strategies.base import register_strategy
+from retrystorm.loadgen.strategies.controls import RetryAfter
 from retrystorm.loadgen.strategies.presets.base import Preset
 from retrystorm.loadgen.strategies.presets.params import BOOLEAN
 from retrystorm.loadgen.strategies.retry_on import RETRY_ON, RetryOn
@@ -81,7 +82,14 @@ class PollyRetry(Preset):
       retried; an HTTP error status is a result, not retried. Retrying statuses takes
       a ``ShouldHandle`` of one's own, ``retry_on=[timeout,connection,5xx,408,429]`` as
       Microsoft.Extensions.Http.Resilience's transient predicate does. ``Retry-After``
-      is not read (no ``DelayGenerator`` by default).
+      is not read (no ``DelayGenerator`` by default); ``retry_after=true`` reads it as
+      Microsoft.Extensions.Http.Resilience's ``HttpRetryStrategyOptions`` does
+      (``ShouldRetryAfterHeader``, on by default there; dotnet/extensions
+      ``src/Libraries/Microsoft.Extensions.Http.Resilience/Polly/HttpRetryStrategyOptions.cs``):
+      its ``DelayGenerator`` returns the header's delay, which Polly then waits instead of its
+      own. That handler's retry is
+      ``polly:backoff=exponential,jitter=true,retry_after=true,retry_on=[timeout,connection,5xx,408,429]``
+      (its circuit breaker is not modelled).
     """
 
     library: ClassVar[str] = "Polly 8.7.0"
@@ -94,6 +102,9 @@ class PollyRetry(Preset):
         "max_delay", optional(DURATION), None, "MaxDelay (none: no cap)", at_least=0, at_most=ONE_DAY_S
     )
     retry_on: RetryOn = param("retry_on", RETRY_ON, RetryOn(timeout=True, connection=True), "ShouldHandle")
+    reads_retry_after: bool = param(
+        "retry_after", BOOLEAN, False, "a DelayGenerator reading Retry-After (ShouldRetryAfterHeader)"
+    )
 
     def next_delay(
         self, attempt: int, previous_delay_s: float, state: float, rng: random.Random
@@ -139,6 +150,9 @@ class PollyRetry(Preset):
 
     def attempt_cap(self) -> int:
         return self.max_retry_attempts + 1
+
+    def retry_after(self) -> RetryAfter:
+        return RetryAfter.EXACT if self.reads_retry_after else RetryAfter.IGNORE
 
     def conditions(self) -> RetryOn:
         return self.retry_on

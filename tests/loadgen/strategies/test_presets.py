@@ -394,3 +394,13 @@ def test_every_preset_is_marked_sourced_and_per_request(name):
     policy, _ = resolve(strategy)
     assert policy.per_request
     assert policy.retry_on is not None
+
+
+def test_polly_reads_retry_after_only_when_asked_as_the_http_resilience_handler_does():
+    assert resolve(parse_strategy("polly"))[0].retry_after is RetryAfter.IGNORE
+    policy, _ = resolve(parse_strategy("polly:backoff=exponential,jitter=true,retry_after=true,retry_on=[5xx]"))
+    assert policy.retry_after is RetryAfter.EXACT
+    session = RetrySession(policy, rng=random.Random(1))
+    session.start_request(0.0)
+    assert session.on_failure(0.0, status=503, retry_after_s=7.0).delay_s == 7.0  # the header's, not Polly's own
+    assert session.on_failure(7.0, status=503).delay_s != 7.0
