@@ -275,7 +275,7 @@ def create_app(
         app.router.add_route(method, path, handler)
 
     async def lifecycle(_app: web.Application) -> Any:
-        await controller.recover()
+        await controller.start()
         yield
         await controller.resume_all("shutdown")
 

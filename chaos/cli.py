@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 from pathlib import Path
 from typing import Protocol
@@ -16,11 +17,13 @@ from retrystorm.chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING
 from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, default_journal_path
+from retrystorm.chaos.journal_file import JournalError
 from retrystorm.chaos.registration import TargetSpec, parse_named
 from retrystorm.chaos.targets import FaultTarget, TargetRegistry
 from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.durations import format_duration
+from retrystorm.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +124,12 @@ def _one_shot_target(target: str, backends: dict[str, FaultBackend], backend_nam
     return TargetRegistry([backends[backend_name]]).find(target)
 
 
+def _journal_failed(controller: OutageController) -> None:
+    """Exit 3 in one line when a record could not be written after the fault was reverted (a full disk)."""
+    if controller.journal.write_failure is not None:
+        raise JournalError(f"{controller.journal.write_failure}; the fault itself was reverted")
+
+
 class _Fault(Protocol):
     @property
     def status(self) -> str: ...
@@ -162,6 +171,7 @@ def pause(
             out.print(f"paused {target} for {format_duration(outage.duration_s)} (outage {outage.id})")
             await _until_ended(outage, done)
             out.print(f"resumed {target} ({outage.end_reason})")
+        _journal_failed(controller)
 
     asyncio.run(run())
 
@@ -211,6 +221,7 @@ def throttle(
             out.print(f"throttled {target} to {capacity:g} for {format_duration(cut.duration_s)} ({cpus}; {cut.id})")
             await _until_ended(cut, done)
             out.print(f"restored {target} ({cut.end_reason})")
+        _journal_failed(controller)
 
     asyncio.run(run())
 
@@ -269,6 +280,7 @@ def serve(
     from retrystorm.chaos.metrics import register_chaos_metrics
 
     _check_bind(host, token)
+    bind_host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [::1] as a URL writes it
     check_max_outage(max_outage)
     targets = dict(parse_named(value) for value in process_targets)
     if targets and "process" not in backend_names:
@@ -282,4 +294,8 @@ def serve(
     register_chaos_metrics(registry, controller, [name for _, name in allowed.listing()])
     app = create_app(controller, allowed, registry=registry, token=token)
     out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
-    web.run_app(app, host=host, port=port, print=None, access_log=None)
+    try:
+        web.run_app(app, host=bind_host, port=port, print=None, access_log=None)
+    except OSError as error:  # a busy port, an address this machine does not have, a name that does not resolve
+        why = "it is in use" if error.errno == errno.EADDRINUSE else (error.strerror or str(error))
+        raise UserError(f"cannot listen on {host} port {port}: {why}; choose another --host or --port") from None

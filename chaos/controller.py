@@ -176,8 +176,13 @@ class OutageController:
         return keeper
 
     async def __aenter__(self) -> Self:
-        await self.recover()
+        await self.start()
         return self
+
+    async def start(self) -> list[TargetRef]:
+        """Refuse a journal that cannot record faults (not private, full, read-only), then :meth:`recover`."""
+        self.journal.check_writable()
+        return await self.recover()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.resume_all("shutdown")

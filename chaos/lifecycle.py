@@ -261,6 +261,7 @@ class FaultKeeper(Generic[E, F]):
         if not duration_s > 0:
             raise UserError(f"duration: got {duration_s}, expected a duration > 0")
         self._check_room(target)
+        self.world.journal.check_writable()  # a journal that filled up since the start: refused before anything
         fault_id = f"{self._prefix}{next(self._ids)}"
         effects = await self.world.run_blocking(self.kind.plan, target, fault_id, params)
         limit = self.world.max_duration_s()
