@@ -1,15 +1,28 @@
-"""Shared fixtures and hypothesis profiles."""
+"""Shared fixtures, hypothesis profiles, and the test tiers (their hooks are in ``tests/support/tiers.py``)."""
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.support.processes import stop
+from tests.support.tiers import (  # the tiers' hooks: which tests are live, and none other starts a process
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+)
+
+# Tests never depend on the terminal they run in: a test that wants a width sets COLUMNS itself. (GNU readline,
+# which pytest's debugger imports, exports COLUMNS=80 and LINES=24 into the process's environment, so every child
+# of pytest, xdist's workers included, would see a terminal 80 columns wide.)
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 # "ci" (the default, and the test command's): the same examples on every run, so a landing
 # never depends on luck; "explore": fresh random examples each run, to look for new failures
@@ -27,7 +40,7 @@ def victim() -> Iterator[subprocess.Popen[bytes]]:
     """A real process that would run for a minute; resumed and killed by pid at the end."""
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     yield process
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGCONT)
-        process.kill()
-        process.wait(timeout=10)
+    stop(process, grace_s=10)
+
+
+__all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_runtest_makereport", "pytest_runtest_protocol"]

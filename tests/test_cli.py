@@ -14,6 +14,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.live
 def test_strategies_lists_every_strategy_and_budget():
     result = run("strategies")
     assert result.returncode == 0
@@ -21,6 +22,7 @@ def test_strategies_lists_every_strategy_and_budget():
         assert name in result.stdout
 
 
+@pytest.mark.live
 def test_models_lists_every_model():
     result = run("models")
     assert result.returncode == 0
@@ -28,6 +30,7 @@ def test_models_lists_every_model():
         assert name in result.stdout
 
 
+@pytest.mark.live
 def test_plot_writes_a_png(tmp_path):
     output = tmp_path / "plot.png"
     result = run(
@@ -38,6 +41,7 @@ def test_plot_writes_a_png(tmp_path):
     assert output.stat().st_size > 10_000
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

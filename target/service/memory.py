@@ -19,7 +19,6 @@ late for it. Without glibc (musl, macOS) only the collection runs.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import logging
 import time
@@ -34,12 +33,13 @@ MAX_CONNECTIONS_OPEN = 2000
 
 
 def malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or ``None`` where the C library has none."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
+    """glibc's ``malloc_trim``, or ``None`` where the C library has none.
+
+    Looked up among the symbols this process has loaded already (``dlopen(NULL)``): the C library is always one.
+    (``ctypes.util.find_library`` would run ``ldconfig -p`` in a child process every time a service starts.)
+    """
     try:
-        function = ctypes.CDLL(name).malloc_trim
+        function = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
     function.argtypes = [ctypes.c_size_t]

@@ -26,6 +26,7 @@ def retrystorm_without_docker(*args, cwd, journal):
     )  # fmt: skip
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     ("args", "what"),
     [
@@ -47,6 +48,7 @@ def test_without_the_sdk_the_docker_backend_is_one_line_and_exit_2(tmp_path, arg
     assert not (tmp_path / "journal.jsonl").exists()
 
 
+@pytest.mark.live
 def test_without_the_sdk_what_does_not_pause_containers_still_works(tmp_path):
     through_api = ["--backend", "compose", "--chaos-url", "http://127.0.0.1:9", "--dry-run"]
     done = retrystorm_without_docker("run", "smira-laptop", *through_api, cwd=tmp_path, journal=tmp_path / "j.jsonl")

@@ -43,6 +43,7 @@ def test_a_raw_pid_is_not_a_target(victim):
         (os.getpid(), "that is this controller itself"),
         (os.getppid(), "an ancestor of this controller"),
     ],
+    ids=["init", "zero", "negative", "itself", "parent"],  # not the pids: the same ids in every xdist worker
 )
 def test_registration_refuses_what_must_never_be_frozen(pid, why):
     with pytest.raises(TargetRefusedError, match=why):

@@ -272,6 +272,7 @@ def test_the_process_guard_names_one_process_only(victim, stopped, use_pidfd):
         ("deadline_monotonic", time.time() + 10, r"s ahead: expected at most 86400 s \(a wall-clock time\?\)"),
         ("deadline_monotonic", math.nan, "deadline nan s ahead"),
     ],
+    ids=["backend", "ident", "wall-clock deadline", "nan deadline"],  # not the time: the same ids in every worker
 )
 def test_an_order_that_cannot_be_guarded_is_refused_in_one_line(tmp_path, field, value, message):
     bad = order("1@1", 10, tmp_path / "j.jsonl")

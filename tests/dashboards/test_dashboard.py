@@ -198,6 +198,7 @@ def test_write_dashboards_round_trips(tmp_path):
     assert not stale_dashboards(tmp_path)
 
 
+@pytest.mark.live  # a fresh interpreter: what an import pulls in
 def test_dashboards_package_imports_no_locust():
     """The chaos controller imports retrystorm.chaos.annotations -> dashboards: no gevent patching may come along."""
     import subprocess

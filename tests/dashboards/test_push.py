@@ -159,6 +159,7 @@ def without_sdk(*args, env=None):
     )  # fmt: skip
 
 
+@pytest.mark.live
 def test_push_uploads_the_shipped_files_without_the_sdk(grafana):
     done = without_sdk("dashboards", "push", "--grafana-url", grafana.url, "--token", TOKEN)
     assert done.returncode == 0, done.stderr
@@ -167,6 +168,7 @@ def test_push_uploads_the_shipped_files_without_the_sdk(grafana):
     assert saved.body["dashboard"] == {**shipped, "id": None}
 
 
+@pytest.mark.live
 def test_build_without_the_sdk_says_what_to_install(tmp_path):
     done = without_sdk("dashboards", "build", "--out", str(tmp_path))
     lines = done.stderr.strip().splitlines()

@@ -9,6 +9,8 @@ import pytest
 
 from retrystorm.experiment.scenario import load_scenario, shipped_folder, shipped_names
 
+pytestmark = pytest.mark.live
+
 
 def retrystorm(*args, cwd):
     env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(cwd / "journal.jsonl"), "COLUMNS": "80"}

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: loadgen modules that run inside Locust only (they import locust, gevent or flask).
@@ -36,6 +38,7 @@ PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.live  # a fresh interpreter: what an import pulls in
 def test_no_locust_or_gevent_outside_the_locust_process():
     result = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(sorted(LOCUST_ONLY))],

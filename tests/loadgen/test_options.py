@@ -246,6 +246,7 @@ def test_metrics_linger_has_a_ceiling():
     assert parse("--metrics-linger", "24h")["metrics_linger"] == "24h"
 
 
+@pytest.mark.live  # Locust itself
 def test_locust_itself_exits_2_with_one_line_for_an_absurd_strategy():
     """The real Locust parser, in its own process: it prints the flag's message and nothing else."""
     result = subprocess.run(

@@ -10,6 +10,8 @@ import pytest
 
 from retrystorm.experiment.scenario import shipped_names
 
+pytestmark = pytest.mark.live
+
 SHIPPED = shipped_names()
 
 

@@ -106,6 +106,7 @@ def test_the_local_command_line_and_the_compose_form_carry_the_same_options(scen
     assert "--keep-backoff" not in LocustDriver(Path("/logs")).argv("http://h", spec, 1)
 
 
+@pytest.mark.live  # Locust itself
 def test_locust_parses_the_local_command_line(scenario):
     """Every flag is one Locust's parser takes (the retrystorm ones registered as the locustfile does).
 

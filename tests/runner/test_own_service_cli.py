@@ -11,6 +11,8 @@ from retrystorm.chaos.cgroups import CgroupUnavailableError, locate
 
 from .test_cli import error_line, retrystorm
 
+pytestmark = pytest.mark.live
+
 OWN = """\
 target:
   url: http://127.0.0.1:9

@@ -12,6 +12,8 @@ import pytest
 
 from retrystorm.experiment.analysis.series_names import GAUGES, RATES
 
+pytestmark = pytest.mark.live
+
 SMALL = textwrap.dedent(
     """\
     name: small

@@ -10,6 +10,8 @@ from retrystorm.experiment.scenario import scenario_data, shipped_scenario
 from retrystorm.sim.experiments import brooker, osdi22
 from retrystorm.sim.experiments.scenario_runs import run_scenario
 
+pytestmark = pytest.mark.slow  # reproduces published results at full size
+
 
 @pytest.fixture(scope="module")
 def osdi_report():
@@ -61,6 +63,7 @@ def test_brooker_no_backoff_collapses_and_backoff_with_jitter_recovers():
     assert plain.amplification > 2  # three attempts for most requests once the server is past the timeout
 
 
+@pytest.mark.live
 def test_brooker_network_delay_is_in_the_latency():
     result = json.loads(
         subprocess.run(

@@ -29,6 +29,7 @@ def test_no_obsolete_version_key_and_every_service_present():
     assert set(raw["services"]) == SERVICES
 
 
+@pytest.mark.live
 def test_every_service_has_a_health_check_and_starts_after_healthy_dependencies(base):
     for name, service in base["services"].items():
         assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
@@ -78,6 +79,7 @@ def test_prometheus_keeps_a_working_day_and_grafana_is_provisioned(base):
             assert (ROOT / volume["source"]).exists(), f"{volume['source']} is mounted but missing"
 
 
+@pytest.mark.live
 def test_the_loopback_override_uses_host_networking_and_loopback_addresses_only(loopback):
     services = loopback["services"]
     assert "grafana" not in services  # behind a profile: no offline image of it

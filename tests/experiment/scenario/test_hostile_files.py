@@ -91,6 +91,7 @@ def test_files_that_are_not_scenarios_are_refused(tmp_path, content, message):
         load_scenario(path)
 
 
+@pytest.mark.live
 def test_a_dry_run_and_a_simulation_refuse_the_alias_bomb_with_exit_2(tmp_path):
     path = tmp_path / "bomb.yaml"
     path.write_text(BOMB)

@@ -174,6 +174,7 @@ def test_strategies_show_exits_2_with_one_line_naming_the_json_path(tmp_path):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.live
 def test_the_retrystorm_command_exits_2_on_a_config_without_retry_policy(tmp_path):
     path = write(tmp_path, {"methodConfig": [{"name": [{"service": "x"}], "timeout": "1s"}]})
     done = subprocess.run(

@@ -47,6 +47,7 @@ def test_cells_run_until_the_same_time_after_their_trigger(small):
     assert [task.label for task in plan.tasks] == ["fixed:100ms"] * 3 + ["EB"] * 3
 
 
+@pytest.mark.live
 def test_the_same_map_whatever_the_workers(small):
     plan = plan_of(small, "faults[0].for=1s..25s:4", "load.users=50..200:2", repeat=2)
     one = plan.document(run_all(plan.tasks, workers=1))
@@ -93,6 +94,7 @@ def map_cli(*args, cwd):
     )  # fmt: skip
 
 
+@pytest.mark.live
 def test_map_writes_json_csv_png_and_report(small, tmp_path):
     marks = ["--mark", "here@faults[0].for=10s,load.users=100"]
     done = map_cli(small, "--vary", "faults[0].for=2s..20s:3", "--vary", "load.users=50..150:3", "--out", "m",
@@ -109,6 +111,7 @@ def test_map_writes_json_csv_png_and_report(small, tmp_path):
     assert "estimate:" in done.stderr
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -132,12 +135,14 @@ def test_bad_maps_are_one_line_and_exit_2(small, tmp_path, args, message):
     assert not (tmp_path / "maps").exists()
 
 
+@pytest.mark.live
 def test_a_map_too_big_to_calibrate_is_refused_from_the_offered_load(small, tmp_path):
     done = map_cli(small, "--vary", "load.users=100000..1000000:2", "--budget", "1m", cwd=tmp_path)
     assert done.returncode == 2
     assert "without a calibration run" in done.stderr
 
 
+@pytest.mark.live
 def test_a_scenario_without_a_trigger_has_nothing_to_map(tmp_path):
     (tmp_path / "calm.yaml").write_text(SMALL.split("faults:")[0])
     done = map_cli("calm.yaml", "--vary", "load.users=10..20:2", cwd=tmp_path)

@@ -217,6 +217,7 @@ def spread(count, from_s, to_s, seed=3, first_id=0):
     return [(Counted(rng.uniform(from_s, to_s)), first_id + i) for i in range(count)]
 
 
+@pytest.mark.slow  # counts every operation
 def test_cost_per_request_grows_neither_with_its_wait_nor_with_how_many_wait():
     # Two in flight already mean 20 s (clamped): every request waits 20 s, 400 checks, and
     # the goroutines check each of them. The model visits a request when it can leave: a
@@ -231,6 +232,7 @@ def test_cost_per_request_grows_neither_with_its_wait_nor_with_how_many_wait():
     assert per_request_reference > 50 * per_request_few  # the measure tells a per-check model apart
 
 
+@pytest.mark.slow  # counts every operation
 def test_past_the_go_overflow_each_release_finds_the_next_check_without_visiting_the_others():
     # base 1 h, x1000 per request above the limit: stuck up to limit + 2 in flight,
     # overflowed from limit + 3, so each later arrival lets the next check of any request

@@ -1,0 +1,19 @@
+"""The kernel's own view of a process, read from ``/proc`` independently of the code under test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def process_state_letter(pid: int) -> str | None:
+    """The state letter of ``/proc/PID/stat`` (``T`` stopped, ``Z`` zombie...), or ``None`` without a process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (``T``) or stopped by a tracer (``t``)."""
+    return process_state_letter(pid) in ("T", "t")
