@@ -10,7 +10,6 @@ import os
 import re
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -19,6 +18,13 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The benches share the tests' helpers (tests/support: ports, waiting, processes): the repository on the path.
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+from tests.support.ports import free_port  # noqa: E402 - after the path is set
+from tests.support.processes import stop  # noqa: E402
+from tests.support.waiting import wait_until  # noqa: E402
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -65,13 +71,7 @@ class Server:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop(self.proc, grace_s=15)
 
     def __enter__(self) -> Server:
         return self
@@ -129,3 +129,10 @@ def cpu_share(pid: int, seconds: float) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+#: What the benches take from here (the shared helpers of tests/support among them).
+__all__ = [
+    "HERE", "Server", "cpu_seconds", "cpu_share", "ensure_wrk", "free_port", "hello", "median",
+    "raise_open_files_limit", "rss_bytes", "scrape", "stop", "target", "wait_until",
+]  # fmt: skip

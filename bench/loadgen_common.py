@@ -10,8 +10,6 @@ import contextlib
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,32 +17,13 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from benchlib import ensure_wrk
+from benchlib import ensure_wrk, free_port, stop, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 LOCUSTFILE = ROOT / "loadgen" / "locustfile.py"
 PLAIN_LOCUSTFILE = ROOT / "bench" / "plain_locustfile.py"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGCONT (in case it is frozen), SIGTERM, then SIGKILL after 10 s; by pid."""
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGCONT)
-            os.kill(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
 
 
 def locust(*args: str, locustfile: Path = LOCUSTFILE) -> subprocess.Popen[bytes]:
@@ -55,15 +34,14 @@ def locust(*args: str, locustfile: Path = LOCUSTFILE) -> subprocess.Popen[bytes]
 
 def wait_workers(master_url: str, workers: int, timeout_s: float = 60) -> None:
     """Wait until the Locust master at ``master_url`` counts ``workers`` workers (``GET /worker-count``)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        url = master_url + "/worker-count"
-        # the web UI may not listen yet
-        with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310
-            if json.loads(response.read())["worker_count"] == workers:
-                return
-        time.sleep(0.2)
-    raise SystemExit(f"{workers} workers did not connect to {master_url} within {timeout_s:.0f} s")
+
+    def connected() -> bool:
+        with urllib.request.urlopen(master_url + "/worker-count", timeout=5) as response:  # noqa: S310
+            return bool(json.loads(response.read())["worker_count"] == workers)
+
+    # the web UI may not listen yet: OSError and a half-written answer count as "not yet"
+    wait_until(connected, timeout_s=timeout_s, what=f"{workers} workers to connect to {master_url}", every_s=0.2,
+               ignore=(OSError, ValueError))  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -135,3 +113,10 @@ def wrk_requests_per_s(url: str, *, connections: int, duration_s: int) -> float:
     if not found:
         raise RuntimeError(f"unexpected wrk output:\n{output}")
     return float(found.group(1))
+
+
+#: The benches import the shared helpers from here too.
+__all__ = [
+    "free_port", "local_cluster", "locust", "scrape_labelled", "stop", "total", "wait_rusage_cpu", "wait_workers",
+    "wrk_requests_per_s",
+]  # fmt: skip

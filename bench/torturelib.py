@@ -7,18 +7,18 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from benchlib import free_port, wait_until
+
 from retrystorm.chaos.journal import Journal
+from tests.support.http import answers
+from tests.support.processes import kill_group
 
 PYTHON = sys.executable
 #: A controller whose dead-man switch arms nothing: the state of things before the watchdog. Its argv:
@@ -63,20 +63,9 @@ BASELINE = textwrap.dedent(
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def wait(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise RuntimeError(f"timed out waiting for {what}")
+    """``predicate()``'s first true answer, polled every 20 ms; an error after ``timeout_s``."""
+    return wait_until(predicate, timeout_s=timeout_s, what=what)
 
 
 def start(argv: list[str], env: dict[str, str], log: Path | None = None, **kwargs) -> subprocess.Popen[bytes]:
@@ -92,13 +81,6 @@ def start(argv: list[str], env: dict[str, str], log: Path | None = None, **kwarg
         )
 
 
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL a process and everything in its process group, by the group it was started in."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
 def post_json(port: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
     """POST ``body`` to the chaos API on 127.0.0.1 (loopback: no token; JSON, so no cross-site refusal)."""
     request = urllib.request.Request(
@@ -112,11 +94,8 @@ def post_json(port: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
+    """Whether the chaos API on ``port`` answers its health check now."""
+    return answers(f"http://127.0.0.1:{port}/healthz")
 
 
 def wall(record: dict[str, Any]) -> float:
@@ -128,3 +107,17 @@ def last_deadline(journal: Path, op: str = "pause") -> float:
     """The wall-clock deadline of the latest ``op`` (pause, throttle) in the journal: its time plus its duration."""
     record = [record for record in Journal(journal).records() if record.get("op") == op][-1]
     return wall(record) + float(record["duration_s"])
+
+
+__all__ = [
+    "BASELINE",
+    "PYTHON",
+    "free_port",
+    "healthy",
+    "kill_group",
+    "last_deadline",
+    "post_json",
+    "start",
+    "wait",
+    "wall",
+]

@@ -24,11 +24,14 @@ from tests.support.tiers import (  # the tiers' hooks: which tests are live, and
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
-# "ci" (the default, and the test command's): the same examples on every run, so a landing
-# never depends on luck; "explore": fresh random examples each run, to look for new failures
-# (HYPOTHESIS_PROFILE=explore .venv/bin/pytest ...); "dev": fewer, for quick local runs.
+# "ci" (the default, and the full test command's): the same examples on every run, so a landing
+# never depends on luck; "fast" (scripts/test --fast): the same, a quarter as many; "explore": fresh random
+# examples each run, to look for new failures (HYPOTHESIS_PROFILE=explore .venv/bin/pytest ...); "dev": fewer.
 settings.register_profile(
     "ci", max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "fast", max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("explore", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)

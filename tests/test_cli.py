@@ -1,20 +1,18 @@
-"""The ``retrystorm`` command line: listing, plotting, and one-line errors with exit 2."""
+"""The ``retrystorm`` command line: listing, plotting, and one-line errors with exit 2.
+
+In this process through click's runner; two smoke tests run the installed command and ``python -m retrystorm``.
+"""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from retrystorm.cli import main
+from tests.support.cli import run_cli as run
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "retrystorm", *args], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-@pytest.mark.live
 def test_strategies_lists_every_strategy_and_budget():
     result = run("strategies")
     assert result.returncode == 0
@@ -22,7 +20,6 @@ def test_strategies_lists_every_strategy_and_budget():
         assert name in result.stdout
 
 
-@pytest.mark.live
 def test_models_lists_every_model():
     result = run("models")
     assert result.returncode == 0
@@ -30,7 +27,6 @@ def test_models_lists_every_model():
         assert name in result.stdout
 
 
-@pytest.mark.live
 def test_plot_writes_a_png(tmp_path):
     output = tmp_path / "plot.png"
     result = run(
@@ -41,7 +37,6 @@ def test_plot_writes_a_png(tmp_path):
     assert output.stat().st_size > 10_000
 
 
-@pytest.mark.live
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -67,3 +62,22 @@ def test_main_returns_normally_for_help(capsys):
         main(["--help"])
     assert done.value.code == 0
     assert "strategies" in capsys.readouterr().out
+
+
+@pytest.mark.live
+def test_the_installed_command_lists_its_subcommands():
+    command = Path(sys.executable).with_name("retrystorm")
+    result = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "strategies" in result.stdout
+    assert "sim" in result.stdout
+
+
+@pytest.mark.live
+def test_python_m_retrystorm_says_a_bad_command_in_one_line_and_exits_2():
+    result = subprocess.run(
+        [sys.executable, "-m", "retrystorm", "nosuchcommand"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "no command 'nosuchcommand'; commands:" in result.stderr

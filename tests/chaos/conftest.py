@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import json
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 
 import pytest
 
 from retrystorm.chaos.backends import ProcessBackend
 from retrystorm.chaos.targets import FaultTarget
-from tests.proc import process_state_letter
+from tests.support.http import call as http_call
+from tests.support.ports import free_port
+from tests.support.procfs import is_stopped
+from tests.support.waiting import wait_until
 
 
 def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
     """Poll until ``predicate()`` is true; fail the test after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}")
-
-
-def is_stopped(pid: int) -> bool:
-    return process_state_letter(pid) in ("T", "t")
+    wait_until(predicate, timeout_s=timeout_s, what=what)
 
 
 @pytest.fixture
@@ -38,24 +27,9 @@ def journal_path(tmp_path, monkeypatch):
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def call(base: str, method: str, path: str, body: object = None, headers: dict | None = None):
-    data = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
-    if data is not None and headers is None:
-        headers = {"Content-Type": "application/json"}  # the chaos API refuses other bodies (415)
-    request = urllib.request.Request(base + path, data=data, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            kind = response.headers.get("Content-Type", "")
-            return response.status, json.loads(raw) if "json" in kind else raw.decode()
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    """The chaos API's answer: status and JSON body (it refuses a body of another type: 415)."""
+    return http_call(base, method, path, body, headers)
 
 
 @pytest.fixture
@@ -123,3 +97,7 @@ def process_target(pid: int, name: str = "target") -> FaultTarget:
     """``pid`` registered under ``name`` in a fresh process backend."""
     backend = ProcessBackend({name: pid})
     return FaultTarget(name, backend)
+
+
+#: The chaos tests import these from here.
+__all__ = ["RecordingSwitch", "call", "free_port", "is_stopped", "process_target", "wait_for"]

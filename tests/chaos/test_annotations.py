@@ -25,6 +25,7 @@ from retrystorm.chaos.controller import Outage, OutageController, OutageStatus
 from retrystorm.chaos.journal import Journal
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
 from tests.loadgen.conftest import free_port
+from tests.support.waiting import wait_until_async
 
 from .conftest import RecordingSwitch, call, is_stopped, process_target, wait_for
 
@@ -55,9 +56,7 @@ def target_of(victim):
 
 
 async def wait_until(predicate, timeout_s=20.0):
-    async with asyncio.timeout(timeout_s):
-        while not predicate():
-            await asyncio.sleep(0.02)
+    await wait_until_async(predicate, timeout_s=timeout_s)
 
 
 def ended_outage(**changes):

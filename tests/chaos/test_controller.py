@@ -18,6 +18,7 @@ from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.lifecycle import MAX_ACTIVE_PER_TARGET, MAX_ACTIVE_TOTAL, TooManyFaultsError
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.errors import UserError
+from tests.support.waiting import wait_until_async
 
 from .conftest import RecordingSwitch, is_stopped, process_target
 
@@ -63,9 +64,7 @@ def make(tmp_path, backend=None, switch=None, **kwargs):
 
 
 async def wait_until(predicate, timeout_s=20.0):
-    async with asyncio.timeout(timeout_s):
-        while not predicate():
-            await asyncio.sleep(0.01)
+    await wait_until_async(predicate, timeout_s=timeout_s, every_s=0.01)
 
 
 def test_scheduled_resume(tmp_path):

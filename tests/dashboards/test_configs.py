@@ -38,6 +38,7 @@ def test_prometheus_config_scrapes_every_job_every_second(name, targets):
         assert jobs[job].get("metrics_path", "/metrics") == "/metrics"
 
 
+@pytest.mark.live  # Prometheus' promtool
 @pytest.mark.parametrize("name", ["prometheus.yml", "prometheus-loopback.yml"])
 def test_promtool_accepts_the_config(name):
     done = subprocess.run(
@@ -46,6 +47,7 @@ def test_promtool_accepts_the_config(name):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.live  # Prometheus' promtool
 def test_promtool_would_catch_a_broken_config(tmp_path):
     broken = tmp_path / "broken.yml"
     broken.write_text(

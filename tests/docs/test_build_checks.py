@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.live  # each builds a site with mkdocs in a child
+
 HOOKS = Path(__file__).resolve().parents[2] / "scripts" / "docs" / "hooks.py"
 
 

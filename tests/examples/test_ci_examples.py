@@ -22,6 +22,7 @@ GUIDE = ROOT / "docs" / "guides" / "ci.md"
 CHECKER = str(Path(sys.executable).with_name("check-jsonschema"))
 
 
+@pytest.mark.live  # check-jsonschema
 @pytest.mark.parametrize(("path", "schema"), [(GITHUB, "vendor.github-workflows"), (GITLAB, "vendor.gitlab-ci")])
 def test_the_examples_satisfy_their_ci_systems_schema(path, schema, tmp_path):
     done = subprocess.run([CHECKER, "--builtin-schema", schema, path], capture_output=True, text=True, check=False)

@@ -1,23 +1,15 @@
 """``retrystorm scenarios``, and shipped scenarios run by name from a directory outside the checkout."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from retrystorm.experiment.scenario import load_scenario, shipped_folder, shipped_names
-
-pytestmark = pytest.mark.live
+from tests.support.cli import run_cli
 
 
 def retrystorm(*args, cwd):
-    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(cwd / "journal.jsonl"), "COLUMNS": "80"}
-    return subprocess.run(
-        [sys.executable, "-m", "retrystorm", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    return run_cli(*args, cwd=cwd, env={"RETRYSTORM_CHAOS_JOURNAL": str(cwd / "journal.jsonl"), "COLUMNS": "80"})
 
 
 @pytest.fixture

@@ -8,16 +8,16 @@ stopped by its pid.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import shutil
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from tests.support.waiting import wait_until, wait_until_async
 
 #: The flags of shared/docs/environment.md plus a DevTools port chosen by the browser.
 CHROMIUM_FLAGS = (
@@ -44,16 +44,16 @@ def chromium_argv(profile: Path) -> list[str]:
 
 def devtools_page_url(profile: Path, timeout_s: float = 60.0) -> str:
     """The WebSocket address of the browser's first page, once its DevTools server is up."""
-    deadline = time.monotonic() + timeout_s
     port_file = profile / "DevToolsActivePort"
-    while time.monotonic() < deadline:
-        if port_file.exists() and (lines := port_file.read_text().splitlines()):
-            with urllib.request.urlopen(f"http://127.0.0.1:{int(lines[0])}/json/list", timeout=5) as response:
-                pages = [t for t in json.loads(response.read()) if t.get("type") == "page"]
-            if pages:
-                return str(pages[0]["webSocketDebuggerUrl"])
-        time.sleep(0.1)
-    raise AssertionError(f"Chromium's DevTools did not come up within {timeout_s:.0f} s")
+
+    def first_page() -> str | None:
+        if not (port_file.exists() and (lines := port_file.read_text().splitlines())):
+            return None
+        with urllib.request.urlopen(f"http://127.0.0.1:{int(lines[0])}/json/list", timeout=5) as response:
+            pages = [t for t in json.loads(response.read()) if t.get("type") == "page"]
+        return str(pages[0]["webSocketDebuggerUrl"]) if pages else None
+
+    return wait_until(first_page, timeout_s=timeout_s, what="Chromium's DevTools to come up", every_s=0.1)
 
 
 class Page:
@@ -82,14 +82,7 @@ class Page:
 
     async def wait_for(self, expression: str, what: str, timeout_s: float = 30.0) -> Any:
         """Poll ``expression`` until it is truthy; fail naming ``what``."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = await self.evaluate(expression)
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-            await asyncio.sleep(0.1)
+        return await wait_until_async(lambda: self.evaluate(expression), timeout_s=timeout_s, what=what, every_s=0.1)
 
     async def click(self, selector: str) -> None:
         """A left click with the mouse at the centre of the element ``selector`` matches.

@@ -7,16 +7,13 @@ from :func:`free_port`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,30 +22,16 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support import waiting
+from tests.support.http import get_text, post_form
+from tests.support.ports import free_port
+from tests.support.processes import Processes
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCUSTFILE = ROOT / "loadgen" / "locustfile.py"
 RECORDING_LOCUSTFILE = Path(__file__).with_name("recording_locustfile.py")
 LOCUST = str(Path(sys.executable).with_name("locust"))
 LINGER_MARK = "keeping /metrics up"
-
-
-def free_port() -> int:
-    """A port free on 127.0.0.1 right now (for programs that cannot report their own)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def get_text(url: str, timeout_s: float = 5.0) -> str:
-    with urllib.request.urlopen(url, timeout=timeout_s) as response:
-        return str(response.read().decode())
-
-
-def post_form(url: str, form: dict[str, str], timeout_s: float = 10.0) -> dict[str, Any]:
-    data = urllib.parse.urlencode(form).encode()
-    request = urllib.request.Request(url, data=data, method="POST")
-    with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        return dict(json.loads(response.read()))
 
 
 class Metrics:
@@ -79,47 +62,10 @@ def scrape(port: int) -> Metrics:
 
 
 def wait_until(condition: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.1) -> Any:
-    """Poll ``condition`` until it returns something true; fail naming ``what``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        with contextlib.suppress(OSError, ValueError):
-            result = condition()
-            if result:
-                return result
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(interval_s)
-
-
-class Processes:
-    """Processes a test started; all stopped at teardown (SIGTERM, then SIGKILL), by pid."""
-
-    def __init__(self, log_dir: Path) -> None:
-        self.log_dir = log_dir
-        self.started: list[subprocess.Popen[bytes]] = []
-
-    def start(
-        self, name: str, argv: list[str], env: dict[str, str] | None = None
-    ) -> tuple[subprocess.Popen[bytes], Path]:
-        log = self.log_dir / f"{name}-{len(self.started)}.log"
-        with log.open("wb") as sink:
-            environment = {**os.environ, **(env or {})}
-            process = subprocess.Popen(argv, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, env=environment)
-        self.started.append(process)
-        return process, log
-
-    def stop_all(self) -> None:
-        for process in reversed(self.started):
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(process.pid, signal.SIGCONT)  # a frozen process cannot handle SIGTERM
-                    os.kill(process.pid, signal.SIGTERM)
-        for process in self.started:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
+    """Poll ``condition`` until it returns something true (a server not up yet: ``OSError``); fail naming ``what``."""
+    return waiting.wait_until(
+        condition, timeout_s=timeout_s, what=what, every_s=interval_s, ignore=(OSError, ValueError)
+    )
 
 
 @pytest.fixture
@@ -410,3 +356,7 @@ def locust_cluster(processes: Processes, web_locust: Callable[..., WebLocust]) -
         return Cluster(master, ports, logs)
 
     return start
+
+
+#: The live tests import these from here.
+__all__ = ["Processes", "free_port", "get_text", "post_form", "wait_until"]

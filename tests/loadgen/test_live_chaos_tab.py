@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from retrystorm.chaos.client import ChaosApiError, ChaosClient
-from tests.proc import process_state_letter
+from tests.support.procfs import process_state_letter
 
 from .browser import Page, chromium_argv, chromium_path, devtools_page_url
 from .conftest import Processes, Target, free_port, get_text, locust_argv, post_form, target_starter, wait_until

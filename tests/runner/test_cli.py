@@ -9,18 +9,13 @@ import textwrap
 import pytest
 
 from retrystorm.experiment.scenario import shipped_names
-
-pytestmark = pytest.mark.live
+from tests.support.cli import run_cli
 
 SHIPPED = shipped_names()
 
 
 def retrystorm(*args, cwd, journal, env=None):
-    env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(journal), "COLUMNS": "200", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "retrystorm", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    return run_cli(*args, cwd=cwd, env={"RETRYSTORM_CHAOS_JOURNAL": str(journal), "COLUMNS": "200", **(env or {})})
 
 
 @pytest.fixture
@@ -229,6 +224,7 @@ DOCKER_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.live  # a fresh interpreter: what a run imports
 def test_a_local_run_never_imports_the_docker_sdk(workdir, tmp_path):
     env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(tmp_path / "journal.jsonl")}
     done = subprocess.run(

@@ -12,13 +12,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from retrystorm.chaos.journal import Journal
-from tests.proc import process_state_letter
+from tests.support.procfs import process_state_letter
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 
@@ -78,13 +78,7 @@ def children_of(pid):
 
 
 def wait_for(predicate, timeout_s, what):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    pytest.fail(f"timed out waiting for {what}")
+    return wait_until(predicate, timeout_s=timeout_s, what=what, every_s=0.1)
 
 
 def test_sigint_mid_outage_resumes_the_target_and_stops_every_child(tmp_path):

@@ -21,6 +21,7 @@ from retrystorm.runner.live_triggers import LiveTriggers
 from retrystorm.runner.local.target import LocalTargets
 from retrystorm.runner.runtime import Runtime
 from retrystorm.target.models import parse_model
+from tests.support.waiting import wait_until_async
 
 pytestmark = [pytest.mark.live]
 
@@ -30,10 +31,7 @@ BEFORE_RULE = {"status": 500, "retry_after": 1, "first_attempts": 1, "probabilit
 
 async def until(check, timeout_s=20.0):
     """Poll ``check`` (a coroutine function) until it returns something true."""
-    async with asyncio.timeout(timeout_s):
-        while not (found := await check()):
-            await asyncio.sleep(0.05)
-        return found
+    return await wait_until_async(check, timeout_s=timeout_s, every_s=0.05)
 
 
 def test_a_cut_and_a_burst_reach_the_target_and_an_interrupt_restores_exactly_what_it_had(tmp_path):

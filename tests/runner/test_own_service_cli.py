@@ -11,8 +11,6 @@ from retrystorm.chaos.cgroups import CgroupUnavailableError, locate
 
 from .test_cli import error_line, retrystorm
 
-pytestmark = pytest.mark.live
-
 OWN = """\
 target:
   url: http://127.0.0.1:9
@@ -37,7 +35,7 @@ def write(folder, text, name="own.yaml"):
     ],
 )
 def test_a_pid_that_is_missing_or_refused_is_exit_2_in_one_line_even_on_a_dry_run(tmp_path, pause, expected):
-    parent = os.getpid()  # the test runner is the run command's ancestor
+    parent = os.getppid()  # the command runs in this process: its parent is the command's ancestor
     path = write(tmp_path, OWN.format(pause=pause.format(parent=parent)))
     done = retrystorm("run", path, "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
     assert expected.format(parent=parent) in error_line(done)
@@ -136,6 +134,7 @@ def test_a_slow_of_a_service_with_nothing_to_cut_is_exit_2_in_one_line_on_a_dry_
     assert "faults[0]: slow: target: a CPU cut needs something to cut: give target.command" in error_line(done)
 
 
+@pytest.mark.live  # a process to name by its pid
 @pytest.mark.parametrize("pause", ["command: python -m http.server", "pid: {child}", "container: web"])
 def test_a_slow_of_a_command_a_pid_or_a_container_is_planned_on_a_dry_run(tmp_path, pause):
     if "container" not in pause:

@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from retrystorm.experiment.scenario.service import ServiceTarget
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.local import throttle
 from retrystorm.runner.throttle_controls import ThrottleControls
+from tests.support.waiting import wait_until
 
 
 def _writable() -> str | None:
@@ -65,12 +65,7 @@ def throttle_groups() -> set[Path]:
 
 
 def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}")
+    wait_until(predicate, timeout_s=timeout_s, what=what)
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,7 @@ import textwrap
 import pytest
 
 from retrystorm.experiment.analysis.series_names import GAUGES, RATES
-
-pytestmark = pytest.mark.live
+from tests.support.cli import run_cli
 
 SMALL = textwrap.dedent(
     """\
@@ -35,15 +34,15 @@ SMALL = textwrap.dedent(
 ).replace("- EB=exponential:base=100ms,factor=2.7,max=1m,jitter=full", "- {label: EB, strategy: exponential}")
 
 
-def run(*args, env=None):
+def run(*args):
+    return run_cli("sim", *args)
+
+
+def run_in_a_process(*args, env):
     return subprocess.run(
-        [sys.executable, "-m", "retrystorm", "sim", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        [sys.executable, "-m", "retrystorm", "sim", *args], capture_output=True, text=True, timeout=300, check=False,
         env=env,
-    )
+    )  # fmt: skip
 
 
 @pytest.fixture
@@ -95,9 +94,10 @@ def test_out_folder_has_results_series_and_plots(small, tmp_path):
     assert json.loads((folder / "results.json").read_text())["results"][0]["strategy"] == "fixed:100ms"
 
 
+@pytest.mark.live  # two interpreters, each with its own hash seed
 def test_same_document_in_another_process(small):
-    first = run("run", str(small), "--json", env={**os.environ, "PYTHONHASHSEED": "1"})
-    second = run("run", str(small), "--json", env={**os.environ, "PYTHONHASHSEED": "2"})
+    first = run_in_a_process("run", str(small), "--json", env={**os.environ, "PYTHONHASHSEED": "1"})
+    second = run_in_a_process("run", str(small), "--json", env={**os.environ, "PYTHONHASHSEED": "2"})
     assert first.returncode == second.returncode == 0
     assert first.stdout == second.stdout
 

@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support import waiting
 
 from .compose import BASE_FILE, LOOPBACK_FILE, LOOPBACK_PORTS, ROOT, compose_binary
 
@@ -141,12 +142,7 @@ def prometheus_query(stack: Stack, query: str, *, at: float | None = None) -> li
 
 def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.5) -> None:
     """Poll ``predicate`` until true; fail naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval_s)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
+    waiting.wait_until(predicate, timeout_s=timeout_s, what=what, every_s=interval_s)
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,7 @@ def test_every_service_has_a_health_check_and_starts_after_healthy_dependencies(
     assert order["grafana"] == {"prometheus"}
 
 
+@pytest.mark.live  # Compose resolves the files
 def test_published_ports_are_bound_to_loopback_only(base):
     published = [(name, port) for name, service in base["services"].items() for port in service.get("ports") or []]
     assert {name for name, _ in published} == SERVICES - {"locust-worker"}
@@ -48,6 +49,7 @@ def test_published_ports_are_bound_to_loopback_only(base):
         assert port["host_ip"] == "127.0.0.1", f"{name} publishes {port}"
 
 
+@pytest.mark.live  # Compose resolves the files
 def test_one_image_for_the_python_services_with_its_base_as_a_build_argument(base):
     builds = {name: base["services"][name]["build"] for name in PROJECT_SERVICES}
     assert {build["dockerfile"] for build in builds.values()} == {"Dockerfile"}
@@ -57,6 +59,7 @@ def test_one_image_for_the_python_services_with_its_base_as_a_build_argument(bas
     assert re.search(r"^ARG PYTHON_IMAGE=python:3\.12-slim\nFROM \$\{PYTHON_IMAGE\}$", dockerfile, re.MULTILINE)
 
 
+@pytest.mark.live  # Compose resolves the files
 def test_only_the_target_is_open_to_chaos_and_the_chaos_service_has_the_socket(base):
     open_to_chaos = {name for name, s in base["services"].items() if (s.get("labels") or {}).get("retrystorm.chaos")}
     assert open_to_chaos == {"target"}
@@ -66,6 +69,7 @@ def test_only_the_target_is_open_to_chaos_and_the_chaos_service_has_the_socket(b
     assert chaos["restart"] == "unless-stopped"  # a killed chaos service comes back and resumes what it paused
 
 
+@pytest.mark.live  # Compose resolves the files
 def test_prometheus_keeps_a_working_day_and_grafana_is_provisioned(base):
     prometheus = " ".join(base["services"]["prometheus"]["command"])
     retention = re.search(r"--storage\.tsdb\.retention\.time=(\d+)([hd])", prometheus)
@@ -96,6 +100,7 @@ def test_the_loopback_override_uses_host_networking_and_loopback_addresses_only(
     assert services["prometheus"]["image"] == "retrystorm-prometheus:local"
 
 
+@pytest.mark.live  # Compose resolves the files
 def test_the_loopback_ports_agree_across_the_override_and_prometheus(loopback):
     services = loopback["services"]
     commands = {name: " ".join(service.get("command") or []) for name, service in services.items()}
@@ -124,6 +129,7 @@ def test_the_stack_prometheus_scrapes_every_second_by_service_name():
     assert targets == {"target": ["target:8070"], "locust": ["locust-master:8089"], "chaos": ["chaos:8071"]}
 
 
+@pytest.mark.live  # Compose resolves the files
 @pytest.mark.parametrize("files", ["base", "loopback"])
 def test_the_target_has_an_admin_token_and_the_runner_in_the_chaos_service_sends_the_same(files, request):
     """The target listens on 0.0.0.0 in the stack: it needs a token, and `retrystorm run --backend compose`

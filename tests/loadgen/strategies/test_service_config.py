@@ -2,8 +2,6 @@
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from retrystorm.loadgen.service_config import read_strategy
 from retrystorm.loadgen.strategies import resolve
 from retrystorm.loadgen.strategies.budgets import TokensBudget
 from retrystorm.loadgen.strategies.presets import GrpcRetry, ServiceConfigError, preset_from_service_config
+from tests.support.cli import run_cli
 
 #: The retryPolicy and retryThrottling examples of gRFC A6 ("Retry Policy", "Throttling
 #: Configuration"), copied from grpc/proposal A6-client-retries.md, in a service config
@@ -174,16 +173,9 @@ def test_strategies_show_exits_2_with_one_line_naming_the_json_path(tmp_path):
     assert "Traceback" not in result.output
 
 
-@pytest.mark.live
 def test_the_retrystorm_command_exits_2_on_a_config_without_retry_policy(tmp_path):
     path = write(tmp_path, {"methodConfig": [{"name": [{"service": "x"}], "timeout": "1s"}]})
-    done = subprocess.run(
-        [sys.executable, "-m", "retrystorm.cli", "strategies", "show", f"grpc-service-config:{path}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_cli("strategies", "show", f"grpc-service-config:{path}")
     assert done.returncode == 2, done.stderr
     assert "methodConfig: no entry has a retryPolicy" in done.stderr
     assert "Traceback" not in done.stderr

@@ -32,7 +32,7 @@ from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.locust_master import LocustMaster
 from retrystorm.runner.plan import make_plan
 from retrystorm.runner.readings import ClientReading, TargetReading
-from tests.proc import process_state_letter
+from tests.support.procfs import process_state_letter
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
     Processes,

@@ -3,9 +3,6 @@
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -14,6 +11,7 @@ from retrystorm.sim.map.budget import corners, estimate, offered_requests
 from retrystorm.sim.map.build import prepare
 from retrystorm.sim.map.document import verdict
 from retrystorm.sim.map.grid import RunFigures, run_all
+from tests.support.cli import run_cli
 
 #: The seed server scaled down (limit 6, k 3) under 200 users: fixed retries tip over after a long enough freeze.
 SMALL = textwrap.dedent(
@@ -87,14 +85,10 @@ def test_the_estimate_scales_calibration_runs_by_the_offered_load(small):
 
 
 def map_cli(*args, cwd):
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "retrystorm", "map", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=300, check=False,
-    )  # fmt: skip
+    return run_cli("map", *args, cwd=cwd, env={"COLUMNS": "200"})
 
 
-@pytest.mark.live
+@pytest.mark.live  # two worker processes
 def test_map_writes_json_csv_png_and_report(small, tmp_path):
     marks = ["--mark", "here@faults[0].for=10s,load.users=100"]
     done = map_cli(small, "--vary", "faults[0].for=2s..20s:3", "--vary", "load.users=50..150:3", "--out", "m",
@@ -111,7 +105,6 @@ def test_map_writes_json_csv_png_and_report(small, tmp_path):
     assert "estimate:" in done.stderr
 
 
-@pytest.mark.live
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -135,14 +128,12 @@ def test_bad_maps_are_one_line_and_exit_2(small, tmp_path, args, message):
     assert not (tmp_path / "maps").exists()
 
 
-@pytest.mark.live
 def test_a_map_too_big_to_calibrate_is_refused_from_the_offered_load(small, tmp_path):
     done = map_cli(small, "--vary", "load.users=100000..1000000:2", "--budget", "1m", cwd=tmp_path)
     assert done.returncode == 2
     assert "without a calibration run" in done.stderr
 
 
-@pytest.mark.live
 def test_a_scenario_without_a_trigger_has_nothing_to_map(tmp_path):
     (tmp_path / "calm.yaml").write_text(SMALL.split("faults:")[0])
     done = map_cli("calm.yaml", "--vary", "load.users=10..20:2", cwd=tmp_path)

@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from retrystorm.target.probe import encode_request, fetch
 from retrystorm.target.service import ServiceConfig, TargetApp, create_app
+from tests.support.waiting import wait_until_async
 
 #: No test scenario may run longer than this; it fails instead.
 SCENARIO_TIMEOUT_S = 60.0
@@ -65,11 +66,7 @@ class Live:
     @staticmethod
     async def eventually(predicate: Callable[[], bool], timeout_s: float = 20.0) -> None:
         """Poll until ``predicate()``; fail after a generous timeout."""
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not met before the test's timeout")
-            await asyncio.sleep(0.01)
+        await wait_until_async(predicate, timeout_s=timeout_s, every_s=0.01)
 
     @staticmethod
     async def open_requests(port: int, count: int) -> Streams:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from retrystorm.target.probe import fetch, read_reply, send_and_leave
+from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.live
 
@@ -18,8 +19,10 @@ IN_FLIGHT = "retrystorm_target_in_flight_requests"
 
 
 async def wait_for_metric(target, name, value):
-    while (await target.metrics()).get(name) != value:
-        await asyncio.sleep(0.02)
+    async def reached():
+        return (await target.metrics()).get(name) == value
+
+    await wait_until_async(reached, what=f"{name} to read {value}")
 
 
 @pytest.mark.signals
