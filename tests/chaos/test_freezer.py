@@ -30,7 +30,7 @@ from retrystorm.chaos.freezer import Freezer, kubelet_cgroup
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.cli import main
-from tests.proc import process_state_letter
+from tests.support.procfs import process_state_letter
 
 from .conftest import RecordingSwitch, wait_for
 

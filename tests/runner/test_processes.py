@@ -35,6 +35,7 @@ def test_other_error_lines_are_found_and_a_clean_log_has_none(text, expected):
         assert found is not None and found[0] == expected[0] and found[1].startswith(expected[1])
 
 
+@pytest.mark.live
 def test_a_failed_process_names_its_error_on_one_line(tmp_path):
     code = "import sys; print('booting'); print('Traceback ...'); print('KeyError: missing'); sys.exit(4)"
     process = ManagedProcess("the command", [sys.executable, "-c", code], tmp_path / "x.log")
