@@ -19,8 +19,7 @@ from retrystorm.runner.lazy import LazyBackend
 from retrystorm.runner.service_target import ServiceTarget, ServiceTargets
 from retrystorm.runner.webapi import WebApi
 from retrystorm.target.models import parse_model
-
-from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there
+from tests.loadgen.conftest import (  # the live tests' process helpers live there
     Processes,
     Target,
     free_port,
