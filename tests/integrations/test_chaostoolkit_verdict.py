@@ -109,6 +109,7 @@ def test_the_settings_are_the_scenario_loaders():
     assert settings.assertions.server_recovers_within == 15.0
 
 
+@pytest.mark.live  # a process without the extra
 def test_without_the_extra_the_import_is_one_line():
     code = (
         "import sys; sys.modules['chaoslib'] = None\n"
