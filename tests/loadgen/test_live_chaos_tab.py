@@ -185,7 +185,7 @@ def test_posts_from_another_site_are_refused(chaos):
 
 
 def test_dns_rebinding_and_cross_site_requests_without_an_origin_are_refused(chaos):
-    """Issue 23, item 3: a page of evil.example whose name now points at 127.0.0.1 paused the target (200)."""
+    """A page of evil.example whose name now points at 127.0.0.1 used to pause the target (200)."""
     port = chaos.web.rsplit(":", 1)[1]
     body = {"target": "target", "duration": "5s"}
     rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}

@@ -48,7 +48,7 @@ def call(token: str, method: str, path: str, **headers: str) -> tuple[int, dict[
 @pytest.mark.parametrize(
     ("method", "path", "headers", "status", "message"),
     [
-        # the reproducers of issue 23, item 3: DNS rebinding, and Sec-Fetch-Site without an Origin
+        # DNS rebinding, and Sec-Fetch-Site without an Origin: both once reached the Chaos tab's routes
         ("POST", "/chaos/pause", {"Host": "evil.example:8089", "Origin": "http://evil.example:8089"}, 403, "Host"),
         ("POST", "/chaos/pause", {"Sec-Fetch-Site": "cross-site"}, 403, "refusing a cross-site request"),
         ("GET", "/chaos/targets", {"Origin": EVIL}, 403, "from origin http://evil.example"),

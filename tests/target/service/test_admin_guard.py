@@ -22,8 +22,8 @@ async def _reset_counters_then_count(live, app):
     return live.metric(app, REQUESTS, outcome="ok")
 
 
-def test_the_reproducer_a_cross_site_text_plain_reset_is_refused(live):
-    """Issue 23, item 4: ``POST /admin/reset`` as text/plain from a foreign page, cross-site, was executed."""
+def test_a_cross_site_text_plain_reset_is_refused(live):
+    """``POST /admin/reset`` as text/plain from a foreign page, cross-site, used to be executed."""
 
     async def scenario():
         async with live.serve(model=_fixed_zero()) as app:
