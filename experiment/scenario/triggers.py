@@ -11,7 +11,7 @@
 
 Every kind takes ``at``, ``for``, ``repeat`` and ``random_start``
 (:class:`~retrystorm.experiment.scenario.timeline.FaultPlan`); an entry without a kind is a pause
-of ``target``. Each kind has ceilings: ``capacity`` in (0, 1], ``factor`` from 1 to
+of ``target``. Each kind has ceilings: ``capacity`` from 0.001 to 1, ``factor`` from 1 to
 :data:`MAX_SPIKE_FACTOR`, ``status`` 429 or 5xx, ``probability`` in (0, 1], ``for`` at
 most :data:`MAX_TRIGGER_S`. What a kind does, live and simulated, is in
 :mod:`retrystorm.experiment.scenario.timeline` and docs/concepts/triggers.md; the network kinds (``delay``,
@@ -30,6 +30,7 @@ from retrystorm.experiment.scenario.network import NETWORK_WINDOW_TYPES
 from retrystorm.experiment.scenario.timeline import WINDOW_TYPES, FaultPlan
 from retrystorm.loadgen.spikes import MAX_SPIKE_FACTOR  # the load generator's ceiling: one for both
 from retrystorm.target.faults import is_injectable_status
+from retrystorm.target.models.capacity import MIN_CAPACITY  # the target's floor: one for both
 
 #: The longest any one trigger lasts (a pause is undone by its deadline: one hour at most).
 MAX_TRIGGER_S = 3600.0
@@ -105,8 +106,8 @@ class SlowFault(_Timed):
     kind: ClassVar[str] = "slow"
     slow: str = Field(min_length=1, max_length=MAX_TARGET_CHARS)
     """What to slow: ``target``."""
-    capacity: float = Field(gt=0, le=1)
-    """The fraction of its capacity it runs at, in (0, 1]: 0.4 is 40 %."""
+    capacity: float = Field(ge=MIN_CAPACITY, le=1)
+    """The fraction of its capacity it runs at, from 0.001 to 1: 0.4 is 40 %."""
 
     def settings(self) -> dict[str, float | int]:
         return {"capacity": self.capacity}

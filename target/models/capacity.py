@@ -22,6 +22,13 @@ during it takes longer by what was left of it; one that arrived during the cut a
 after it speeds up at the end. The modelled delay it reports (:attr:`delay_s`) is the
 model's divided by ``k``: what a request arriving now would wait, in real seconds.
 
+A capacity is at least :data:`MIN_CAPACITY` (1/1000, the chaos API's CPU cut has the same
+floor). Below some floor the clock stops in practice: at ``k = 5e-324`` server time never
+moves (``k * dt`` rounds to nothing), every wakeup is at infinity, ``/api`` is never answered
+and the reported delay is ``inf`` (``Infinity`` in the admin API's JSON, which is not JSON).
+With the floor, every delay a model reports stays within its ``max_delay`` (at most
+:data:`~retrystorm.target.models.base.MAX_DURATION_S`, 1 h) times 1000, finite: 1000 h at most.
+
 Pure: time is passed in. The simulator wraps its server in one when a run has slows;
 the target service can do the same with its own clock.
 """
@@ -36,6 +43,9 @@ from typing import TypeVar
 from retrystorm.target.models.base import Completion, ModelServer, OverloadModel
 
 P = TypeVar("P")
+
+#: The lowest capacity a server runs at: 1/1000 of its speed (see the module's docstring).
+MIN_CAPACITY = 0.001
 
 
 class ScaledServer(ModelServer[P]):
@@ -63,9 +73,9 @@ class ScaledServer(ModelServer[P]):
         return real
 
     def set_capacity(self, now_s: float, capacity: float) -> None:
-        """From ``now_s`` on, run at ``capacity`` (0 < capacity <= 1) of full speed."""
-        if not 0 < capacity <= 1:
-            raise ValueError(f"capacity must be in (0, 1], got {capacity}")
+        """From ``now_s`` on, run at ``capacity`` (:data:`MIN_CAPACITY` <= capacity <= 1) of full speed."""
+        if not MIN_CAPACITY <= capacity <= 1:
+            raise ValueError(f"capacity must be in [{MIN_CAPACITY}, 1], got {capacity}")
         if capacity == self.capacity:
             return
         self._server.append(self.server_time(now_s))

@@ -26,6 +26,7 @@ from retrystorm.spec import MAX_SPEC_CHARS
 from retrystorm.spec_bodies import registry_bodies
 from retrystorm.target.faults import MAX_ATTEMPT, MAX_COUNT, MAX_RETRY_AFTER_S, FaultRule, accepted
 from retrystorm.target.models import MODELS
+from retrystorm.target.models.capacity import MIN_CAPACITY
 from retrystorm.target.service.config import live_param
 
 #: The two kinds of model body, as the discriminator tells them apart.
@@ -123,6 +124,9 @@ class FaultRuleRequest(Body):
 class CapacityRequest(Body):
     """The fraction of its capacity the model runs at: every delay, tick and service time 1/capacity as long."""
 
-    capacity: Annotated[float, Strict(), Field(gt=0, le=1, allow_inf_nan=False), explained("a number > 0 and <= 1")] = (
-        Field(description="1: full capacity; 0.4: the model does in 1 s what it did in 0.4 s", examples=[0.4])
-    )
+    capacity: Annotated[
+        float,
+        Strict(),
+        Field(ge=MIN_CAPACITY, le=1, allow_inf_nan=False),
+        explained(f"a number >= {MIN_CAPACITY} and <= 1"),
+    ] = Field(description="1: full capacity; 0.4: the model does in 1 s what it did in 0.4 s", examples=[0.4])

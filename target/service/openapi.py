@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 
 from retrystorm import __version__
 from retrystorm.target.faults import RECENT_CAPACITY
+from retrystorm.target.models.capacity import MIN_CAPACITY
 from retrystorm.target.service.bodies import MODEL_REQUEST, CapacityRequest, FaultRuleRequest, ResetRequest
 from retrystorm.target.service.http import MAX_BODY_BYTES
 
@@ -132,7 +133,7 @@ def _schemas() -> dict[str, Any]:
         "CapacityDocument": {
             "type": "object",
             "required": ["capacity"],
-            "properties": {"capacity": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
+            "properties": {"capacity": {"type": "number", "minimum": MIN_CAPACITY, "maximum": 1}},
         },
         "ResetResult": {
             "type": "object",

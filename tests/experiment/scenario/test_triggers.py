@@ -129,6 +129,14 @@ def test_episodes_merge_overlapping_or_touching_triggers_of_any_kind():
             "t.yaml:6: faults[0].capcity: unknown field (did you mean 'capacity'?); accepted:",
         ),
         ("{slow: target, capacity: 0, at: 60s, for: 10s}", "t.yaml:6: faults[0].capacity: got 0; expected greater"),
+        (
+            "{slow: target, capacity: 5e-324, at: 60s, for: 10s}",
+            "faults[0].capacity: got '5e-324'; expected greater than or equal to 0.001",
+        ),
+        (
+            "{slow: target, capacity: 0.0009, at: 60s, for: 10s}",
+            "capacity: got 0.0009; expected greater than or equal to 0.001",
+        ),
         ("{slow: target, capacity: 1.5, at: 60s, for: 10s}", "faults[0].capacity: got 1.5; expected less than or"),
         ("{slow: target, at: 60s, for: 10s}", "faults[0].capacity: missing"),
         ("{spike: users, factor: 2, at: 2s, for: 1s}", "faults[0].spike: got 'users'; expected 'load'"),

@@ -7,6 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrystorm.target.models import ScaledServer, parse_model
+from retrystorm.target.models.base import MAX_DURATION_S
+from retrystorm.target.models.capacity import MIN_CAPACITY
 
 
 def run(server, until_s):
@@ -60,11 +62,28 @@ def test_a_cut_divides_the_queue_models_throughput():
     assert [time for time, _ in run(cut, 100)] == [pytest.approx(4.0)] * 2
 
 
-def test_capacity_outside_zero_to_one_is_refused():
+def test_capacity_outside_its_floor_to_one_is_refused():
     server = ScaledServer(parse_model("fixed").start(0.0), 0.0)
-    for bad in (0.0, 1.5, -1.0):
-        with pytest.raises(ValueError, match="capacity must be in"):
+    for bad in (0.0, 1.5, -1.0, 5e-324, MIN_CAPACITY / 2, float("nan")):
+        with pytest.raises(ValueError, match=r"capacity must be in \[0.001, 1\]"):
             server.set_capacity(1.0, bad)
+
+
+@given(
+    st.floats(MIN_CAPACITY, 1.0),
+    st.floats(0.0, 1e6),
+    st.sampled_from([f"fixed:base_delay={MAX_DURATION_S:g}s", "exponential:max_delay=1h,overflow=clamp", "linear"]),
+)
+def test_at_any_capacity_from_the_floor_every_delay_and_wakeup_is_finite_and_bounded(capacity, at_s, spec):
+    """The issue's 5e-324 stopped the server's clock: delays of inf, a wake-up never. From the floor up, each
+    delay is within the longest a model may ask (1 h) over the capacity, and the request is released."""
+    server = ScaledServer(parse_model(spec).start(0.0), 0.0)
+    server.set_capacity(at_s, capacity)
+    server.admit(at_s, "r")
+    assert 0 <= server.delay_s <= MAX_DURATION_S / capacity * (1 + 1e-9)
+    wake = server.next_wakeup_s(at_s)
+    assert wake is not None
+    assert at_s <= wake <= at_s + MAX_DURATION_S / capacity * (1 + 1e-9) + 1
 
 
 @given(st.lists(st.tuples(st.floats(0.01, 50), st.floats(0.05, 1.0)), max_size=8), st.floats(0.001, 5))

@@ -74,9 +74,11 @@ def test_reset_restores_full_capacity_and_a_model_switch_keeps_the_cut(live):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"capacity": 0}, "capacity: got 0, expected a number > 0 and <= 1"),
-        ({"capacity": 1.5}, "capacity: got 1.5, expected a number > 0 and <= 1"),
-        ({"capacity": "half"}, "capacity: got 'half', expected a number > 0 and <= 1"),
+        ({"capacity": 0}, "capacity: got 0, expected a number >= 0.001 and <= 1"),
+        ({"capacity": 5e-324}, "capacity: got 5e-324, expected a number >= 0.001 and <= 1"),  # stopped the clock
+        ({"capacity": 0.0009}, "capacity: got 0.0009, expected a number >= 0.001 and <= 1"),
+        ({"capacity": 1.5}, "capacity: got 1.5, expected a number >= 0.001 and <= 1"),
+        ({"capacity": "half"}, "capacity: got 'half', expected a number >= 0.001 and <= 1"),
         ({}, "capacity: required"),
         ({"capacity": 0.5, "for": 3}, "for"),
     ],
@@ -89,5 +91,22 @@ def test_a_bad_capacity_is_one_line_naming_the_field(live, body, message):
             assert message in text
             assert text.count("\n") == 1
             assert await capacity(app.port) == (200, {"capacity": 1.0})
+
+    live.run(scenario())
+
+
+def test_at_the_floor_the_model_still_answers_in_finite_json(live):
+    """At 5e-324 the server's clock stopped: /admin/model said ``Infinity`` (not JSON) and /api never answered."""
+
+    async def scenario():
+        async with live.serve(live.clock, model=parse_model("fixed:base_delay=1ms")) as app:
+            assert await capacity(app.port, "PUT", {"capacity": 0.001}) == (200, {"capacity": 0.001})
+            [(reader, writer)] = await live.hold(app, 1)  # 1 ms of work at 1/1000 of the speed: 1 s
+            reply = await fetch(app.port, "/admin/model")
+            document = json.loads(reply.body, parse_constant=lambda name: pytest.fail(f"not JSON: {name}"))
+            assert document["delay_seconds"] == pytest.approx(1.0)
+            live.clock.now_s = 1.0
+            assert (await read_reply(reader)).status == 200
+            writer.close()
 
     live.run(scenario())
