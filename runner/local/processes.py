@@ -25,6 +25,7 @@ from pathlib import Path
 
 from retrystorm.chaos.backends.procfs import group_members, process_start_ticks
 from retrystorm.polling import poll_until
+from retrystorm.request_guard import without_secrets
 from retrystorm.runner.errors import RunFailedError
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,18 @@ def _death_signal() -> Callable[[], None] | None:
     return set_death_signal
 
 
-def _with_interpreter_on_path() -> dict[str, str]:
-    """This environment with this interpreter's folder first on PATH: tools installed beside it are found."""
-    folder = str(Path(sys.executable).parent)
-    return {**os.environ, "PATH": os.pathsep.join([folder, os.environ.get("PATH", "")])}
+def child_environment(*, tools_on_path: bool = False) -> dict[str, str]:
+    """This environment without the project's secrets (tokens, Grafana's password); with ``tools_on_path``,
+    this interpreter's folder first on PATH, so tools installed beside it are found.
+
+    Nothing the runner starts needs a secret: the built-in target runs on loopback without a token, Locust
+    runs headless, and a user's own service must not read the chaos or admin token.
+    """
+    environment = without_secrets(os.environ)
+    if tools_on_path:
+        folder = str(Path(sys.executable).parent)
+        environment["PATH"] = os.pathsep.join([folder, os.environ.get("PATH", "")])
+    return environment
 
 
 class ManagedProcess:
@@ -84,7 +93,7 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 cwd=cwd,
-                env=_with_interpreter_on_path() if tools_on_path else None,  # None: this environment
+                env=child_environment(tools_on_path=tools_on_path),
                 preexec_fn=_death_signal(),  # noqa: PLW1509 - see _death_signal: no Python runs in the child
             )
         self.pid = self.popen.pid

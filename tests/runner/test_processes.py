@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -46,3 +47,21 @@ def test_a_failed_process_names_its_error_on_one_line(tmp_path):
         f"the command exited before the service was ready: exited with status 4: KeyError: missing "
         f"(line 3 of {tmp_path / 'x.log'})"
     )
+
+
+@pytest.mark.live
+def test_a_child_gets_this_environment_without_the_projects_secrets(tmp_path, monkeypatch):
+    """A user's service read RETRYSTORM_CHAOS_TOKEN and RETRYSTORM_ADMIN_TOKEN from the runner's environment."""
+    for name in ("RETRYSTORM_CHAOS_TOKEN", "RETRYSTORM_ADMIN_TOKEN", "RETRYSTORM_WEB_TOKEN", "GRAFANA_PASSWORD"):
+        monkeypatch.setenv(name, "s3cret")
+    monkeypatch.setenv("RETRYSTORM_KEEP_ME", "kept")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code = "import json, os; print(json.dumps(dict(os.environ)))"
+    for tools_on_path in (False, True):
+        log = tmp_path / f"env-{tools_on_path}.log"
+        process = ManagedProcess("the command", [sys.executable, "-c", code], log, tools_on_path=tools_on_path)
+        assert process.popen.wait(timeout=30) == 0
+        environment = json.loads(log.read_text())
+        assert "s3cret" not in environment.values()
+        assert environment["RETRYSTORM_KEEP_ME"] == "kept"
+        assert environment["PATH"].startswith(str(Path(sys.executable).parent)) is tools_on_path
