@@ -18,6 +18,7 @@ from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, default_journal_path
 from retrystorm.chaos.journal_file import JournalError
+from retrystorm.chaos.network.cli import proxy as network_proxy
 from retrystorm.chaos.registration import TargetSpec, parse_named
 from retrystorm.chaos.targets import FaultTarget, TargetRegistry
 from retrystorm.cli_types import DURATION
@@ -299,3 +300,6 @@ def serve(
     except OSError as error:  # a busy port, an address this machine does not have, a name that does not resolve
         why = "it is in use" if error.errno == errno.EADDRINUSE else (error.strerror or str(error))
         raise UserError(f"cannot listen on {host} port {port}: {why}; choose another --host or --port") from None
+
+
+chaos.add_command(network_proxy)
