@@ -338,7 +338,7 @@ class Simulation(ServerSide):
         counts["abandoned_in_flight_end"] = self.abandoned_held()
         peak = max(self.peak, max(self.series.peak_in_flight, default=0))
         log = self.requests
-        series.add_latency(*log.histograms(series.length), log.in_progress[: series.length])
+        series.add_latency(log.histograms(series.length), log.in_progress[: series.length])
         return RunOutput(
             config=self.config,
             counts=counts,

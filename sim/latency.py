@@ -29,14 +29,7 @@ from retrystorm.loadgen.buckets import LATENCY_BUCKETS_S
 _BOUNDS = np.asarray(LATENCY_BUCKETS_S)
 
 
-def _cumulative(counts: list[int]) -> Buckets:
-    """Per-bucket counts (the last one beyond every bound) as Prometheus-style cumulative buckets."""
-    total = 0
-    found = []
-    for bound, count in zip((*LATENCY_BUCKETS_S, float("inf")), counts, strict=True):
-        total += count
-        found.append((bound, float(total)))
-    return found
+_BOUNDS_AND_INF = (*LATENCY_BUCKETS_S, float("inf"))
 
 
 @dataclasses.dataclass(slots=True)
@@ -58,13 +51,39 @@ class RequestLog:
         self._ended = [[0] * (len(LATENCY_BUCKETS_S) + 1) for _ in range(intervals + 1)]
         self._in_progress: list[list[int]] = []
         self.in_progress: list[int] = []
+        # The start times of the requests in progress, in slots of an array (``_alive`` marks the slots in use),
+        # so a sample reads them without a pass of Python over the open requests.
+        self._slot: dict[Hashable, int] = {}
+        self._starts = np.zeros(1024)
+        self._alive = np.zeros(1024, dtype=bool)
+        self._used = 0
 
     def start(self, key: Hashable, now_s: float) -> None:
         """A logical request of ``key`` (a client) starts."""
+        if (replaced := self._slot.pop(key, None)) is not None:  # a request of ``key`` that never ended
+            self._alive[replaced] = False
         self.open[key] = now_s
+        if self._used == len(self._starts):
+            self._make_room(len(self.open))  # packs every request in progress, this one included
+            return
+        slot = self._slot[key] = self._used
+        self._used += 1
+        self._starts[slot] = now_s
+        self._alive[slot] = True
+
+    def _make_room(self, needed: int) -> None:
+        """Slots for the requests in progress only, packed, in arrays at least twice as large as ``needed``."""
+        size = max(1024, 2 * needed)
+        self._starts, self._alive = np.zeros(size), np.zeros(size, dtype=bool)
+        for slot, (key, started) in enumerate(self.open.items()):
+            self._slot[key] = slot
+            self._starts[slot] = started
+        self._used = len(self.open)
+        self._alive[: self._used] = True
 
     def end(self, key: Hashable, now_s: float, interval: int, attempts: int, *, ok: bool) -> None:
         """The logical request of ``key`` ended in ``interval``, ``ok`` or given up, after ``attempts``."""
+        self._alive[self._slot.pop(key)] = False
         latency = now_s - self.open.pop(key)
         self.latencies.append(latency)
         self.attempts.append(attempts)
@@ -78,15 +97,20 @@ class RequestLog:
         if count == 0:
             self._in_progress.append([0] * (len(LATENCY_BUCKETS_S) + 1))
             return
-        ages = at_s - np.fromiter(self.open.values(), dtype=float, count=count)
+        ages = at_s - self._starts[: self._used][self._alive[: self._used]]
         slots = np.searchsorted(_BOUNDS, ages, side="left")  # a bucket holds ages up to its bound
         self._in_progress.append(np.bincount(slots, minlength=len(LATENCY_BUCKETS_S) + 1).tolist())
 
-    def histograms(self, intervals: int) -> tuple[list[Buckets], list[Buckets]]:
-        """Per interval: the histogram of the requests that ended in it, and of the ages in progress at its end."""
-        ended = [_cumulative(counts) for counts in self._ended[:intervals]]
-        waiting = [_cumulative(counts) for counts in self._in_progress[:intervals]]
-        return ended, waiting
+    def histograms(self, intervals: int) -> list[Buckets]:
+        """Per interval, one histogram of the requests that ended in it and the ages of those in progress at its end.
+
+        Both are counted over the shared buckets, so they are added bucket by bucket (what
+        :func:`retrystorm.experiment.analysis.quantiles.combine` does on shared bounds), then made cumulative.
+        """
+        ended = np.asarray(self._ended[:intervals], dtype=np.int64).reshape(-1, len(_BOUNDS_AND_INF))
+        waiting = np.asarray(self._in_progress[:intervals], dtype=np.int64).reshape(-1, len(_BOUNDS_AND_INF))
+        totals = np.cumsum(ended + waiting, axis=1).astype(float).tolist()
+        return [list(zip(_BOUNDS_AND_INF, row, strict=True)) for row in totals]
 
     def unfinished(self, now_s: float, attempts_of: Callable[[Hashable], int]) -> Unfinished:
         """The requests in progress at ``now_s`` (the end of the run): ages and attempts so far."""

@@ -11,7 +11,7 @@ import dataclasses
 import math
 
 from retrystorm.experiment.analysis import Samples
-from retrystorm.experiment.analysis.latency_series import latency_over_time
+from retrystorm.experiment.analysis.latency_series import quantiles_over_time
 from retrystorm.experiment.analysis.quantiles import Buckets
 from retrystorm.experiment.analysis.series_names import (
     ATTEMPTS,
@@ -82,15 +82,15 @@ class Series:
         for name in GAUGES:
             del getattr(self, name)[self.length :]
 
-    def add_latency(self, ended: list[Buckets], in_progress_ages: list[Buckets], in_progress: list[int]) -> None:
+    def add_latency(self, combined: list[Buckets], in_progress: list[int]) -> None:
         """Set the censored latency percentiles per interval and the requests in progress at each end.
 
-        ``ended[i]``: the histogram of the requests that ended in interval ``i``;
-        ``in_progress_ages[i]``: that of the ages of those in progress at its end
+        ``combined[i]``: the histogram of the requests that ended in interval ``i`` and of the ages of those in
+        progress at its end, together
         (:func:`retrystorm.experiment.analysis.latency_series.latency_over_time`).
         """
         self.in_progress = list(in_progress)
-        self.latency = latency_over_time(ended, in_progress_ages)
+        self.latency = quantiles_over_time(combined)
 
     def times(self) -> list[float]:
         """The end of each interval."""

@@ -18,22 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from retrystorm.experiment.analysis.quantiles import Buckets, combine, histogram_quantile
+from retrystorm.experiment.analysis.quantiles import Buckets, combine, sorted_quantile
 from retrystorm.experiment.analysis.series_names import LATENCY_QUANTILES
 
 
 def interval_quantile(q: float, ended: Buckets | None, in_progress: Buckets | None) -> float | None:
     """The ``q``-quantile (0 to 1) of one interval: requests that ended in it and ages of those in progress."""
-    both = combine(ended, in_progress)
-    if not both or both[-1][1] <= 0:
-        return None
-    return histogram_quantile(q, both)
+    return _quantile(q, combine(ended, in_progress))
 
 
 def latency_over_time(
-    ended: Sequence[Buckets | None],
-    in_progress: Sequence[Buckets | None],
-    quantiles: Mapping[str, float] = LATENCY_QUANTILES,
+    ended: Sequence[Buckets | None], in_progress: Sequence[Buckets | None]
 ) -> dict[str, list[float | None]]:
     """Series name -> one censored percentile per interval (``latency_p50``, ``latency_p95``, ``latency_p99``).
 
@@ -42,7 +37,21 @@ def latency_over_time(
     """
     if len(ended) != len(in_progress):
         raise ValueError("ended and in_progress must have one histogram per interval")
-    return {
-        name: [interval_quantile(q, done, waiting) for done, waiting in zip(ended, in_progress, strict=True)]
-        for name, q in quantiles.items()
-    }
+    return quantiles_over_time([combine(done, waiting) for done, waiting in zip(ended, in_progress, strict=True)])
+
+
+def quantiles_over_time(
+    combined: Sequence[Buckets], quantiles: Mapping[str, float] = LATENCY_QUANTILES
+) -> dict[str, list[float | None]]:
+    """:func:`latency_over_time` of intervals whose two histograms are combined already, sorted by bound.
+
+    The simulator adds the two per bucket (they share the buckets), which is :func:`combine` on shared bounds.
+    """
+    return {name: [_quantile(q, interval) for interval in combined] for name, q in quantiles.items()}
+
+
+def _quantile(q: float, both: Buckets) -> float | None:
+    """The ``q``-quantile of an interval's combined histogram; ``None`` when it holds nothing."""
+    if not both or both[-1][1] <= 0:
+        return None
+    return sorted_quantile(q, both)

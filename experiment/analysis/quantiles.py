@@ -33,7 +33,11 @@ def histogram_quantile(q: float, buckets: Buckets) -> float | None:
     """The ``q``-quantile (``0 <= q <= 1``) of cumulative ``buckets``; ``None`` when empty."""
     if not 0 <= q <= 1:
         raise ValueError(f"q must be within [0, 1], got {q}")
-    ordered = sorted(buckets)
+    return sorted_quantile(q, sorted(buckets))
+
+
+def sorted_quantile(q: float, ordered: Buckets) -> float | None:
+    """:func:`histogram_quantile` of buckets already sorted by bound (``combine`` returns them so)."""
     if not ordered or not math.isinf(ordered[-1][0]) or ordered[-1][1] <= 0:
         return None
     rank = q * ordered[-1][1]
@@ -84,12 +88,29 @@ def combine(*histograms: Buckets | None) -> list[tuple[float, float]]:
 
     Where one lacks a bound it counts what it holds up to its largest bound below that
     one (a histogram's count is a step function between its bounds), so each
-    observation stays in a bucket whose upper bound is at least its own. ``None`` parts
-    are left out; no parts give ``[]``.
+    observation stays in a bucket whose upper bound is at least its own: at each bound
+    ``b`` the sum is ``fsum(cumulative_at(part, b) for part in parts)``. Each part is
+    sorted once and read in one pass over the union's bounds (``O(n log n)`` for ``n``
+    buckets in all, where reading each bound by :func:`cumulative_at` was ``O(n^2 log n)``).
+    ``None`` parts are left out; no parts give ``[]``.
     """
-    parts = [part for part in histograms if part]
+    parts = [sorted(part) for part in histograms if part]
     bounds = sorted({bound for part in parts for bound, _ in part})
-    return [(bound, math.fsum(cumulative_at(part, bound) for part in parts)) for bound in bounds]
+    steps = [_steps_at(part, bounds) for part in parts]
+    return [(bound, math.fsum(counts)) for bound, *counts in zip(bounds, *steps, strict=True)]
+
+
+def _steps_at(ordered: Buckets, bounds: list[float]) -> list[float]:
+    """:func:`cumulative_at` of sorted ``ordered`` at each of ascending ``bounds``, in one pass."""
+    if [bound for bound, _ in ordered] == bounds:  # it has every bound (the shared buckets): its own counts
+        return [count for _, count in ordered]
+    found, index, count = [], 0, 0.0
+    for bound in bounds:
+        while index < len(ordered) and ordered[index][0] <= bound:
+            count = ordered[index][1]
+            index += 1
+        found.append(count)
+    return found
 
 
 def histogram_of(values: Sequence[float], bounds: Sequence[float]) -> list[tuple[float, float]]:

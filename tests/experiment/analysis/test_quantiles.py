@@ -7,6 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrystorm.experiment.analysis.quantiles import (
+    combine,
+    cumulative_at,
     difference,
     highest_finite_bound,
     histogram_quantile,
@@ -65,3 +67,18 @@ def test_quantiles_are_monotone_and_within_the_bounds(counts, q1, q2):
         assert a is None and b is None
         return
     assert 0 <= a <= b <= bounds[-1] + 1e-12
+
+
+CUMULATIVE = st.lists(
+    st.tuples(st.sampled_from([0.001, 0.01, 0.1, 0.5, 1.0, 2.5, 10.0, math.inf]), st.integers(0, 10**6)),
+    max_size=8,
+).map(sorted)
+
+
+@given(parts=st.lists(st.one_of(st.none(), CUMULATIVE), max_size=4))
+def test_combine_is_the_sum_of_each_parts_step_at_every_bound(parts):
+    """The one-pass merge gives what its docstring's formula gives, bound by bound."""
+    present = [part for part in parts if part]
+    bounds = sorted({bound for part in present for bound, _ in part})
+    expected = [(bound, math.fsum(cumulative_at(part, bound) for part in present)) for bound in bounds]
+    assert combine(*parts) == expected
