@@ -6,14 +6,20 @@ import asyncio
 import errno
 import logging
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import click
 
 from retrystorm.addresses import is_loopback_host
 from retrystorm.chaos.annotations import annotations_from_env
 from retrystorm.chaos.backends import FaultBackend, ProcessBackend
-from retrystorm.chaos.controller import DEFAULT_MAX_OUTAGE_S, MAX_OUTAGE_CEILING_S, OutageController, check_max_outage
+from retrystorm.chaos.controller import (
+    DEFAULT_MAX_OUTAGE_S,
+    MAX_OUTAGE_CEILING_S,
+    OutageController,
+    OutageListener,
+    check_max_outage,
+)
 from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, default_journal_path
@@ -21,10 +27,11 @@ from retrystorm.chaos.journal_file import JournalError
 from retrystorm.chaos.network.cli import proxy as network_proxy
 from retrystorm.chaos.registration import TargetSpec, parse_named
 from retrystorm.chaos.targets import FaultTarget, TargetRegistry
-from retrystorm.cli_types import DURATION
+from retrystorm.cli_types import DURATION, otel_endpoint_option
 from retrystorm.console import out
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
+from retrystorm.otel import start as start_otel
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +85,26 @@ def make_backends(names: tuple[str, ...], project: str | None = None) -> dict[st
 
 
 def make_controller(
-    backends: dict[str, FaultBackend], journal: Path | None, max_outage_s: float = DEFAULT_MAX_OUTAGE_S
+    backends: dict[str, FaultBackend],
+    journal: Path | None,
+    max_outage_s: float = DEFAULT_MAX_OUTAGE_S,
+    *,
+    tracer: Any = None,
 ) -> OutageController:
-    """A controller over ``backends`` whose every pause arms a watchdog, writing to ``journal``."""
+    """A controller over ``backends`` whose every pause arms a watchdog, writing to ``journal``; with ``tracer``
+    (an OpenTelemetry tracer), every fault that ends is a span (:mod:`retrystorm.chaos.otel_spans`)."""
     book = Journal(journal)
+    listener: OutageListener | None = annotations_from_env()  # GRAFANA_URL set: one Grafana annotation per outage
+    if tracer is not None:
+        from retrystorm.chaos.otel_spans import FaultSpans
+
+        listener = FaultSpans(tracer, listener)
     return OutageController(
         book,
         dead_man=WatchdogSwitch(book.path),
         recovery_backends=list(backends.values()),
         max_outage_s=check_max_outage(max_outage_s),
-        listener=annotations_from_env(),  # GRAFANA_URL set: one Grafana annotation per outage
+        listener=listener,
     )
 
 
@@ -262,6 +279,7 @@ def _check_bind(host: str, token: str) -> None:
 )
 @MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
+@otel_endpoint_option("every pause and CPU cut as a span with its real start and end")
 def serve(
     *,
     host: str,
@@ -272,6 +290,7 @@ def serve(
     token: str,
     max_outage: float,
     journal: Path | None,
+    otel_endpoint: str | None,
 ) -> None:
     """Serve the chaos HTTP API: POST /outages, GET /outages, DELETE /outages/ID, /targets, /metrics."""
     from aiohttp import web
@@ -289,7 +308,9 @@ def serve(
     backends = make_backends(backend_names, project)
     for name, spec in targets.items():
         spec.register(name, backends)
-    controller = make_controller(backends, journal, max_outage)
+    otel = start_otel(otel_endpoint, "retrystorm-chaos")
+    tracer = otel.tracers.get_tracer("retrystorm.chaos") if otel is not None else None
+    controller = make_controller(backends, journal, max_outage, tracer=tracer)
     registry = CollectorRegistry()
     allowed = TargetRegistry(list(backends.values()))
     register_chaos_metrics(registry, controller, [name for _, name in allowed.listing()])
@@ -300,6 +321,9 @@ def serve(
     except OSError as error:  # a busy port, an address this machine does not have, a name that does not resolve
         why = "it is in use" if error.errno == errno.EADDRINUSE else (error.strerror or str(error))
         raise UserError(f"cannot listen on {host} port {port}: {why}; choose another --host or --port") from None
+    finally:  # every fault was reverted by the app's shutdown: its spans go out now
+        if otel is not None:
+            otel.shutdown()
 
 
 chaos.add_command(network_proxy)

@@ -134,6 +134,9 @@ class OutageListener:
     def outage_ended(self, outage: Outage, paused_s: float) -> None:
         """``outage`` ended after ``paused_s`` seconds."""
 
+    def fault_ended(self, fault: Fault) -> None:
+        """Any fault (a pause, a CPU cut, a network fault) has ended: reverted, failed or recovered."""
+
 
 class OutageController:
     """Pauses targets and cuts their CPU through backends, journals every fault, and always reverts them."""
@@ -166,12 +169,12 @@ class OutageController:
         self.pauses: FaultKeeper[Frozen, Outage] = FaultKeeper(
             PauseKind(self.recovery_backends), self.world, Outage, "o", on_end=self._ended
         )
-        self.throttles = ThrottleKeeper(self.recovery_backends, self.world)
+        self.throttles = ThrottleKeeper(self.recovery_backends, self.world, on_end=self.listener.fault_ended)
         self._keepers: list[FaultKeeper[Any, Any]] = [self.pauses, self.throttles]
 
     def keeper(self, kind: FaultKind[Any], make: Callable[..., Fault], prefix: str) -> FaultKeeper[Any, Any]:
         """A keeper for another kind of fault (network faults), ended and recovered with the pauses and cuts."""
-        keeper: FaultKeeper[Any, Any] = FaultKeeper(kind, self.world, make, prefix)
+        keeper: FaultKeeper[Any, Any] = FaultKeeper(kind, self.world, make, prefix, on_end=self.listener.fault_ended)
         self._keepers.append(keeper)
         return keeper
 
@@ -231,6 +234,7 @@ class OutageController:
         """Tell the listener that an outage which froze its target has ended, and for how long it was frozen."""
         if outage.in_force_s is not None:
             self.listener.outage_ended(outage, outage.in_force_s)
+        self.listener.fault_ended(outage)
 
     def outages(self) -> list[Outage]:
         """Every outage of this controller, oldest first."""

@@ -26,7 +26,7 @@ import dataclasses
 import functools
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from retrystorm.chaos.backends.base import BackendError, CpuCut, FaultBackend, TargetRef
@@ -114,8 +114,15 @@ class ThrottleKind(FaultKind[CpuCut]):
 class ThrottleKeeper(FaultKeeper[CpuCut, Throttle]):
     """The throttles of one controller."""
 
-    def __init__(self, recovery_backends: Mapping[str, FaultBackend], world: World) -> None:
-        super().__init__(ThrottleKind(recovery_backends), world, functools.partial(Throttle, keeper=self), "t")
+    def __init__(
+        self,
+        recovery_backends: Mapping[str, FaultBackend],
+        world: World,
+        on_end: Callable[[Throttle], None] | None = None,
+    ) -> None:
+        super().__init__(
+            ThrottleKind(recovery_backends), world, functools.partial(Throttle, keeper=self), "t", on_end=on_end
+        )
 
     async def cut(self, target: FaultTarget, capacity: float, duration_s: float) -> Throttle:
         """Cut ``target`` to ``capacity`` for ``duration_s`` (see the module docstring)."""

@@ -123,6 +123,8 @@ class GrpcUser(User):
         self.budget = run.budget
         self.rng = self.runtime.new_rng()
         self.think_s = 0.0
+        #: The current call's backoff so far (emulated mode), for gRFC A96's grpc.client.call.retry_delay.
+        self.backoff_s = 0.0
         self.planned_arrival_s: float | None = None
         self.session = RetrySession(self.options.policy, budget=self.budget, rng=self.rng)
         self.channel = _channel_of(self)
@@ -172,6 +174,7 @@ class GrpcUser(User):
         session = self.session
         session.start_request(started, slept_s=self.think_s)
         attempts = 0
+        self.backoff_s = 0.0
         while True:
             now = time.monotonic()
             if not session.allow_attempt(now):
@@ -195,6 +198,7 @@ class GrpcUser(User):
                     self.metrics.budget_refusals.inc()
                 return str(decision.give_up), attempts
             self.metrics.retry(decision.delay_s or 0.0)
+            self.backoff_s += decision.delay_s or 0.0
             gevent.sleep(decision.delay_s or 0.0)
 
     def attempt(self, number: int, remaining_s: float) -> tuple[str, int | None, float | None]:
@@ -229,7 +233,7 @@ class GrpcUser(User):
     def finish(self, started: float, reason: str | None, attempts: int | None) -> None:
         latency_s = time.monotonic() - started
         outcome = RequestOutcome.OK if reason is None else RequestOutcome.GAVE_UP
-        self.metrics_for_request.request(outcome, latency_s)
+        self.metrics_for_request.request(outcome, latency_s, attempts, self.backoff_s if attempts is not None else 0.0)
         context: dict[str, Any] = {"outcome": outcome.value, "strategy": self.metrics.strategy}
         if attempts is not None:
             context["attempts"] = attempts

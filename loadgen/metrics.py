@@ -40,8 +40,8 @@ import dataclasses
 import functools
 import itertools
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeHistogramMetricFamily, Metric
@@ -50,6 +50,9 @@ from prometheus_client.registry import Collector
 from retrystorm.loadgen.buckets import LATENCY_BUCKETS_S
 from retrystorm.loadgen.generator_cpu import GeneratorCpu
 from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
+
+if TYPE_CHECKING:
+    from retrystorm.loadgen.otel_instruments import ClientInstruments
 
 PREFIX = "retrystorm_client_"
 CollectorT = TypeVar("CollectorT", bound=Collector)
@@ -130,10 +133,18 @@ class ClientMetrics:
     load_factor: Gauge
     in_progress: RequestsInProgress
     generator_cpu: GeneratorCpu
+    #: The process's OpenTelemetry instruments, fed by the same calls (``None``: no export, the default).
+    otel: ClientInstruments | None = None
 
-    def for_strategy(self, strategy: str, requests: Sequence[str] = (DEFAULT_REQUEST_LABEL,)) -> StrategyMetrics:
-        """The children of every metric for one strategy label and the mix's request names, bound once."""
-        return StrategyMetrics(self, strategy, requests)
+    def for_strategy(
+        self,
+        strategy: str,
+        requests: Sequence[str] = (DEFAULT_REQUEST_LABEL,),
+        methods: Mapping[str, str] | None = None,
+    ) -> StrategyMetrics:
+        """The children of every metric for one strategy label and the mix's request names, bound once
+        (``methods``: each request's HTTP method, for the OpenTelemetry attributes; default ``GET``)."""
+        return StrategyMetrics(self, strategy, requests, methods or {})
 
     def show_load_factor(self, strategy: str, factor: float) -> None:
         """The load factor a ``spike`` trigger puts in force (1 outside spikes), set by
@@ -244,12 +255,13 @@ class RequestMetrics:
         "attempt_latency",
         "attempts",
         "attempts_started",
+        "otel",
         "request_latency",
         "requests",
         "requests_started",
     )
 
-    def __init__(self, metrics: ClientMetrics, strategy: str, request: str) -> None:
+    def __init__(self, metrics: ClientMetrics, strategy: str, request: str, method: str = "GET") -> None:
         self._responses = functools.partial(metrics.responses.labels, strategy, request)
         self._statuses: dict[int, Counter] = {}
         self.attempts = {o: metrics.attempts.labels(strategy, request, o.value) for o in AttemptOutcome}
@@ -258,16 +270,24 @@ class RequestMetrics:
         self.requests = {o: metrics.requests.labels(strategy, request, o.value) for o in RequestOutcome}
         self.requests_started = metrics.requests_started.labels(strategy, request)
         self.request_latency = {o: metrics.request_latency.labels(strategy, request, o.value) for o in RequestOutcome}
+        self.otel = metrics.otel.for_request(strategy, request, method) if metrics.otel is not None else None
 
     def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
         """Count one attempt that ended and observe its latency (its start: ``attempts_started``)."""
         self.attempts[outcome].inc()
         self.attempt_latency[outcome].observe(latency_s)
+        if self.otel is not None:
+            self.otel.attempt(outcome, latency_s)
 
-    def request(self, outcome: RequestOutcome, latency_s: float) -> None:
-        """Count one logical request and observe its latency, backoff included."""
+    def request(
+        self, outcome: RequestOutcome, latency_s: float, attempts: int | None = None, backoff_s: float = 0.0
+    ) -> None:
+        """Count one logical request and observe its latency, backoff included (``attempts``: how many it took, when
+        known, and ``backoff_s`` its backoff in all, for the OpenTelemetry instruments)."""
         self.requests[outcome].inc()
         self.request_latency[outcome].observe(latency_s)
+        if self.otel is not None:
+            self.otel.request(outcome, attempts, backoff_s)
 
     def response(self, status: int) -> None:
         """Count one attempt answered with HTTP ``status`` (its child bound on first use)."""
@@ -293,6 +313,7 @@ class StrategyMetrics:
         "backoff_delay",
         "budget_refusals",
         "by_request",
+        "first",
         "in_progress",
         "request_latency",
         "requests",
@@ -302,10 +323,13 @@ class StrategyMetrics:
         "users_in_backoff",
     )
 
-    def __init__(self, metrics: ClientMetrics, strategy: str, requests: Sequence[str]) -> None:
+    def __init__(
+        self, metrics: ClientMetrics, strategy: str, requests: Sequence[str], methods: Mapping[str, str]
+    ) -> None:
         self.strategy = strategy
-        self.by_request = {name: RequestMetrics(metrics, strategy, name) for name in requests}
+        self.by_request = {name: RequestMetrics(metrics, strategy, name, methods.get(name, "GET")) for name in requests}
         first = self.by_request[requests[0]]
+        self.first = first
         self.attempts = first.attempts
         self.attempts_started = first.attempts_started
         self.attempt_latency = first.attempt_latency
@@ -321,13 +345,11 @@ class StrategyMetrics:
 
     def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
         """Count one attempt of the first request that ended and observe its latency."""
-        self.attempts[outcome].inc()
-        self.attempt_latency[outcome].observe(latency_s)
+        self.first.attempt(outcome, latency_s)
 
     def request(self, outcome: RequestOutcome, latency_s: float) -> None:
         """Count one logical request of the first request and observe its latency, backoff included."""
-        self.requests[outcome].inc()
-        self.request_latency[outcome].observe(latency_s)
+        self.first.request(outcome, latency_s)
 
     def begin_request(self, started: float) -> int:
         """A logical request started at ``started`` (monotonic): counted in progress until :meth:`end_request`."""
@@ -341,3 +363,5 @@ class StrategyMetrics:
         """Count one scheduled retry and observe its backoff delay."""
         self.retries.inc()
         self.backoff_delay.observe(delay_s)
+        if self.first.otel is not None:
+            self.first.otel.retry(delay_s)

@@ -40,7 +40,7 @@ from prometheus_client import CollectorRegistry
 from retrystorm.chaos.client import check_chaos_url
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import UserError
-from retrystorm.loadgen import chaos_tab, start_form, storm_sources, storm_view, web, web_guard
+from retrystorm.loadgen import chaos_tab, otel_plugin, start_form, storm_sources, storm_view, web, web_guard
 from retrystorm.loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnapshots, exposition_registry, snapshot
 from retrystorm.loadgen.flags import add_arguments
 from retrystorm.loadgen.metrics import StrategyMetrics, build_metrics
@@ -81,7 +81,14 @@ class Runtime:
     def __init__(self, environment: Any) -> None:
         self.environment = environment
         self.registry = CollectorRegistry()
-        self.metrics = build_metrics(self.registry)
+        options = environment.parsed_options
+        grpc = options is not None and hasattr(options, "grpc_mode")
+        exported = otel_plugin.start(options, grpc=grpc) if options is not None else None
+        #: The OpenTelemetry providers this process exports through (``None``: no export).
+        self.otel = exported[1] if exported is not None else None
+        self.metrics = dataclasses.replace(
+            build_metrics(self.registry), otel=exported[0] if exported is not None else None
+        )
         self.workers = WorkerSnapshots()
         self.exposition = exposition_registry(MergedCollector(self.registry, self.workers, self.connected_workers))
         self.run: RunState | None = None
@@ -110,9 +117,15 @@ class Runtime:
         options = load_options(vars(self.environment.parsed_options or {}))
         budget = options.budget.start() if options.budget is not None else None
         names = [request.name for request in options.request_mix]
-        self.run = RunState(options, self.metrics.for_strategy(options.strategy_name, names), budget)
+        methods = {request.name: self._method(request) for request in options.request_mix}
+        self.run = RunState(options, self.metrics.for_strategy(options.strategy_name, names, methods), budget)
         self._user_numbers = itertools.count()
         return self.run
+
+    def _method(self, request: Any) -> str:
+        """What the OpenTelemetry attributes call a request's method: HTTP's, or the gRPC user's method."""
+        grpc_method = getattr(self.environment.parsed_options, "grpc_method", None)
+        return str(grpc_method or getattr(request, "method", "GET"))
 
     def current(self) -> RunState:
         """The state of the running test (read at test start)."""
@@ -152,12 +165,14 @@ def install(events: Any) -> None:
     events.init_command_line_parser.add_listener(lambda parser, **_: add_arguments(parser))
     events.init_command_line_parser.add_listener(lambda parser, **_: storm_sources.add_arguments(parser))
     events.init_command_line_parser.add_listener(lambda parser, **_: web_guard.bind_loopback_by_default(parser))
+    events.init_command_line_parser.add_listener(lambda parser, **_: otel_plugin.add_arguments(parser))
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)
     events.test_stop.add_listener(_on_test_stop)
     events.report_to_master.add_listener(_on_report_to_master)
     events.worker_report.add_listener(_on_worker_report)
     events.quitting.add_listener(_on_quitting)
+    events.quit.add_listener(_on_quit)
 
 
 def _on_init(environment: Any, web_ui: Any = None, **_: Any) -> None:
@@ -234,6 +249,14 @@ def _on_report_to_master(data: dict[str, Any], **_: Any) -> None:
 def _on_worker_report(client_id: str, data: dict[str, Any], **_: Any) -> None:
     if Runtime.latest is not None and REPORT_KEY in data:
         Runtime.latest.workers.update(client_id, data[REPORT_KEY])
+
+
+def _on_quit(**_: Any) -> None:
+    """Export what the OpenTelemetry instruments hold and stop them (each export bounded in time)."""
+    runtime = Runtime.latest
+    if runtime is not None and runtime.otel is not None:
+        runtime.otel.shutdown()
+        runtime.otel = None
 
 
 def _on_quitting(environment: Any, **_: Any) -> None:

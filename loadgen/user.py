@@ -236,7 +236,7 @@ class RetryingUser(FastHttpUser):
         """Record the logical request: metrics, then one Locust event."""
         latency_s = time.monotonic() - request.started
         outcome = RequestOutcome.OK if reason is None else RequestOutcome.GAVE_UP
-        request.kind.metrics.request(outcome, latency_s)
+        request.kind.metrics.request(outcome, latency_s, request.attempts)
         context = {
             **self.context(),
             "attempts": request.attempts,

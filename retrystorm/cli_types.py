@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from retrystorm.durations import parse_duration
 from retrystorm.errors import SpecError
 from retrystorm.spec import Registry
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class DurationType(click.ParamType):  # type: ignore[type-arg]
@@ -42,3 +45,16 @@ class SpecType(click.ParamType):  # type: ignore[type-arg]
 
 
 DURATION = DurationType()
+
+
+def otel_endpoint_option(what: str) -> Callable[[F], F]:
+    """``--otel-endpoint URL`` (or ``OTEL_EXPORTER_OTLP_ENDPOINT``): export ``what`` over OTLP; off by default."""
+    return click.option(
+        "--otel-endpoint",
+        envvar="OTEL_EXPORTER_OTLP_ENDPOINT",
+        default=None,
+        metavar="URL",
+        help=f"Export {what} over OTLP to the collector at URL (http://HOST:4317 for grpc; "
+        "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf for HTTP, port 4318). Off by default; needs the otel extra "
+        "[env OTEL_EXPORTER_OTLP_ENDPOINT].",
+    )

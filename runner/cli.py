@@ -37,6 +37,7 @@ from retrystorm.chaos.journal import Journal
 from retrystorm.console import err, out
 from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import Scenario, SlowWindow, load_scenario, shipped_scenario
+from retrystorm.otel import OtelSettings
 from retrystorm.runner.compose.endpoints import (
     DEFAULT_LOCUST_URL,
     DEFAULT_PROMETHEUS_URL,
@@ -45,7 +46,6 @@ from retrystorm.runner.compose.endpoints import (
 )
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.orchestrate import RunInterruptedError, Stack, execute
-from retrystorm.runner.otel_export import OtelSettings
 from retrystorm.runner.paths import default_folder
 from retrystorm.runner.plan import Plan, check_fault_targets, check_live_triggers, make_plan, select
 from retrystorm.runner.progress import Display
@@ -381,7 +381,7 @@ def run(
         check_junit_path(junit)
     otel = OtelSettings(otel_endpoint, otel_protocol) if otel_endpoint else None
     if otel is not None:
-        from retrystorm.runner.otel_export import require_sdk
+        from retrystorm.otel import require_sdk
 
         require_sdk()
     compose = compose_endpoints(backend, addresses)

@@ -21,23 +21,18 @@ the run goes on: only the export is lost.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import socket
-import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from retrystorm.errors import UserError
+from retrystorm.otel import OtelSettings, providers
 from retrystorm.runner.interfaces import LoadHandle, MetricsSource, TargetHandle
 from retrystorm.runner.readings import ClientReading, TargetReading
 
 log = logging.getLogger(__name__)
 
-PROTOCOLS = ("grpc", "http/protobuf")
-#: Seconds an export may take before the SDK gives it up (a collector that hangs never holds up the run's end).
-EXPORT_TIMEOUT_S = 5.0
 SCOPE = "retrystorm.runner"
+
 
 #: Client counters: OpenTelemetry name -> (unit, description, how to read it by outcome or as one value).
 CLIENT_COUNTERS: dict[str, tuple[str, str, Callable[[ClientReading], Mapping[str, float] | float]]] = {
@@ -80,85 +75,15 @@ TARGET_GAUGES: dict[str, tuple[str, str, Callable[[TargetReading], float | None]
 }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class OtelSettings:
-    """Where and how to export."""
-
-    endpoint: str
-    protocol: str = "grpc"
-    interval_s: float = 1.0
-    service_name: str = "retrystorm"
-
-    def __post_init__(self) -> None:
-        parts = urllib.parse.urlsplit(self.endpoint)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UserError(
-                f"--otel-endpoint: {self.endpoint!r} is not a collector's URL; expected http(s)://HOST:PORT "
-                "(e.g. http://127.0.0.1:4317 for grpc, http://127.0.0.1:4318 for http/protobuf)"
-            )
-        if self.protocol not in PROTOCOLS:
-            raise UserError(f"--otel-protocol: {self.protocol!r}; accepted: {', '.join(PROTOCOLS)}")
-
-    @property
-    def address(self) -> tuple[str, int]:
-        """The collector's host and port."""
-        parts = urllib.parse.urlsplit(self.endpoint)
-        default = 4317 if self.protocol == "grpc" else 4318
-        return str(parts.hostname), parts.port or default
-
-
-def require_sdk() -> None:
-    """Refuse ``--otel-endpoint`` without the ``otel`` extra (:class:`UserError`, exit 2)."""
-    try:
-        import opentelemetry.exporter.otlp.proto.grpc
-        import opentelemetry.exporter.otlp.proto.http
-        import opentelemetry.sdk  # noqa: F401
-    except ImportError:
-        raise UserError(
-            "--otel-endpoint: needs the otel extra (the OpenTelemetry SDK): pip install 'retrystorm[otel]'"
-        ) from None
-
-
-def warn_if_unreachable(settings: OtelSettings) -> str | None:
-    """A warning when nothing accepts connections at the collector's address (the run goes on); ``None``: it does."""
-    try:
-        with socket.create_connection(settings.address, timeout=2.0):
-            return None
-    except OSError as error:
-        return (
-            f"warning: the OpenTelemetry collector at {settings.endpoint} does not answer ({error.strerror or error}); "
-            "the run goes on, its export may be lost"
-        )
-
-
 class OtelExport:
     """The SDK's meter and tracer providers over one OTLP exporter each, fed by the run's readings."""
 
     def __init__(self, settings: OtelSettings, scenario: str) -> None:
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-        from retrystorm import __version__
-
         self.settings = settings
         self.scenario = scenario
-        resource = Resource.create(
-            {"service.name": settings.service_name, "service.version": __version__, "retrystorm.scenario": scenario}
-        )
-        metric_exporter, span_exporter = _exporters(settings)
-        reader = PeriodicExportingMetricReader(
-            metric_exporter,
-            export_interval_millis=settings.interval_s * 1000,
-            export_timeout_millis=EXPORT_TIMEOUT_S * 1000,
-        )
-        self.meters = MeterProvider(resource=resource, metric_readers=[reader])
-        self.tracers = TracerProvider(resource=resource)
-        self.tracers.add_span_processor(
-            BatchSpanProcessor(span_exporter, export_timeout_millis=EXPORT_TIMEOUT_S * 1000)
-        )
+        self.providers = providers(settings, {"retrystorm.scenario": scenario})
+        self.meters = self.providers.meters
+        self.tracers = self.providers.tracers
         self.clients: dict[str, ClientReading] = {}
         self.targets: dict[str, TargetReading] = {}
         #: Each strategy's first reading: counters are exported from it, as results.json counts them.
@@ -184,7 +109,7 @@ class OtelExport:
         latest: Mapping[str, Any], read: Callable[[Any], Any], first: Mapping[str, Any] | None = None
     ) -> Callable[[Any], Iterable[Any]]:
         """Observations of ``read`` on each strategy's latest reading; with ``first``, less its first reading's."""
-        from opentelemetry.metrics import Observation
+        from opentelemetry.metrics import Observation  # noqa: PLC0415 - the otel extra, imported when asked for
 
         def observe(_options: Any) -> Iterable[Any]:
             for strategy, reading in list(latest.items()):
@@ -228,9 +153,8 @@ class OtelExport:
                 span.end(end_time=max(start_ns, round((t0 + window["end_s"]) * 1e9)))
 
     def close(self) -> None:
-        """Export what is left and stop (each export bounded by :data:`EXPORT_TIMEOUT_S`)."""
-        self.meters.shutdown(timeout_millis=EXPORT_TIMEOUT_S * 1000)
-        self.tracers.shutdown()
+        """Export what is left and stop (each export bounded by :data:`~retrystorm.otel.EXPORT_TIMEOUT_S`)."""
+        self.providers.shutdown()
 
 
 def _windows_of(row: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -242,26 +166,6 @@ def _windows_of(row: Mapping[str, Any]) -> list[dict[str, Any]]:
         for start, end in row.get("outages", [])
         if start is not None and end is not None
     ]
-
-
-def _exporters(settings: OtelSettings) -> tuple[Any, Any]:
-    if settings.protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        insecure = settings.endpoint.startswith("http://")
-        return (
-            OTLPMetricExporter(endpoint=settings.endpoint, insecure=insecure, timeout=EXPORT_TIMEOUT_S),
-            OTLPSpanExporter(endpoint=settings.endpoint, insecure=insecure, timeout=EXPORT_TIMEOUT_S),
-        )
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpMetricExporter
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
-
-    base = settings.endpoint.rstrip("/")
-    return (
-        HttpMetricExporter(endpoint=base + "/v1/metrics", timeout=EXPORT_TIMEOUT_S),
-        HttpSpanExporter(endpoint=base + "/v1/traces", timeout=EXPORT_TIMEOUT_S),
-    )
 
 
 class ExportingSource:

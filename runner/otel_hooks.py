@@ -9,14 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from retrystorm.console import err
+from retrystorm.otel import OtelSettings, warn_if_unreachable
 from retrystorm.runner.orchestrate import Stack
-from retrystorm.runner.otel_export import (
-    ExportingSource,
-    OtelExport,
-    OtelSettings,
-    labels_in_order,
-    warn_if_unreachable,
-)
+from retrystorm.runner.otel_export import ExportingSource, OtelExport, labels_in_order
 from retrystorm.runner.plan import Plan
 
 

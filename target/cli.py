@@ -20,9 +20,11 @@ from typing import Any
 import click
 from prometheus_client import CollectorRegistry
 
-from retrystorm.cli_types import DURATION
+from retrystorm.cli_types import DURATION, otel_endpoint_option
 from retrystorm.console import err
 from retrystorm.errors import UserError
+from retrystorm.otel import Providers
+from retrystorm.otel import start as start_otel
 from retrystorm.spec import ParamInfo, params_of, spec_to_mapping
 from retrystorm.target.models import MODELS, OverloadModel, parse_model
 from retrystorm.target.service import ConnectionLimits, ServiceConfig, create_app, default_backlog
@@ -150,6 +152,7 @@ def raise_open_files_limit() -> int:
     show_envvar=True,
     help="Bearer token /admin/* requires (Authorization: Bearer TOKEN); needed to listen beyond loopback.",
 )
+@otel_endpoint_option("each request's duration (http.server.request.duration) and the requests in flight")
 def target(
     *,
     model_spec: str,
@@ -164,6 +167,7 @@ def target(
     idle_timeout: float,
     max_connections: int | None,
     admin_token: str,
+    otel_endpoint: str | None,
     **model_flags: str | None,
 ) -> None:
     """Run the target service: GET /api answers after the modelled delay.
@@ -191,7 +195,12 @@ def target(
         ),
         **options,
     )
-    asyncio.run(serve(config, open_files=open_files))
+    otel = start_otel(otel_endpoint, "retrystorm-target")
+    try:
+        asyncio.run(serve(config, open_files=open_files, otel=otel))
+    finally:
+        if otel is not None:
+            otel.shutdown()
 
 
 def tune_garbage_collector() -> None:
@@ -211,9 +220,15 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(2_000, 10, 1_000)
 
 
-async def serve(config: ServiceConfig, *, open_files: int | None = None) -> None:
-    """Run one service until SIGTERM or SIGINT, then shut it down; ``open_files``: the process's limit."""
+async def serve(config: ServiceConfig, *, open_files: int | None = None, otel: Providers | None = None) -> None:
+    """Run one service until SIGTERM or SIGINT, then shut it down; ``open_files``: the process's limit; ``otel``:
+    the OpenTelemetry providers its instruments export through (:mod:`retrystorm.target.otel_instruments`)."""
     app = create_app(config, registry=CollectorRegistry(), clock=time.monotonic)
+    if otel is not None:
+        from retrystorm.target.otel_instruments import SCOPE, TargetInstruments
+
+        meter = otel.meters.get_meter(SCOPE)
+        app.metrics.traffic.otel = TargetInstruments(meter, lambda: float(app.driver.in_flight))
     try:
         await app.start()
     except OSError as error:

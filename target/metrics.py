@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Gauge, Info
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
@@ -32,6 +33,14 @@ _BUCKET_LABELS = (*(repr(float(bound)) for bound in RESPONSE_TIME_BUCKETS_S), "+
 OUTCOMES = ("ok", "rejected", "abandoned")
 
 
+class RequestObserver(Protocol):
+    """What else sees each request end (the OpenTelemetry instruments, :mod:`retrystorm.target.otel_instruments`)."""
+
+    def request(self, outcome: str, elapsed_s: float) -> None:
+        """A request ended with ``outcome`` after ``elapsed_s`` in the service."""
+        ...
+
+
 class Traffic(Collector):
     """Requests by outcome, response times, bad requests and injected failures: what
     ``POST /admin/reset`` clears.
@@ -43,6 +52,8 @@ class Traffic(Collector):
     """
 
     def __init__(self) -> None:
+        #: The process's OpenTelemetry instruments, fed by :meth:`observe` too (``None``: no export, the default).
+        self.otel: RequestObserver | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -57,6 +68,8 @@ class Traffic(Collector):
         """A request to /api ended with ``outcome`` after ``elapsed_s`` in the service."""
         self.sums_s[outcome] += elapsed_s  # the count is the sum of the buckets
         self.buckets[outcome][bisect.bisect_left(RESPONSE_TIME_BUCKETS_S, elapsed_s)] += 1
+        if self.otel is not None:
+            self.otel.request(outcome, elapsed_s)
 
     def bad_request(self, status: int) -> None:
         """A request was answered with 4xx ``status``."""

@@ -13,13 +13,17 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from retrystorm.loadgen import flags, storm_sources
+from retrystorm.loadgen import flags, otel_plugin, storm_sources
 from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES
 from retrystorm.spec import Registry, params_of
 from retrystorm.target.models import MODELS
 
 #: What registers options on Locust's parser, in the order the plugin calls them (loadgen/plugin.py).
-OPTION_REGISTRARS: tuple[Callable[[Any], None], ...] = (flags.add_arguments, storm_sources.add_arguments)
+OPTION_REGISTRARS: tuple[Callable[[Any], None], ...] = (
+    flags.add_arguments,
+    storm_sources.add_arguments,
+    otel_plugin.add_arguments,
+)
 
 
 def cell(text: object) -> str:

@@ -42,11 +42,40 @@ class Received:
                             found[key] = point.as_double if point.HasField("as_double") else float(point.as_int)
         return found
 
+    def last_histograms(self, name: str) -> dict[tuple[tuple[str, Any], ...], tuple[int, float]]:
+        """The last exported ``(count, sum)`` of histogram ``name`` for each attribute set (every scope, every
+        resource: summed over the processes that export it)."""
+        by_resource: dict[tuple[Any, ...], dict[tuple[tuple[str, Any], ...], tuple[int, float]]] = {}
+        with self.lock:
+            requests = list(self.metrics)
+        for request in requests:
+            for resource in request.resource_metrics:
+                who = tuple(sorted((a.key, str(a.value)) for a in resource.resource.attributes))
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        if metric.name != name or not metric.HasField("histogram"):
+                            continue
+                        for point in metric.histogram.data_points:
+                            key = tuple(sorted((a.key, _value(a.value)) for a in point.attributes))
+                            by_resource.setdefault(who, {})[key] = (int(point.count), float(point.sum))
+        found: dict[tuple[tuple[str, Any], ...], tuple[int, float]] = {}
+        for points in by_resource.values():
+            for key, (count, total) in points.items():
+                before = found.get(key, (0, 0.0))
+                found[key] = (before[0] + count, before[1] + total)
+        return found
+
     def spans(self) -> list[Any]:
         """Every span received."""
         with self.lock:
             requests = list(self.traces)
         return [span for request in requests for r in request.resource_spans for s in r.scope_spans for span in s.spans]
+
+
+def _value(value: Any) -> Any:
+    """An attribute's value: its string, integer or double."""
+    kind = value.WhichOneof("value")
+    return getattr(value, kind) if kind else None
 
 
 class _Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
