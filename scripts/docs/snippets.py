@@ -1,8 +1,9 @@
-"""Run the shell snippets of the Get started pages and the guides, so that a renamed flag breaks the build.
+"""Run the shell snippets of the Get started, Concepts, Guides and Safety pages, so a renamed flag breaks the build.
 
-``python scripts/docs/snippets.py [PAGE...]`` runs every page's snippets (default: the shell snippets of every page
-of ``get-started/`` and ``guides/``, and the scenarios of every page) and prints, for each one that fails,
-``docs/PAGE.md:LINE: ...`` with its output's last lines; it exits 1 if any failed. ``--list`` prints what would run.
+``python scripts/docs/snippets.py [PAGE...]`` runs every page's snippets (default: the shell snippets of every
+page of ``get-started/``, ``concepts/``, ``guides/`` and ``safety/``, and the scenarios of every page) and prints,
+for each one that fails, ``docs/PAGE.md:LINE: ...`` with its output's last lines; it exits 1 if any failed.
+``--list`` prints what would run.
 
 A fenced block whose info string is ``sh`` runs as written unless the HTML comment on the line above it says
 otherwise (it is invisible in the rendered page):
@@ -38,7 +39,7 @@ from pathlib import Path
 import docsite
 
 #: The pages whose snippets run (paths under docs/, by prefix).
-RUN_UNDER = ("get-started/", "guides/")
+RUN_UNDER = ("get-started/", "concepts/", "guides/", "safety/")
 DIRECTIVES = ("skip", "instead", "serve", "scenario")
 #: Seconds a page's snippets may take in all before the page fails.
 PAGE_TIMEOUT_S = 900
@@ -278,7 +279,7 @@ def _check_scenario(item: Snippet) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page of get-started/ and guides/)")
+    parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page with a snippet to check)")
     parser.add_argument("--list", action="store_true", help="print each snippet and what would run; run nothing")
     args = parser.parse_args(argv)
     failed = False

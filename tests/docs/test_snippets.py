@@ -1,4 +1,4 @@
-"""The documented commands run: the shell snippets of Get started and the guides, and the scenarios of every page.
+"""The documented commands run: the shell snippets of Get started, Concepts, Guides and Safety; every page's scenarios.
 
 Each page's snippets run in a network namespace of their own (``scripts/docs/snippets.py``); a failing one is
 named with its page and line. The small pages below check the runner itself: it can fail, and says where.
