@@ -47,3 +47,30 @@ def victim() -> Iterator[subprocess.Popen[bytes]]:
 
 
 __all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_runtest_makereport", "pytest_runtest_protocol"]
+
+
+def _throttle_groups() -> set[str]:
+    """The CPU-cut groups (``retrystorm-throttle-*``) beside this process's cgroup: each is a cut not yet undone."""
+    from retrystorm.chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
+
+    try:
+        base = locate(os.getpid()).base()
+        return {path.name for path in base.iterdir() if path.name.startswith(GROUP_PREFIX)}
+    except (CgroupUnavailableError, OSError):
+        return set()
+
+
+@pytest.fixture(autouse=True)
+def _no_cut_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A live test that leaves a CPU cut's group behind fails, naming it (a cut is undone on every exit path).
+
+    On when ``RETRYSTORM_CHECK_LEFTOVERS=1`` (the full suite's live phase sets it: one test at a time, so a group
+    that appears during a test is that test's); off elsewhere, where other runs on the machine may cut CPUs too.
+    """
+    if request.node.get_closest_marker("live") is None or os.environ.get("RETRYSTORM_CHECK_LEFTOVERS") != "1":
+        yield
+        return
+    before = _throttle_groups()
+    yield
+    left = sorted(_throttle_groups() - before)
+    assert not left, f"the test left CPU-cut groups behind: {left}"

@@ -29,6 +29,7 @@ from retrystorm.dashboards.check import empty_queries, run_queries
 from retrystorm.dashboards.files import DASHBOARD_DIR, load
 from retrystorm.dashboards.queries import annotation_queries, panel_queries
 from tests.loadgen.conftest import Processes, free_port, get_text, locust_starter, target_starter, wait_until
+from tests.support.http import call
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 
@@ -91,10 +92,8 @@ def start_prometheus(processes, tmp_path, jobs):
 
 
 def admin(url, path, method, body=None):
-    data = json.dumps(body).encode() if body is not None else b""
-    request = urllib.request.Request(url + path, data=data, method=method)
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return response.status
+    """The status of an admin request (a JSON body when given, as the admin API requires)."""
+    return call(url, method, path, body)[0]
 
 
 def hold_until_scraped(prometheus_url, target, path, body, seen):

@@ -129,6 +129,7 @@ def test_a_slow_of_a_labelled_container_cuts_its_own_cpus_and_writes_them_back(t
         scenario.write_text(
             f"target: {{url: http://127.0.0.1:{port}, container: {name}, ready: /}}\n"
             "load: {users: 2, think_time: constant:200ms, attempt_timeout: 2s, duration: 12s}\n"
+            "requests: [{method: GET, path: /}]\n"  # http.server serves its folder: / answers 200
             "strategies: [fixed:100ms]\nfaults: [{slow: target, capacity: 0.4, at: 3s, for: 5s}]\n"
         )
         journal = tmp_path / "j.jsonl"

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from retrystorm.chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
+from retrystorm.chaos.cgroups import CgroupUnavailableError, locate
 from retrystorm.experiment.scenario import ErrorWindow, SlowWindow
 from retrystorm.runner.live_triggers import LiveTriggers
 from retrystorm.runner.local.target import LocalTargets
@@ -211,5 +211,4 @@ def test_retrystorm_run_cuts_the_cpu_of_a_service_it_started_through_a_cgroup_an
                (line.split(",") for line in text[1:])}  # fmt: skip
     steady, cut = float(latency[4.0]), max(float(latency[t]) for t in (7.0, 8.0, 9.0, 10.0) if latency[t])
     assert cut > 5 * steady  # 2 % of the CPUs: each request's 10 ms of CPU takes far longer
-    assert {path.name for path in base.iterdir()} == before  # every throttle group removed
-    assert not any(name.startswith(GROUP_PREFIX) for name in {path.name for path in base.iterdir()})
+    assert {path.name for path in base.iterdir()} == before  # every throttle group removed (another run's may stay)
