@@ -18,6 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 #: Where a page's stand-in waits while its own page does not exist.
 INTERIM = "_interim"
+#: "The seed" (the experiments retrystorm was built to reproduce) in a page's prose; each page that says it links to
+#: :data:`SEED_SECTION`, which names and links them.
+SEED_USE = re.compile(r"\bthe seed\b", re.IGNORECASE)
+SEED_SECTION = "concepts/retry-storms.md#the-seed-and-the-published-experiments"
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 # [text](target) and ![alt](target); the target may be <...>-quoted and followed by a "title"

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import docsite
 import reference_apis
 import reference_metrics
 import reference_scenario
@@ -42,9 +43,24 @@ PAGES: dict[str, Callable[[], str]] = {
 }
 
 
+#: Closes a generated page whose text speaks of "the seed": what it is, by name, with links.
+SEED_NOTE = (
+    "*The seed* on this page: the experiments retrystorm was built to reproduce, Andrey Smirnov's Go client and "
+    "server ([`smira/exponential-backoff`](https://github.com/smira/exponential-backoff): 1,000 clients, a 30 s "
+    '`SIGSTOP`) and Wil Yegelwel\'s simulation ["Exploring backoff"](https://wyegelwel.github.io/Exploring-backoff/) '
+    f"(2016); see [Retry storms](../{docsite.SEED_SECTION})."
+)
+
+
 def generate() -> dict[str, str]:
     """Every generated page's text, by path under ``docs/``."""
-    return {path: HEADER + write().rstrip("\n") + "\n" for path, write in PAGES.items()}
+    pages = {}
+    for path, write in PAGES.items():
+        body = write().rstrip("\n")
+        if docsite.SEED_USE.search(body):
+            body += "\n\n" + SEED_NOTE
+        pages[path] = HEADER + body + "\n"
+    return pages
 
 
 def stale_pages(docs: Path = DOCS) -> list[str]:
