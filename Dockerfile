@@ -27,8 +27,9 @@ WORKDIR /app
 # Dependencies first, from pyproject.toml alone, so code changes rebuild in seconds. The
 # docker extra (the Docker SDK) for the chaos service's docker backend; Grafana annotations
 # need no extra.
-COPY pyproject.toml README.md ./
-RUN mkdir retrystorm && touch retrystorm/__init__.py \
+# The version is read from retrystorm/__init__.py (pyproject.toml: dynamic), so the stand-in package has one.
+COPY pyproject.toml README.md LICENSE ./
+RUN mkdir retrystorm && echo '__version__ = "0"' > retrystorm/__init__.py \
     && pip install '.[docker]' \
     && pip uninstall -y retrystorm \
     && rm -rf build retrystorm.egg-info

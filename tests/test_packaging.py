@@ -1,4 +1,4 @@
-"""What the distribution ships: every data file the code reads is package data in pyproject.toml.
+"""What the distribution ships: its license and version, and every data file the code reads as package data.
 
 setuptools puts a non-Python file in the wheel only when ``[tool.setuptools.package-data]``
 names it; a file left out works in a checkout and is missing once installed. This reads
@@ -7,6 +7,9 @@ the same globs setuptools does, over the files in the packages' folders.
 
 import tomllib
 from pathlib import Path
+
+import retrystorm
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("retrystorm", "chaos", "loadgen", "target", "experiment", "sim", "runner", "dashboards", "integrations")
@@ -55,3 +58,43 @@ def test_what_the_code_reads_at_run_time_is_selected():
         "dashboards/prometheus/prometheus.yml",
     ):
         assert needed in shipped, needed
+
+
+def project() -> dict:
+    """``pyproject.toml``'s ``[project]`` table and the setuptools settings, as one dict."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return {**config["project"], "setuptools": config["tool"]["setuptools"]}
+
+
+def test_the_version_is_written_once_in_the_package():
+    config = project()
+    assert "version" not in config, "pyproject.toml reads the version from retrystorm.__version__; do not repeat it"
+    assert "version" in config["dynamic"]
+    assert config["setuptools"]["dynamic"]["version"] == {"attr": "retrystorm.__version__"}
+
+
+def test_version_option_prints_the_package_version():
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"retrystorm, version {retrystorm.__version__}"
+
+
+def test_the_license_file_is_the_apache_2_text_the_metadata_names():
+    config = project()
+    assert config["license"] == "Apache-2.0"
+    assert config["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    for section in ("1. Definitions.", "9. Accepting Warranty or Additional Liability.", "END OF TERMS AND CONDITIONS"):
+        assert section in text, section
+
+
+def test_the_changelog_keeps_an_unreleased_section_in_keep_a_changelog_form():
+    lines = (ROOT / "CHANGELOG.md").read_text().splitlines()
+    unreleased = lines.index("## [Unreleased]")
+    released = next(i for i, line in enumerate(lines) if line.startswith("## [") and i > unreleased)
+    headings = [line for line in lines[unreleased:released] if line.startswith("### ")]
+    kinds = [f"### {name}" for name in ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")]
+    assert headings, "## [Unreleased] lists its changes under ### Added, ### Changed, ..."
+    assert headings == sorted(headings, key=kinds.index), f"headings in Keep a Changelog's order: {kinds}"
+    assert f"## [{retrystorm.__version__}]" in lines
