@@ -62,32 +62,38 @@ class Verdict(_Closed):
     check: str = Field(description="The assertion's name, as the scenario writes it (max_amplification, ...).")
     bound: float | str = Field(description="Its bound (a duration as written, e.g. 15s, or a number).")
     measured: PerOutage = Field(description="What was measured (a list when there were several outages).")
-    passed: bool
+    passed: bool = Field(description="The bound held (after every outage, for a recovery check).")
 
 
 class Validity(_Closed):
     """Whether the load generator kept up (the saturation rule)."""
 
-    valid: bool
+    valid: bool = Field(
+        description="The generator kept up: saturated seconds at most 5 % of those measured, or fewer than 2."
+    )
     saturated_share: float = Field(description="Saturated seconds per second measured.")
-    saturated_s: int
-    seconds: int
-    cpu_saturated_s: int
-    demand_short_s: int
+    saturated_s: int = Field(description="Seconds saturated by either signal (CPU or demand).")
+    seconds: int = Field(description="Seconds measured; 0: neither signal could be read (valid by default).")
+    cpu_saturated_s: int = Field(description="Seconds in which a generator process used at least 90 % of a core.")
+    demand_short_s: int = Field(
+        description="Seconds in which the users started under 80 % of the requests they demanded (beyond 3 sd)."
+    )
     cpu_peak: dict[str, float] = Field(description="Each load-generator process's largest share of one core.")
-    cpu_mean: dict[str, float]
-    started_per_s: float | None
-    demanded_per_s: float | None
-    worst_started_to_demanded: float | None
+    cpu_mean: dict[str, float] = Field(description="Each load-generator process's mean share of one core.")
+    started_per_s: float | None = Field(description="Logical requests started per second, over the windows judged.")
+    demanded_per_s: float | None = Field(description="Logical requests the users demanded per second, the same.")
+    worst_started_to_demanded: float | None = Field(
+        description="The lowest ratio of started to demanded over one window; null: no demand judged."
+    )
 
 
 class SteadyState(_Closed):
     """Whether the steady window showed the service working (the steady-state rule)."""
 
-    valid: bool
+    valid: bool = Field(description="The steady window showed the service working; false: no verdict (exit 3).")
     window: Pair = Field(description="The seconds judged, [start_s, end_s] after time 0.")
     problem: str | None = Field(description="Why not, in one line (the request, what it got, its share); null: valid.")
-    goodput_per_s: float | None
+    goodput_per_s: float | None = Field(description="Logical requests that succeeded per second in the window.")
     ok_share: float | None = Field(description="Attempts answered 1xx-3xx per attempt that ended in the window.")
     ok_share_by_request: dict[str, float | None] = Field(description="The same, per request of the mix.")
 
@@ -95,21 +101,21 @@ class SteadyState(_Closed):
 class Trigger(_Closed):
     """One trigger window as it happened, with its kind's settings."""
 
-    kind: Literal["pause", "slow", "spike", "errors"]
-    target: str
-    start_s: float
-    end_s: float
-    capacity: float | None = None
-    factor: float | None = None
-    status: int | None = None
-    probability: float | None = None
+    kind: Literal["pause", "slow", "spike", "errors"] = Field(description="The trigger's kind.")
+    target: str = Field(description="What it affected: target (the service) or load (a spike).")
+    start_s: float = Field(description="When it took effect, seconds after time 0 (measured, not planned).")
+    end_s: float = Field(description="When it ended, the same.")
+    capacity: float | None = Field(default=None, description="slow: the fraction of its capacity the target kept.")
+    factor: float | None = Field(default=None, description="spike: the load's multiplier.")
+    status: int | None = Field(default=None, description="errors: the HTTP status answered.")
+    probability: float | None = Field(default=None, description="errors: the share of attempts answered so.")
 
 
 class Missed(_Closed):
     """Readings without a target part and without a client part."""
 
-    target: int
-    client: int
+    target: int = Field(description="Readings (one a second) without the target's gauges.")
+    client: int = Field(description="Readings without the load generator's counters.")
 
 
 class StrategyResult(_Closed):
@@ -119,34 +125,44 @@ class StrategyResult(_Closed):
     spec: str = Field(description="The strategy's full spec.")
     attempts: int = Field(description="Attempts sent (on the wire).")
     requests: int = Field(description="Logical requests started.")
-    succeeded: int
-    gave_up: int
+    succeeded: int = Field(description="Logical requests that succeeded.")
+    gave_up: int = Field(description="Logical requests given up (the strategy stopped retrying them).")
     unfinished: int = Field(description="Logical requests still in progress when the run ended.")
     rejected_locally: int = Field(description="Attempts or retries the retry budget refused.")
     amplification: float | None = Field(description="Attempts sent per logical request started.")
-    success_ratio: float | None
+    success_ratio: float | None = Field(description="Succeeded per logical request started.")
     latency_p50: float | None = Field(description="Seconds, censored: unfinished requests at their age.")
-    latency_p75: float | None
-    latency_p90: float | None
-    latency_p95: float | None
-    latency_p99: float | None
-    latency_max: float | None
+    latency_p75: float | None = Field(description="Seconds, censored, as latency_p50.")
+    latency_p90: float | None = Field(description="Seconds, censored, as latency_p50.")
+    latency_p95: float | None = Field(description="Seconds, censored, as latency_p50.")
+    latency_p99: float | None = Field(description="Seconds, censored, as latency_p50.")
+    latency_max: float | None = Field(
+        description="Seconds: the upper bound of the highest non-empty bucket; null: beyond 10 min."
+    )
     latency_censored: int = Field(description="Requests counted at their age (unfinished).")
-    peak_in_flight: int | None
+    peak_in_flight: int | None = Field(description="The largest of the target's once-a-second in-flight readings.")
     outages: list[Pair] = Field(description="Each recovery's window [start_s, end_s], as it happened.")
     server_recovery_s: PerOutage = Field(description="Seconds from each resume; null: not recovered; a list: several.")
-    client_recovery_s: PerOutage
-    server_recovery_signals: str | None = None
-    assertions: list[Verdict] | None = None
+    client_recovery_s: PerOutage = Field(
+        description="Seconds from each resume until goodput is back to 90 % of steady."
+    )
+    server_recovery_signals: str | None = Field(
+        default=None, description="Which readings judged the server's recovery: its gauges, or the client side."
+    )
+    assertions: list[Verdict] | None = Field(default=None, description="Each assertion checked (absent: none).")
     passed: bool | None = Field(default=None, description="Every assertion held (absent: none).")
-    timeouts: int
-    retries: int
-    in_flight_end: int | None
-    abandoned_in_flight_end: int | None
-    after_resume: list[AfterResume]
-    validity: Validity
-    planned_outages: list[Pair]
-    readings_missed: Missed
+    timeouts: int = Field(description="Attempts that timed out.")
+    retries: int = Field(description="Retries scheduled (each followed by a backoff).")
+    in_flight_end: int | None = Field(description="The target's in-flight gauge at its last reading.")
+    abandoned_in_flight_end: int | None = Field(
+        description="Of those, the requests whose client went away, at the same reading."
+    )
+    after_resume: list[AfterResume] = Field(description="The figures of each outage's aftermath, one per outage.")
+    validity: Validity = Field(
+        description="The saturation rule's finding: whether the load generator kept up, with its figures."
+    )
+    planned_outages: list[Pair] = Field(description="Each outage's window [start_s, end_s] as the scenario planned it.")
+    readings_missed: Missed = Field(description="Readings that lacked a part, by part.")
     steady_state: SteadyState | None = Field(description="The steady-state rule; null: too short to judge.")
     triggers: list[Trigger] | None = Field(default=None, description="Every window, with slow, spike or errors.")
 
@@ -154,10 +170,10 @@ class StrategyResult(_Closed):
 class StrategyRun(_Closed):
     """What ran for one strategy, and when (UTC, ISO 8601)."""
 
-    target: str
-    load: str
-    started_utc: str
-    ended_utc: str
+    target: str = Field(description="The target as it ran, in words (what it was, its pid, its URL).")
+    load: str = Field(description="The load generator as it ran, in words (its processes, its metrics URL).")
+    started_utc: str = Field(description="When this strategy's run started (UTC, ISO 8601).")
+    ended_utc: str = Field(description="When it ended.")
     t0_unix_s: float | None = Field(description="The wall clock (Unix seconds) at this strategy's time 0 (t_s = 0).")
     t0_utc: str | None = Field(description="The same moment in UTC, ISO 8601 with milliseconds.")
 
@@ -165,28 +181,28 @@ class StrategyRun(_Closed):
 class RunInfo(_Closed):
     """The run: its scenario, seed, stack, folder, and what ran for each strategy."""
 
-    scenario: str
-    seed: int
-    stack: str
-    folder: str
-    strategies: dict[str, StrategyRun]
+    scenario: str = Field(description="The scenario's name.")
+    seed: int = Field(description="The random seed of the run.")
+    stack: str = Field(description="Where it ran, in words: local processes or the compose stack.")
+    folder: str = Field(description="The run folder.")
+    strategies: dict[str, StrategyRun] = Field(description="What ran for each strategy, by label.")
 
 
 class SloBreach(_Closed):
     """The stop condition that stopped the run."""
 
-    condition: str
+    condition: str = Field(description="The stop condition as the scenario writes it.")
     query: str = Field(description="The series' name or the PromQL text.")
-    strategy: str
+    strategy: str = Field(description="The strategy whose run it stopped.")
     at_s: float = Field(description="Seconds after the strategy's load started.")
-    value: float
+    value: float = Field(description="The value that breached it.")
 
 
 class Slo(_Closed):
     """The scenario's stop conditions (``slo:``) and what they did."""
 
-    conditions: list[str]
-    breached: SloBreach | None
+    conditions: list[str] = Field(description="The stop conditions, as the scenario writes them.")
+    breached: SloBreach | None = Field(description="The condition that stopped the run; null: none did.")
     skipped: list[str] = Field(description="The strategies not run because the run stopped.")
 
 
@@ -197,21 +213,43 @@ class ResultsDocument(_Closed):
 
     schema_version: Literal[1] = Field(description="The shape's version (see docs/reference/results.md).")
     experiment: str = Field(description="The scenario's name.")
-    results: list[StrategyResult]
+    results: list[StrategyResult] = Field(description="One object per strategy, in the order they ran.")
     choices: list[str] = Field(description="How the live figures were measured, in sentences.")
     ok: bool = Field(description="No assertion failed and no stop condition was breached.")
     valid: bool = Field(
         description="Every steady state showed the service working and no load generator was saturated."
     )
-    run: RunInfo
+    run: RunInfo = Field(description="The run: scenario, seed, stack, folder, and what ran for each strategy.")
     description: str | None = Field(default=None, description="The scenario's description.")
     simulated: dict[str, object] | None = Field(default=None, description="With --simulate: the simulated runs.")
     slo: Slo | None = Field(default=None, description="With stop conditions: what they did.")
 
 
+#: The fields of :class:`~retrystorm.experiment.analysis.mechanism.AfterResume` (a dataclass of the analysis, which
+#: imports no pydantic), described here; the window is from the resume until the server recovered, else until the
+#: next outage or the end of the data.
+AFTER_RESUME_FIELDS: dict[str, str] = {
+    "window_s": "Seconds from the resume to the end of the window.",
+    "steady_attempts_per_s": "Attempts sent per second over the steady window.",
+    "steady_goodput_per_s": "Logical requests that succeeded per second over the steady window.",
+    "attempts_per_s": "Attempts sent per second over the window.",
+    "attempts_ratio": "attempts_per_s over steady_attempts_per_s: how much more the users offered.",
+    "goodput_per_s": "Goodput over the window's last 10 s (or all of it when shorter): where the users ended up.",
+    "in_flight_at_resume": "The target's first in-flight reading after the resume.",
+    "peak_in_flight": "The largest in-flight reading in the window.",
+    "in_flight_end": "The last in-flight reading in the window.",
+}
+
+
 def results_schema() -> dict[str, object]:
-    """The JSON Schema of ``results.json``, generated from :class:`ResultsDocument`."""
+    """The JSON Schema of ``results.json``, generated from :class:`ResultsDocument`, every field described."""
     schema = TypeAdapter(ResultsDocument).json_schema()
+    after_resume = schema["$defs"]["AfterResume"]
+    after_resume["description"] = (
+        "The figures of one outage's aftermath; a figure is null where its series has no reading."
+    )
+    for name, field in after_resume["properties"].items():
+        field["description"] = AFTER_RESUME_FIELDS[name]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
 
 

@@ -8,14 +8,22 @@ the models that made it), and the published copy must be that schema.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from pathlib import Path
 
 import jsonschema_rs
 import pytest
 
+from retrystorm.experiment.analysis.mechanism import AfterResume
 from retrystorm.runner.cli import RunOptions, run_plan
-from retrystorm.runner.results_schema import SCHEMA_VERSION, TIMESERIES_COLUMNS, results_schema, schema_text
+from retrystorm.runner.results_schema import (
+    AFTER_RESUME_FIELDS,
+    SCHEMA_VERSION,
+    TIMESERIES_COLUMNS,
+    results_schema,
+    schema_text,
+)
 
 from .test_execute import SCENARIO, setting
 
@@ -68,3 +76,26 @@ def test_timeseries_csv_has_the_pinned_columns_whatever_was_read(tmp_path):
         "latency_p50", "latency_p95", "latency_p99", "generator_cpu",
     ]  # fmt: skip
     assert header == list(TIMESERIES_COLUMNS)
+
+
+def _undescribed(node: object, where: str) -> list[str]:
+    """Every property of the schema, at any depth, that has no description."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for name, field in (node.get("properties") or {}).items():
+            if "description" not in field:
+                found.append(f"{where}.{name}")
+        for key, value in node.items():
+            found += _undescribed(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _undescribed(value, f"{where}[{index}]")
+    return found
+
+
+def test_every_field_of_the_schema_says_what_it_means():
+    assert _undescribed(results_schema(), "") == []
+
+
+def test_the_after_resume_descriptions_are_those_of_its_fields():
+    assert set(AFTER_RESUME_FIELDS) == {field.name for field in dataclasses.fields(AfterResume)}
