@@ -24,13 +24,14 @@ RUN python3 -m venv /opt/venv \
 
 WORKDIR /app
 
-# Dependencies first, from pyproject.toml alone, so code changes rebuild in seconds. The
+# Dependencies first, from pyproject.toml alone, so code changes rebuild in seconds. The live
+# extra (Locust and the target's HTTP server) for the load generator and the target, the
 # docker extra (the Docker SDK) for the chaos service's docker backend; Grafana annotations
 # need no extra.
 # The version is read from retrystorm/__init__.py (pyproject.toml: dynamic), so the stand-in package has one.
 COPY pyproject.toml README.md LICENSE ./
 RUN mkdir retrystorm && echo '__version__ = "0"' > retrystorm/__init__.py \
-    && pip install '.[docker]' \
+    && pip install '.[live,docker]' \
     && pip uninstall -y retrystorm \
     && rm -rf build retrystorm.egg-info
 

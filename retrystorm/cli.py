@@ -16,6 +16,7 @@ import click
 
 from retrystorm import __version__
 from retrystorm.errors import EnvironmentFailureError, UserError, did_you_mean
+from retrystorm.extras import missing_extra_of
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -96,7 +97,13 @@ def cli(verbose: int) -> None:
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI; a user error prints one line and exits 2, a failure of the environment 3."""
     try:
-        result = cli.main(args=argv, prog_name="retrystorm", standalone_mode=False)
+        try:
+            result = cli.main(args=argv, prog_name="retrystorm", standalone_mode=False)
+        except ModuleNotFoundError as error:  # a package of an extra that is not installed: which extra, one line
+            missing = missing_extra_of(error, command_path(sys.argv[1:] if argv is None else argv))
+            if missing is None:
+                raise
+            raise missing from error
     except UserError as error:  # one line per problem (a scenario file may have several)
         for line in str(error).splitlines() or [""]:
             click.echo(f"retrystorm: error: {line}", err=True)
@@ -115,6 +122,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
         click.echo(f"{command}: error: {message} (see {command} --help)", err=True)
         sys.exit(error.exit_code)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def command_path(argv: list[str]) -> str:
+    """The command a user typed, without its options and arguments past the subcommands (``retrystorm sim smira``)."""
+    words = []
+    for word in argv:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    return " ".join(["retrystorm", *words[:2]])
 
 
 if __name__ == "__main__":  # pragma: no cover

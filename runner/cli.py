@@ -37,6 +37,7 @@ from retrystorm.chaos.journal import Journal
 from retrystorm.console import err, out
 from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import Scenario, SlowWindow, load_scenario, shipped_scenario
+from retrystorm.extras import require_extra
 from retrystorm.otel import OtelSettings
 from retrystorm.runner.compose.endpoints import (
     DEFAULT_LOCUST_URL,
@@ -232,6 +233,8 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
         out.print("dry run: nothing was started", markup=False)
         return 0
+    # a local run starts the target and Locust here; every run writes its report here
+    require_extra("live" if options.compose is None else "report", "a live run")
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
     started = time.time()

@@ -29,5 +29,5 @@ def test_every_link_of_the_readme_leads_to_a_file_of_the_repository() -> None:
 
 def test_the_readme_gives_the_two_set_up_commands() -> None:
     text = README.read_text(encoding="utf-8")
-    assert "pip install -e . && .venv/bin/retrystorm demo" in text
+    assert "pip install -e '.[live]' && .venv/bin/retrystorm demo" in text
     assert "./scripts/test" in text
