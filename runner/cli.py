@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 DEMO_SCENARIO = "smira-laptop"
 #: The most Locust worker processes ``--workers`` starts on this machine.
 MAX_WORKERS = 256
+#: The most runs of each strategy ``--repeat`` takes.
+MAX_REPEAT = 20
 EXIT_FAILED = 1
 #: A load generator was saturated: the figures measured it, not the service (a validity finding, not bad input).
 EXIT_NOT_VALID = 3
@@ -92,17 +94,19 @@ class RunOptions:
     junit: Path | None = None
     #: ``--otel-endpoint``: export the run over OTLP (:mod:`retrystorm.runner.otel_export`).
     otel: OtelSettings | None = None
+    #: Runs of each strategy (``--repeat``).
+    repeat: int = 1
 
 
 def prepare(
-    scenario: Scenario, labels: Sequence[str], stack: Stack, *, simulate: bool = False
+    scenario: Scenario, labels: Sequence[str], stack: Stack, *, simulate: bool = False, repeat: int = 1
 ) -> tuple[Plan, list[str]]:
     """The plan and each strategy's load description; every check that needs no process (``UserError``).
 
     With ``simulate``, also the simulator's own checks of each strategy's run, so that
     a scenario it refuses fails now rather than after the live run.
     """
-    plan = make_plan(scenario, select(scenario, labels))
+    plan = make_plan(scenario, select(scenario, labels), repeat)
     targets, load = stack.targets, stack.load
     check_live_triggers(
         scenario, lambda kind: load.spike_refusal() if kind == "spike" else targets.trigger_refusal(kind)
@@ -158,10 +162,15 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         document["ok"] = document["ok"] and breach is None
     written = write_run(folder, document, records, simulated_curves)
     report = next(path for path in written if path.name == "report.html")
-    title = f"{scenario.name}: live, one run per strategy (times in seconds)"
-    print_verdicts(out, title, results, report, document)
+    runs = "one run per strategy" if plan.repeat == 1 else f"{plan.repeat} runs per strategy"
+    title = f"{scenario.name}: live, {runs} (times in seconds)"
+    shown = [
+        dataclasses.replace(result, strategy=f"{result.strategy} #{record.repeat}") if plan.repeat > 1 else result
+        for result, record in zip(results, records, strict=True)
+    ]
+    print_verdicts(out, title, shown, report, document)
     out.print(f"run folder: {folder}")
-    failed = failures(results)
+    failed = failures(shown)
     for line in failed:
         err.print(f"assertion failed: {line}", markup=False)
     broken = steady_failures(document)
@@ -223,7 +232,7 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         slows = [w.end_s - w.start_s + LEVEL_MARGIN_S for w in timeline.triggers if isinstance(w, SlowWindow)]
         longest_s = max([outage.duration_s for outage in timeline.outages] + slows, default=0.0)
         stack = compose_stack(options.compose, longest_outage_s=longest_s, service=scenario.target)
-    plan, loads = prepare(scenario, labels, stack, simulate=options.simulate)
+    plan, loads = prepare(scenario, labels, stack, simulate=options.simulate, repeat=options.repeat)
     if scenario.slo:  # every query sent once: a bad one is exit 2 before anything starts
         guard = SloGuard(scenario.slo, default_prometheus=options.compose.prometheus_url if options.compose else None)
         check_guard(guard)
@@ -333,6 +342,10 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
     "(default: enough for the peak load at 1,000 attempts/s each, at most one per core but one).",
 )  # fmt: skip
 @click.option(
+    "--repeat", type=click.IntRange(min=1, max=MAX_REPEAT), default=1, show_default=True, metavar="N",
+    help="Run each strategy N times (taking turns) and report each figure's spread; a winner must beat the spread.",
+)  # fmt: skip
+@click.option(
     "--allow-saturated", is_flag=True,
     help="Exit with the assertions' status even when a load generator was saturated (the run is still marked).",
 )  # fmt: skip
@@ -359,6 +372,7 @@ def run(
     simulate: bool,
     seed: int | None,
     workers: int | None,
+    repeat: int,
     allow_saturated: bool,
     junit: Path | None,
     otel_endpoint: str | None,
@@ -390,10 +404,12 @@ def run(
     compose = compose_endpoints(backend, addresses)
     if compose is not None and workers is not None:
         raise UserError("--workers: applies to --backend local only; a compose stack keeps its own workers")
+    if simulate and repeat > 1:
+        raise UserError("--simulate: compares one live run per strategy with the simulator; drop --repeat")
     scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
     options = RunOptions(
         folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir,
-        workers=workers, allow_saturated=allow_saturated, junit=junit, otel=otel,
+        workers=workers, allow_saturated=allow_saturated, junit=junit, otel=otel, repeat=repeat,
     )  # fmt: skip
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import math
 import signal
 from collections.abc import Sequence
@@ -231,6 +232,29 @@ def annotate_triggers(
         )
 
 
+def strategy_run(
+    plan: Plan,
+    which: tuple[int, int],
+    controller: OutageController,
+    *,
+    display: Display,
+    runtime: Runtime,
+    slo: SloGuard | None,
+) -> StrategyRun:
+    """The run of strategy ``which[0]`` (from 1) of ``plan``, its run number ``which[1]`` (``--repeat``)."""
+    index, repeat = which
+    done = (repeat - 1) * len(plan.strategies) + index
+    later_s = (plan.runs - done) * (plan.scenario.load.duration + OVERHEAD_S)
+    position = (done, plan.runs, later_s)
+    run = StrategyRun(
+        plan.strategies[index - 1], plan.outages, controller, display, position, runtime=runtime,
+        plan_window=plan.steady_window,
+    )  # fmt: skip
+    run.triggers = list(plan.triggers)
+    run.slo = slo
+    return run
+
+
 async def run_strategy(
     plan: Plan,
     index: int,
@@ -241,24 +265,21 @@ async def run_strategy(
     runtime: Runtime,
     annotations: GrafanaAnnotations | None = None,
     slo: SloGuard | None = None,
+    repeat: int = 1,
 ) -> StrategyRecord:
-    """Strategy ``index`` (from 1) of ``plan``: fresh target, load, timeline, readings; then all stopped."""
-    strategy = plan.strategies[index - 1]
-    scenario, spec = plan.scenario, strategy.spec
-    later_s = (len(plan.strategies) - index) * (scenario.load.duration + OVERHEAD_S)
-    position = (index, len(plan.strategies), later_s)
-    run = StrategyRun(
-        strategy, plan.outages, controller, display, position, runtime=runtime, plan_window=plan.steady_window
-    )
-    run.triggers = list(plan.triggers)
-    run.slo = slo
+    """Strategy ``index`` (from 1) of ``plan``, its run number ``repeat``: fresh target, load, timeline, readings;
+    then all stopped."""
+    scenario, spec = plan.scenario, plan.strategies[index - 1].spec
+    run = strategy_run(plan, (index, repeat), controller, display=display, runtime=runtime, slo=slo)
     started_utc = utc_now()
     wall_t0: float | None = None
-    target = await stack.targets.start(spec.label, scenario.model, scenario.seed)
+    # each run of a repeated strategy writes logs of its own
+    run_spec = spec if plan.repeat == 1 else dataclasses.replace(spec, label=f"{spec.label} run {repeat}")
+    target = await stack.targets.start(run_spec.label, scenario.model, scenario.seed)
     try:
         triggers = LiveTriggers(plan.triggers, controls_of(target, controller), runtime)
         spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
-        load = await stack.load.start(target, spec, spikes)
+        load = await stack.load.start(target, run_spec, spikes)
         try:
             t0 = run.clock()
             wall_t0 = runtime.wall()
@@ -302,6 +323,7 @@ async def run_strategy(
         load=load.describe(),
         wall_t0=wall_t0,
         steady_ticks=run.steady_ticks,
+        repeat=repeat,
     )
 
 
@@ -359,19 +381,21 @@ async def execute(
     try:
         async with controller:
             controller.install_signal_handlers(stop)
-            for index, strategy in enumerate(plan.strategies, start=1):
-                label = strategy.spec.label
-                display.note(f"[{index}/{count}] {label}: starting a fresh target and the load ({stack.name})")
-                records.append(
-                    await run_strategy(
-                        plan, index, stack, controller, display=display, runtime=runtime, annotations=annotations,
-                        slo=slo,
-                    )
+            for repeat, (index, strategy) in itertools.product(
+                range(1, plan.repeat + 1), enumerate(plan.strategies, start=1)
+            ):
+                done = (repeat - 1) * count + index
+                label = strategy.spec.label + (f" (run {repeat} of {plan.repeat})" if plan.repeat > 1 else "")
+                display.note(f"[{done}/{plan.runs}] {label}: starting a fresh target and the load ({stack.name})")
+                record = await run_strategy(
+                    plan, index, stack, controller, display=display, runtime=runtime, annotations=annotations,
+                    slo=slo, repeat=repeat,
                 )  # fmt: skip
+                records.append(record)
                 if slo is not None and slo.breach is not None:
-                    display.note(f"[{index}/{count}] {label}: stopped early, {slo.breach.describe()}")
+                    display.note(f"[{done}/{plan.runs}] {label}: stopped early, {slo.breach.describe()}")
                     break
-                display.note(f"[{index}/{count}] {label}: done")
+                display.note(f"[{done}/{plan.runs}] {label}: done")
     except asyncio.CancelledError:
         if interrupted:
             raise RunInterruptedError("interrupted: every target was resumed and every process stopped") from None

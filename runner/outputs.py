@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from retrystorm.experiment.analysis import RunResult, results_document
+from retrystorm.experiment.analysis.repeats import summarise
 from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
 from retrystorm.experiment.analysis.stats import CENSORING_NOTE
 from retrystorm.experiment.analysis.steady_state import SteadyRule
@@ -70,6 +71,14 @@ CHOICES = [
 ]
 
 
+REPEAT_CHOICE = (
+    "Repeats (--repeat N): each strategy ran N times, the strategies taking turns; results holds, for each, the "
+    "run in the middle by its recoveries (server, then users), with every headline figure's spread over the runs "
+    "(spread: values, min, max, never); repeats.runs holds every run. A ranking key decides only when two "
+    "strategies differ by more than its margin and by more than either one's own spread over its runs."
+)
+
+
 def live_curves(record: StrategyRecord, series: LiveSeries | None = None) -> StrategyCurves:
     """The curves of a live strategy run (outages as they happened)."""
     series = series or record.series()
@@ -95,7 +104,11 @@ def utc_text(unix_s: float | None) -> str | None:
 
 def timeseries_rows(records: Sequence[StrategyRecord]) -> list[dict[str, Any]]:
     """Every strategy's series, one row per strategy and second."""
-    return [{"strategy": record.label, **row} for record in records for row in record.series().rows()]
+    return [
+        {"strategy": record.label, **row, "repeat": record.repeat}
+        for record in records
+        for row in record.series().rows()
+    ]
 
 
 def _valid(result: RunResult) -> bool:
@@ -114,9 +127,12 @@ def run_document(
     description: str = "",
 ) -> dict[str, object]:
     """The ``results.json`` document (see the module docstring); ``description``, the
-    scenario's, heads the report."""
+    scenario's, heads the report. With several runs of each strategy (``--repeat``), ``results`` holds the run that
+    stands for each with every figure's spread, and ``repeats.runs`` every run
+    (:mod:`retrystorm.experiment.analysis.repeats`)."""
+    repeated = any(record.repeat > 1 for record in records)
     details = {
-        record.label: {
+        run_name(record, repeated=repeated): {
             "target": record.target,
             "load": record.load,
             "started_utc": record.started_utc,
@@ -136,7 +152,24 @@ def run_document(
         extra["simulated"] = dict(simulated)
     if description:
         extra["description"] = description
-    return {"schema_version": SCHEMA_VERSION, **results_document(scenario_name, results, **extra)}
+    rows: Sequence[Mapping[str, object] | RunResult] = results
+    if repeated:
+        runs = [{**result.to_json(), "repeat": record.repeat} for result, record in zip(results, records, strict=True)]
+        extra["repeats"] = {"count": max(record.repeat for record in records), "runs": runs}
+        extra["choices"] = [*CHOICES, REPEAT_CHOICE]
+        rows = summarise(runs)
+    return {"schema_version": SCHEMA_VERSION, **results_document(scenario_name, rows, **extra)}
+
+
+def run_name(record: StrategyRecord, *, repeated: bool) -> str:
+    """``smira``, or ``smira run 2`` when each strategy ran several times."""
+    return f"{record.label} run {record.repeat}" if repeated else record.label
+
+
+def standing_records(document: Mapping[str, Any], records: Sequence[StrategyRecord]) -> list[StrategyRecord]:
+    """The records of the runs that stand for their strategies (``results``): all of them without ``--repeat``."""
+    wanted = {(str(row["strategy"]), row.get("repeat", 1)) for row in document.get("results", [])}
+    return [record for record in records if (record.label, record.repeat) in wanted]
 
 
 def write_run(
@@ -151,5 +184,5 @@ def write_run(
     results.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     series = folder / "timeseries.csv"
     series.write_text(csv_text(timeseries_rows(records), columns=TIMESERIES_COLUMNS), encoding="utf-8")
-    live = [live_curves(record) for record in records]
+    live = [live_curves(record) for record in standing_records(document, records)]
     return [results, series, *write_report(folder, document, live, simulated)]

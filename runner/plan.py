@@ -62,11 +62,18 @@ class Plan:
     triggers: list[TriggerWindow] = dataclasses.field(default_factory=list)
     #: The steady window: the second half of the time before the first trigger (``None``: no trigger).
     steady_window: tuple[float, float] | None = None
+    #: How many times each strategy runs (``--repeat``), the strategies taking turns: A, B, A, B, ...
+    repeat: int = 1
+
+    @property
+    def runs(self) -> int:
+        """Strategy runs in all."""
+        return self.repeat * len(self.strategies)
 
     @property
     def estimated_s(self) -> float:
         """Wall-clock estimate of the whole run."""
-        return len(self.strategies) * (self.scenario.load.duration + OVERHEAD_S)
+        return self.runs * (self.scenario.load.duration + OVERHEAD_S)
 
 
 def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
@@ -111,8 +118,9 @@ def check_live_triggers(scenario: Scenario, refusal: Callable[[str], str | None]
             raise UserError(f"faults[{index}]: {fault.kind}: {fault.target}: {why}")
 
 
-def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
-    """The plan of running ``entries`` of ``scenario``: every trigger listed, each at its start and end."""
+def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry], repeat: int = 1) -> Plan:
+    """The plan of running ``entries`` of ``scenario`` (each ``repeat`` times): every trigger listed, each at its
+    start and end."""
     timeline = scenario.timeline()
     outages = list(timeline.outages)
     window = default_steady_window(timeline.episodes())
@@ -131,4 +139,4 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Plan:
         StrategyPlan(entry, RunSpec.of(scenario, entry), steps, _checks(scenario.assertions.get(entry.label)))
         for entry in entries
     ]
-    return Plan(scenario, outages, plans, list(timeline.triggers), window)
+    return Plan(scenario, outages, plans, list(timeline.triggers), window, repeat)

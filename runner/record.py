@@ -86,6 +86,8 @@ class StrategyRecord:
     #: The whole seconds the steady state was judged over (:mod:`retrystorm.runner.steady`); ``None``: from the
     #: planned outages and the triggers.
     steady_ticks: tuple[int, int] | None = None
+    #: Which run of its strategy this was (``--repeat``), from 1.
+    repeat: int = 1
 
     @property
     def label(self) -> str:

@@ -46,6 +46,7 @@ TIMESERIES_COLUMNS: tuple[str, ...] = (
     "latency_p95",
     "latency_p99",
     "generator_cpu",  # the busiest load-generator process's share of one core
+    "repeat",  # which run of its strategy (1 without --repeat)
 )
 
 Pair = tuple[float | None, float | None]
@@ -118,6 +119,15 @@ class Missed(_Closed):
     client: int = Field(description="Readings without the load generator's counters.")
 
 
+class Spread(_Closed):
+    """One figure over a strategy's runs (``--repeat``)."""
+
+    values: list[float | None] = Field(description="The figure in each run, in run order (null: none, e.g. never).")
+    min: float | None
+    max: float | None
+    never: int = Field(description="Runs without a value (a recovery never seen).")
+
+
 class StrategyResult(_Closed):
     """One strategy's run."""
 
@@ -164,6 +174,11 @@ class StrategyResult(_Closed):
     planned_outages: list[Pair] = Field(description="Each outage's window [start_s, end_s] as the scenario planned it.")
     readings_missed: Missed = Field(description="Readings that lacked a part, by part.")
     steady_state: SteadyState | None = Field(description="The steady-state rule; null: too short to judge.")
+    repeat: int | None = Field(default=None, description="With --repeat: which run of the strategy this is (from 1).")
+    runs: int | None = Field(default=None, description="With --repeat: the strategy's runs; this row stands for them.")
+    spread: dict[str, Spread] | None = Field(
+        default=None, description="With --repeat: each headline figure over the strategy's runs."
+    )
     triggers: list[Trigger] | None = Field(default=None, description="Every window, with slow, spike or errors.")
 
 
@@ -206,6 +221,13 @@ class Slo(_Closed):
     skipped: list[str] = Field(description="The strategies not run because the run stopped.")
 
 
+class Repeats(_Closed):
+    """Every run of every strategy, with ``--repeat``."""
+
+    count: int = Field(description="Runs of each strategy.")
+    runs: list[StrategyResult] = Field(description="Every run, each with its repeat number.")
+
+
 class ResultsDocument(_Closed):
     """``results.json`` of ``retrystorm run``."""
 
@@ -223,6 +245,7 @@ class ResultsDocument(_Closed):
     description: str | None = Field(default=None, description="The scenario's description.")
     simulated: dict[str, object] | None = Field(default=None, description="With --simulate: the simulated runs.")
     slo: Slo | None = Field(default=None, description="With stop conditions: what they did.")
+    repeats: Repeats | None = Field(default=None, description="With --repeat: every run of every strategy.")
 
 
 #: The fields of :class:`~retrystorm.experiment.analysis.mechanism.AfterResume` (a dataclass of the analysis, which

@@ -6,13 +6,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 from rich.text import Text
 
 from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from retrystorm.experiment.analysis import RunResult, results_document
+from retrystorm.experiment.report.text import count, percent, seconds, times
 from retrystorm.experiment.report.why import headline_lines, steady_phrase, validity_phrase
 from retrystorm.runner.plan import Plan
 from retrystorm.sim.report import runs_table
@@ -30,8 +33,9 @@ def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> lis
         f"scenario {scenario.name} (seed {scenario.seed}), {stack}",
         f"target: {target}",
         (
-            f"{len(plan.strategies)} strategies in turn, each against {fresh}; "
-            f"about {format_duration(round(plan.estimated_s))} in all"
+            f"{len(plan.strategies)} strategies in turn, "
+            + (f"each {plan.repeat} times, " if plan.repeat > 1 else "")
+            + f"each against {fresh}; about {format_duration(round(plan.estimated_s))} in all"
         ),
     ]
     for index, (strategy, load) in enumerate(zip(plan.strategies, loads, strict=True), start=1):
@@ -74,6 +78,49 @@ def validity_lines(document: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
+#: The spread table's columns: (results key, heading, how a value is shown).
+SPREAD_COLUMNS = (
+    ("server_recovery_s", "server recovery", lambda v: seconds(v, none="never")),
+    ("client_recovery_s", "client recovery", lambda v: seconds(v, none="never")),
+    ("success_ratio", "success", percent),
+    ("amplification", "ampl.", times),
+    ("peak_in_flight", "peak in flight", count),
+    ("latency_p99", "p99", seconds),
+)
+
+
+def spread_cell(spread: Mapping[str, Any], show: Any) -> str:
+    """``6s (4s-9s)``: the standing run's value, then the smallest and largest over the runs, ``never`` counted."""
+    values = spread.get("values") or []
+    low, high, never = spread.get("min"), spread.get("max"), spread.get("never") or 0
+    span = f"{show(low)}-{show(high)}" if low is not None else ""
+    missing = f"{never} never" if never else ""
+    return ", ".join(part for part in (span, missing) if part) + f" of {len(values)}"
+
+
+def spread_table(document: Mapping[str, Any]) -> Table | None:
+    """With ``--repeat``: each strategy's figures in the run that stands for it, and their range over its runs."""
+    if not isinstance(document.get("repeats"), Mapping):
+        return None
+    table = Table(
+        title="Spread over the runs: the standing run's value (the range over every run)",
+        title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+    )  # fmt: skip
+    table.add_column("strategy", no_wrap=True)
+    for _, heading, _ in SPREAD_COLUMNS:
+        table.add_column(heading, justify="right")
+    for row in document.get("results", []):
+        spreads = row.get("spread") or {}
+        cells = []
+        for key, _, show in SPREAD_COLUMNS:
+            value = row.get(key)
+            value = sum(value) if isinstance(value, list) and None not in value else value
+            shown = show(None) if isinstance(value, list) else show(value)
+            cells.append(f"{shown} ({spread_cell(spreads.get(key) or {}, show)})")
+        table.add_row(escape(str(row.get("strategy"))), *cells)
+    return table
+
+
 def print_verdicts(
     console: Console,
     title: str,
@@ -94,6 +141,9 @@ def print_verdicts(
     else:
         console.print("no assertions in this scenario")
     document = document or results_document("run", results)
+    repeats = spread_table(document)
+    if repeats is not None:
+        console.print(repeats)
     checked = validity_lines(document)
     if checked:
         console.print(

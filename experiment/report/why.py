@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrystorm.experiment.report.ranking import Standing, deciding_key, rank, sort_key
+from retrystorm.experiment.report.ranking import Standing, decide, rank, tie_reason
 from retrystorm.experiment.report.text import count, percent, seconds, times
 
 Row = Mapping[str, Any]
@@ -225,8 +225,8 @@ def _apart(mine: float | None, theirs: float | None) -> tuple[str, str]:
 
 
 def winner_line(document: Mapping[str, Any]) -> str:
-    """``smira wins: its server came back 6s after the resume; fixed:100ms's never did.`` (and validity)."""
-    ranked = rank(document)
+    """``smira wins: its server came back 6s after the resume; fixed:100ms's never did.`` (and validity); or who
+    ties, and why (:func:`retrystorm.experiment.report.ranking.decide`)."""
     rows = document.get("results", [])
     invalid = [str(row.get("strategy")) for row in rows if validity_phrase(row)]
     caveat = ""
@@ -235,7 +235,8 @@ def winner_line(document: Mapping[str, Any]) -> str:
             f" But the run of {', '.join(invalid)} was not valid (its load generator was saturated): "
             "this ranking compares figures that partly measured the generator."
         )
-    if not ranked:
+    decision = decide(document)
+    if not decision.ranked:
         return "No strategy ran."
     broken = [str(row.get("strategy")) for row in rows if steady_phrase(row)]
     if broken:
@@ -243,13 +244,13 @@ def winner_line(document: Mapping[str, Any]) -> str:
             f"No winner: the service was not working in the steady state of {', '.join(broken)}, so nothing "
             "measured after it can be compared."
         )
-    if len(ranked) == 1:
-        return f"{ranked[0].label} was the only strategy run.{caveat}"
-    winner, runner_up = ranked[0], ranked[1]
-    key = deciding_key(winner, runner_up)
-    if key is None:
-        tied = [s.label for s in ranked if sort_key(s) == sort_key(winner)]
-        return f"No clear winner: {', '.join(tied)} tie on every ranking key.{caveat}"
+    if len(decision.ranked) == 1:
+        return f"{decision.ranked[0].label} was the only strategy run.{caveat}"
+    if decision.winner is None:
+        return f"No clear winner: {', '.join(decision.tied)} tie. {tie_reason(decision)}{caveat}"
+    winner, runner_up, key = decision.winner, decision.runner_up, decision.comparison.key
+    if runner_up is None or key is None:
+        return f"{winner.label} wins.{caveat}"
     return f"{winner.label} wins: {_win_reason(key.name, winner, runner_up)}.{caveat}"
 
 
