@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import jsonschema_rs
 
@@ -12,6 +10,7 @@ from retrystorm.experiment.scenario import parse_scenario
 from retrystorm.runner.cli import RunOptions, run_plan
 from retrystorm.runner.plan import make_plan
 from retrystorm.runner.results_schema import results_schema
+from tests.support.cli import CliResult, run_cli
 
 from .test_execute import SCENARIO, setting
 
@@ -40,8 +39,8 @@ def test_each_strategy_runs_n_times_taking_turns_and_results_give_the_spread(tmp
     assert "No clear winner: fixed:100ms, smira tie" in out
 
 
-def retrystorm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "retrystorm", *args], capture_output=True, text=True, check=False)
+def retrystorm(*args: str) -> CliResult:
+    return run_cli(*args, env={"COLUMNS": "200"})
 
 
 def test_repeat_is_bounded_and_refused_with_simulate():

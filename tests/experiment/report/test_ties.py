@@ -31,6 +31,7 @@ def test_two_identical_strategies_tie():
         (({"server_recovery_s": 0.978}, {"server_recovery_s": 0.988}), "server recovery time (0.978s for a against"),
         (({"success_ratio": 0.999}, {"success_ratio": 0.998}), "success ratio (99.9 % for a against 99.8 % for b)"),
         (({"amplification": 1.02}, {"amplification": 1.05}), "amplification (1.02× for a against 1.05× for b)"),
+        (({"peak_in_flight": 81}, {"peak_in_flight": 423}), "peak in flight (81 for a against 423 for b)"),
         (({"client_recovery_s": 14.0}, {"client_recovery_s": 17.0}), "user recovery time (14s for a against 17s"),
     ],
 )
@@ -48,7 +49,7 @@ def test_differences_within_the_margin_are_a_tie_said_in_the_headline(figures, r
         (({"server_recovery_s": 9.0}, {"server_recovery_s": 1.0}), "server recovery time"),
         (({"success_ratio": 0.95}, {"success_ratio": 0.99}), "success ratio"),
         (({"server_recovery_s": None}, {}), "server recoveries"),
-        (({"peak_in_flight": 100}, {"peak_in_flight": 40}), "peak in flight"),
+        (({"peak_in_flight": 5900}, {"peak_in_flight": 420}), "peak in flight"),
     ],
 )
 def test_differences_beyond_the_margin_name_a_winner(figures, key):
