@@ -123,8 +123,8 @@ class Spread(_Closed):
     """One figure over a strategy's runs (``--repeat``)."""
 
     values: list[float | None] = Field(description="The figure in each run, in run order (null: none, e.g. never).")
-    min: float | None
-    max: float | None
+    min: float | None = Field(description="The smallest value over the runs (null: no run had one).")
+    max: float | None = Field(description="The largest value over the runs (null: no run had one).")
     never: int = Field(description="Runs without a value (a recovery never seen).")
 
 
