@@ -20,7 +20,7 @@ import os
 import signal
 import time
 
-from benchlib import cpu_seconds, target
+from benchlib import cpu_seconds, target, wait_until
 from loadgen_common import free_port, locust, scrape_labelled, stop, total
 
 ATTEMPTS = "retrystorm_client_attempts_total"
@@ -28,14 +28,16 @@ REQUESTS = "retrystorm_client_requests_total"
 
 
 def measure(url: str, users: int, warmup_s: float, window_s: float, *flags: str) -> dict[str, float]:
-    """Rates and CPU of one Locust process over ``window_s`` after ``warmup_s``."""
+    """Rates and CPU of one Locust process over ``window_s`` after ``warmup_s`` (counted from its first answer)."""
     port = free_port()
-    run_s = int(warmup_s + window_s + 5)
+    run_s = int(warmup_s + window_s + 60)  # a bound: the process is stopped after the window
     process = locust(
         "--headless", "--host", url, "-u", str(users), "-r", "200", "-t", f"{run_s}s",
         "--metrics-port", str(port), "--exit-code-on-error", "0", "--only-summary", *flags,
     )  # fmt: skip
     try:
+        what = f"Locust's /metrics on port {port}"
+        wait_until(lambda: scrape_labelled(port), timeout_s=50, what=what, every_s=0.2, ignore=(OSError,))
         time.sleep(warmup_s)
         before, cpu_before, t_before = scrape_labelled(port), cpu_seconds(process.pid), time.monotonic()
         time.sleep(window_s)
