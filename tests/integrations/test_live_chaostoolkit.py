@@ -1,8 +1,9 @@
 """The Chaos Toolkit example run by the real ``chaos run``: a real target, retrystorm's chaos API pausing it with a
 real SIGSTOP, retrystorm's Locust load with one strategy. The seed's exponential backoff (smira) recovers, so the
 steady-state hypothesis holds and ``chaos run`` exits 0; fixed 100 ms retries keep the server down, so the
-hypothesis deviates and ``chaos run`` exits 1. Small and short: 50 users, a 4 s pause, a model whose knee is low
-(limit 10, k 2), on loopback; the control ends each load once its verdict is known."""
+hypothesis deviates and ``chaos run`` exits 1. Small and short: 50 users, a 4 s pause 6 s into the load, a model
+whose knee is low (limit 10, k 2), on loopback; bounds of 5 s (server) and 15 s (users) after the resume, so the
+control ends each load once its verdict is known, about 20 s into it (the example's defaults: 10 s, 15 s, 30 s)."""
 
 import json
 import os
@@ -14,7 +15,7 @@ import pytest
 
 from tests.loadgen.conftest import Processes, free_port, get_text, target_starter, wait_until
 
-pytestmark = [pytest.mark.live, pytest.mark.signals]
+pytestmark = [pytest.mark.live, pytest.mark.signals, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENT = ROOT / "examples" / "chaostoolkit" / "experiment.json"
@@ -45,6 +46,9 @@ def run_experiment(
             "RETRYSTORM_CHAOS_URL": chaos_url,
             "RETRYSTORM_STRATEGY": strategy,
             "RETRYSTORM_PAUSE": "4s",
+            "RETRYSTORM_PAUSE_AT": "6s",
+            "RETRYSTORM_SERVER_RECOVERS_WITHIN": "5s",
+            "RETRYSTORM_CLIENT_RECOVERS_WITHIN": "15s",
         }
         done = subprocess.run(
             [CHAOS, "run", "--journal-path", str(tmp_path / "journal.json"), str(experiment)],
@@ -73,7 +77,9 @@ def test_a_recovering_strategy_passes(tmp_path):
     (pause,) = output["pauses"]
     assert 3.5 < pause["end_s"] - pause["start_s"] < 5.5  # the chaos API's record of the real pause
     figures = output["figures"]
-    assert figures["server_recovery_s"] <= 15 and figures["client_recovery_s"] <= 30
+    assert figures["server_recovery_s"] <= 5 and figures["client_recovery_s"] <= 15
+    bounds = {check["check"]: check["bound"] for check in figures["assertions"]}  # the experiment's settings taken
+    assert bounds == {"server_recovers_within": "5s", "client_recovers_within": "15s"}
     assert figures["validity"]["valid"] and figures["amplification"] >= 1
     assert output["goodput_per_s"]["steady"] > 10
     (extension,) = [e for e in journal["extensions"] if e["name"] == "retrystorm"]
@@ -86,6 +92,7 @@ def test_a_storming_strategy_deviates(tmp_path):
     assert journal["deviated"]
     output = verdict_after(journal)
     assert output["verdict"] == "not recovered", output
+    assert output["reason"] == "pause 1: the server's recovery not seen, bound 5 s after the resume"
     assert output["figures"]["server_recovery_s"] is None
     assert output["figures"]["peak_in_flight"] > 200
     assert "Traceback" not in done.stderr
