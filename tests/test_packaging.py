@@ -5,6 +5,7 @@ names it; a file left out works in a checkout and is missing once installed. Thi
 the same globs setuptools does, over the files in the packages' folders.
 """
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -98,3 +99,24 @@ def test_the_changelog_keeps_an_unreleased_section_in_keep_a_changelog_form():
     assert headings, "## [Unreleased] lists its changes under ### Added, ### Changed, ..."
     assert headings == sorted(headings, key=kinds.index), f"headings in Keep a Changelog's order: {kinds}"
     assert f"## [{retrystorm.__version__}]" in lines
+
+
+def pinned() -> dict[str, str]:
+    """constraints.txt's pins, by normalized distribution name."""
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return pins
+
+
+def test_constraints_pin_every_requirement_of_the_test_install_to_one_version():
+    config = project()
+    requirements = [*config["dependencies"], *(r for rs in config["optional-dependencies"].values() for r in rs)]
+    names = {re.sub(r"[-_.]+", "-", re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0]).lower() for r in requirements}
+    pins = pinned()
+    assert all(version and "*" not in version for version in pins.values())
+    assert not names - {"retrystorm"} - set(pins), "run scripts/refresh-constraints and commit constraints.txt"
+    assert "retrystorm" not in pins
+    assert "-c constraints.txt" in (ROOT / "scripts" / "test").read_text()
