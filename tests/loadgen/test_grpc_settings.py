@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrystorm.errors import UserError
+from retrystorm.errors import SpecError, UserError
 from retrystorm.loadgen.grpc_settings import (
     DEFAULT_METHOD,
     GrpcMode,
@@ -59,7 +59,7 @@ def test_real_mode_takes_the_files_chosen_method_config_for_every_method(tmp_pat
             {
                 "methodConfig": [
                     {"name": [{"service": "a.B"}], "timeout": "3s"},
-                    {"name": [{"service": "c.D"}], "retryPolicy": {**policy, "retryableStatusCodes": [14]}},
+                    {"name": [{"service": "c.D"}], "retryPolicy": {**policy, "retryableStatusCodes": ["UNAVAILABLE"]}},
                 ],
                 "retryThrottling": {"maxTokens": 5, "tokenRatio": 0.5},
                 "loadBalancingConfig": [{"round_robin": {}}],
@@ -69,7 +69,7 @@ def test_real_mode_takes_the_files_chosen_method_config_for_every_method(tmp_pat
     text = f"grpc-service-config:{path}"
     config = real_service_config(text, read_strategy(text))
     assert config == {
-        "methodConfig": [{"name": [{}], "retryPolicy": {**policy, "retryableStatusCodes": [14]}}],
+        "methodConfig": [{"name": [{}], "retryPolicy": {**policy, "retryableStatusCodes": ["UNAVAILABLE"]}}],
         "retryThrottling": {"maxTokens": 5, "tokenRatio": 0.5},
     }
 
@@ -77,3 +77,14 @@ def test_real_mode_takes_the_files_chosen_method_config_for_every_method(tmp_pat
 def test_real_mode_refuses_a_strategy_grpcio_cannot_run():
     with pytest.raises(UserError, match=r"--grpc-mode real: --retry-strategy 'fixed:100ms' has no grpcio form"):
         real_service_config("fixed:100ms", parse_strategy("fixed:100ms"))
+
+
+def test_grpcio_s_core_refuses_status_codes_as_numbers_in_a_file_a6_s_parser_here_reads(tmp_path):
+    path = tmp_path / "numbers.json"
+    policy = {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "2s", "backoffMultiplier": 2}
+    path.write_text(
+        json.dumps({"methodConfig": [{"name": [{}], "retryPolicy": {**policy, "retryableStatusCodes": [14]}}]})
+    )
+    with pytest.raises(SpecError) as caught:
+        read_strategy(f"grpc-service-config:{path}")
+    assert "grpcio rejects it: [field:methodConfig[0].retryPolicy.retryableStatusCodes" in str(caught.value)

@@ -179,3 +179,16 @@ def test_the_retrystorm_command_exits_2_on_a_config_without_retry_policy(tmp_pat
     assert done.returncode == 2, done.stderr
     assert "methodConfig: no entry has a retryPolicy" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_config_grpcio_s_core_would_refuse_is_refused_in_its_words(tmp_path):
+    config = copy.deepcopy(A6_EXAMPLE)
+    config["retryThrottling"]["maxTokens"] = 10.0  # A6 reads a number; grpcio 1.85's core parses a whole number
+    text = json.dumps(config)
+    assert '"maxTokens": 10.0' in text
+    with pytest.raises(SpecError) as caught:
+        read_strategy(f"grpc-service-config:{write(tmp_path, text)}")
+    assert "grpcio rejects it: [field:retryThrottling.maxTokens error:failed to parse non-negative number]" in str(
+        caught.value
+    )
+    assert "\n" not in str(caught.value)
