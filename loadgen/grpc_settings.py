@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from retrystorm.errors import SpecError, UserError, shown
-from retrystorm.loadgen.service_config import MAX_BYTES, PREFIX
+from retrystorm.loadgen.service_config import MAX_BYTES, PREFIX, grpcio_rejection
 from retrystorm.loadgen.strategies import RetryStrategy
 from retrystorm.loadgen.strategies.presets import GrpcRetry
 
@@ -82,7 +82,7 @@ def _mode(text: str) -> GrpcMode:
         raise SpecError(f"got {shown(text)}, expected real or emulated") from None
 
 
-def _method(text: str) -> str:
+def check_method(text: str) -> str:
     if not _METHOD.fullmatch(text.strip()):
         raise SpecError(f"got {shown(text)}, expected a full method name like {DEFAULT_METHOD}")
     return text.strip()
@@ -99,7 +99,7 @@ def _decode(kind: str, data: str) -> bytes | None:
     return None
 
 
-def _request(text: str) -> bytes:
+def check_request(text: str) -> bytes:
     if not text.strip():
         return b""
     kind, _, data = text.strip().partition(":")
@@ -114,8 +114,8 @@ def _request(text: str) -> bytes:
 #: ``(flag, default, help, check)``: what :mod:`retrystorm.loadgen.grpc_locustfile` registers.
 GRPC_OPTIONS = (
     ("--grpc-mode", "real", "real: grpcio retries from the service config; emulated: the strategy retries.", _mode),
-    ("--grpc-method", DEFAULT_METHOD, "The full method name each logical call invokes.", _method),
-    ("--grpc-request", "", "The request message's bytes: b64:BASE64 or hex:HEX (empty: all defaults).", _request),
+    ("--grpc-method", DEFAULT_METHOD, "The full method name each logical call invokes.", check_method),
+    ("--grpc-request", "", "The request message's bytes: b64:BASE64 or hex:HEX (empty: all defaults).", check_request),
 )
 
 
@@ -148,12 +148,15 @@ def preset_service_config(preset: GrpcRetry) -> dict[str, Any]:
 
 
 def real_service_config(strategy_text: str, strategy: RetryStrategy) -> dict[str, Any]:
-    """The service config grpcio runs with in ``real`` mode (see the module docstring)."""
+    """The service config grpcio runs with in ``real`` mode (see the module docstring), checked by grpcio itself."""
     text = strategy_text.strip()
-    if text.startswith(PREFIX):
-        return _file_service_config(text.removeprefix(PREFIX))
-    if isinstance(strategy, GrpcRetry):
-        return preset_service_config(strategy)
+    if text.startswith(PREFIX) or isinstance(strategy, GrpcRetry):
+        config = _file_service_config(text.removeprefix(PREFIX)) if text.startswith(PREFIX) else None
+        config = config or preset_service_config(strategy)  # type: ignore[arg-type]
+        problem = grpcio_rejection(json.dumps(config))
+        if problem is not None:
+            raise UserError(f"--retry-strategy {shown(text)}: grpcio rejects its service config: {problem}")
+        return config
     raise UserError(
         f"--grpc-mode real: --retry-strategy {shown(text)} has no grpcio form; give grpc-service-config:FILE.json "
         "or grpc-retry:..., or use --grpc-mode emulated"

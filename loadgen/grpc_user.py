@@ -14,7 +14,11 @@ What is counted where:
   ``retrystorm_client_attempts_started_total`` (an attempt grpcio failed locally, with no
   connection, reaches no subchannel and is not counted: it never reached the network). The
   built-in target counts every attempt that arrives by its number
-  (``retrystorm_target_grpc_attempts_total``), whichever mode sent it.
+  (``retrystorm_target_grpc_attempts_total``), whichever mode sent it;
+* attempts by outcome (``retrystorm_client_attempts_total``, what a run's steady state is judged on):
+  emulated, every attempt; real, each call's last attempt, whose status grpcio returns, observed at the
+  call's latency (the retries before it show in ``attempts_started`` only: grpcio tells their number, not
+  their outcome).
 """
 
 from __future__ import annotations
@@ -161,13 +165,19 @@ class GrpcUser(User):
         self.finish(started, reason, attempts)
 
     def real_call(self) -> str | None:
-        """One call with grpcio's own retries under its deadline; ``None``, or the final status's name."""
+        """One call with grpcio's own retries under its deadline; ``None``, or the final status's name.
+
+        Its last attempt's outcome is counted (the module docstring says why only that one).
+        """
         deadline_s = self.options.policy.deadline_s or self.options.attempt_timeout_s
+        started, code = time.perf_counter(), "OK"
         try:
             self.channel.call(self.settings.request, timeout=deadline_s)
         except grpc.RpcError as error:
-            return str(error.code().name)
-        return None
+            code = str(error.code().name)
+        status = None if code in ("OK", "DEADLINE_EXCEEDED") else STATUS_OF_CODE.get(code, 500)
+        self.metrics_for_request.attempt(_outcome(code, status), time.perf_counter() - started)
+        return None if code == "OK" else code
 
     def emulated_call(self, started: float) -> tuple[str | None, int]:
         """Attempts and backoffs as the strategy decides, grpcio's retries off; the reason and the attempts."""

@@ -32,6 +32,25 @@ def http_address(text: str) -> str:
     return value
 
 
+def grpc_address(text: str) -> str:
+    """``text`` without surrounding blanks and a trailing ``/``, if it is a gRPC service to call.
+
+    Accepted: ``grpc://HOST:PORT`` (a host, a port from 1 to 65535, nothing else: a gRPC call names its method
+    itself). Otherwise ``ValueError`` (a :class:`BadPortError` when only the port is wrong).
+    """
+    value = text.strip().rstrip("/")
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme != "grpc" or not parts.hostname or parts.path or parts.query or parts.fragment:
+        raise ValueError(f"not a grpc://HOST:PORT address: {text!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if not port:
+        raise BadPortError(f"the port of {text!r} is not a number from 1 to 65535")
+    return value
+
+
 def is_loopback_host(host: str) -> bool:
     """Whether every address ``host`` stands for is a loopback address (127.0.0.0/8, ``::1``).
 

@@ -19,6 +19,7 @@ stack (the Locust master's HTTP API, the docker fault backend, the target's
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -46,8 +47,20 @@ class TargetControls(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class GrpcEndpoint:
+    """Where a gRPC load calls (``HOST:PORT``), and the request bytes it sends when the target encoded them from the
+    scenario's JSON (``None``: the run spec's own bytes)."""
+
+    address: str
+    request: bytes | None = None
+
+
 class TargetHandle(Protocol):
     """A running target for one strategy's run."""
+
+    #: Where a gRPC load calls it (``None``: it takes HTTP only).
+    grpc: GrpcEndpoint | None
 
     @property
     def controls(self) -> TargetControls | None:
@@ -114,6 +127,12 @@ class LoadHandle(Protocol):
 
     #: The client metrics' Prometheus endpoint.
     metrics_url: str
+
+    @property
+    def user_processes(self) -> int | None:
+        """How many processes run users (a gRPC load: one channel, hence one retry throttle, each); ``None``:
+        not known."""
+        ...
 
     def describe(self) -> str:
         """One line for the report."""

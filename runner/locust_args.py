@@ -20,16 +20,21 @@ scenario's terms and the load generator's differ:
   whole second, so the load stops by itself even if the runner is gone;
 * **spikes**: the run's ``spike`` windows as ``load_spikes`` (``AT+FOR:xFACTOR``, from the
   start of the load; :mod:`retrystorm.loadgen.spikes`), played by the single Locust process or the
-  master (:mod:`retrystorm.loadgen.spike_player`); ``none`` without any.
+  master (:mod:`retrystorm.loadgen.spike_player`); ``none`` without any;
+* **gRPC**: a gRPC load (``spec.grpc``) adds the gRPC user's ``grpc_mode``, ``grpc_method`` and
+  ``grpc_request`` (its bytes as ``b64:``); in ``real`` mode grpcio runs the strategy written as a service
+  config (:func:`retrystorm.loadgen.grpc_settings.real_service_config`), checked here as Locust will read it.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Sequence
 
 from retrystorm.durations import format_duration
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
+from retrystorm.loadgen.grpc_settings import GrpcMode, GrpcSettings, real_service_config
 from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
 from retrystorm.loadgen.spikes import LoadSpike, format_load_spikes
 from retrystorm.loadgen.think import ExponentialThink, ThinkTime
@@ -94,7 +99,15 @@ def locust_options(
     options.update(dict.fromkeys(FLAG_DESTS, "false"))
     options["keep_backoff"] = "false" if policy.reset_after_success else "true"
     options["ignore_retry_after"] = "false" if policy.honour_retry_after else "true"
+    if spec.grpc is not None:
+        options.update(grpc_options(spec.grpc))
     return options
+
+
+def grpc_options(settings: GrpcSettings) -> dict[str, str]:
+    """The gRPC user's options (:data:`retrystorm.loadgen.grpc_settings.GRPC_OPTIONS`) for ``settings``."""
+    request = "b64:" + base64.b64encode(settings.request).decode() if settings.request else ""
+    return {"grpc_mode": settings.mode.value, "grpc_method": settings.method, "grpc_request": request}
 
 
 def check_options(spec: RunSpec) -> None:
@@ -102,7 +115,9 @@ def check_options(spec: RunSpec) -> None:
 
     Raises :class:`~retrystorm.errors.UserError` naming the flag.
     """
-    load_options(overlay_form({}, locust_options(spec)))
+    options = load_options(overlay_form({}, locust_options(spec)))
+    if spec.grpc is not None and spec.grpc.mode is GrpcMode.REAL:
+        real_service_config(spec.policy.strategy.spec(), options.policy.strategy)
 
 
 def describe_load(spec: RunSpec) -> str:
@@ -119,6 +134,9 @@ def describe_load(spec: RunSpec) -> str:
         extra.append(f"retry on {policy.retry_on.text()}")
     if spec.requests:
         extra.append("requests " + ", ".join(f"{request.name} x{request.weight}" for request in spec.requests))
+    if spec.grpc is not None:
+        who = "grpcio retries (real)" if spec.grpc.mode is GrpcMode.REAL else "the strategy retries (emulated)"
+        extra.append(f"gRPC calls of {spec.grpc.method}, {who}")
     return ", ".join(
         [
             f"{spec.users} users (spawn {spawn_rate(spec):g}/s)",

@@ -115,6 +115,11 @@ class MasterLoad:
         self.stop_timeout_s = stop_timeout_s
         self.watch = Watch(f"the Locust master at {api.base_url}", self.probe, allowed_s=LOST_AFTER_S)
 
+    @property
+    def user_processes(self) -> int:
+        """The workers run the users: one process each."""
+        return self.workers
+
     def describe(self) -> str:
         return f"Locust master {self.api.base_url} with {self.workers} workers, users sending to {self.host}"
 

@@ -324,6 +324,7 @@ async def run_strategy(
         wall_t0=wall_t0,
         steady_ticks=run.steady_ticks,
         repeat=repeat,
+        user_processes=load.user_processes,
     )
 
 

@@ -31,6 +31,9 @@ class TargetReading:
     connections: float
     abandoned_in_flight: float
     served: Mapping[str, float]
+    #: gRPC attempts that arrived (``retrystorm_target_grpc_attempts_total``, every attempt number): the attempts
+    #: counted at the target, whichever client sent them; 0 for a target without a gRPC front.
+    grpc_attempts: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -135,6 +138,7 @@ def target_from_samples(samples: Sequence[Sample]) -> TargetReading:
         connections=_total(samples, TARGET + "open_connections"),
         abandoned_in_flight=_total(samples, TARGET + "abandoned_in_flight_requests"),
         served=_by_label(samples, TARGET + "requests_total", "outcome"),
+        grpc_attempts=_total(samples, TARGET + "grpc_attempts_total"),
     )
 
 

@@ -33,6 +33,11 @@ the last (the end of the run), so counters that did not start at zero read the s
 * ``steady_state``: whether the steady window showed the service working
   (:mod:`retrystorm.experiment.analysis.steady_state`); a run with triggers that was not valid stopped before them
   and wrote nothing.
+* ``grpc`` (a gRPC load only): who retried (``mode``), the ``method``, how many ``channels`` the load had
+  (one per process running users: gRPC's retry throttle is one token bucket per channel) and the
+  ``attempts_at_target``, the gRPC attempts the built-in target counted arriving (``null`` for a service of
+  one's own): beside ``attempts``, which the client counted (emulated: as sent; real: channelz's
+  ``calls_started`` of the channel's subchannels).
 * ``validity``: whether the load generator kept up (:mod:`retrystorm.experiment.analysis.validity`),
   from each generator process's CPU and the requests started against those demanded.
   happened (pause and resume times measured, not planned); with slow or errors
@@ -88,6 +93,8 @@ class StrategyRecord:
     steady_ticks: tuple[int, int] | None = None
     #: Which run of its strategy this was (``--repeat``), from 1.
     repeat: int = 1
+    #: How many processes ran users (one gRPC channel each); ``None``: not known.
+    user_processes: int | None = None
 
     @property
     def label(self) -> str:
@@ -141,6 +148,19 @@ def steady_state_of(record: StrategyRecord) -> dict[str, object] | None:
     return judge_readings(record.readings, ticks, request_names(record.spec)).to_json()
 
 
+def grpc_figures(record: StrategyRecord) -> dict[str, object]:
+    """A gRPC run's own figures (see the module docstring)."""
+    settings = record.spec.grpc
+    targets = [reading.target for reading in record.readings if reading.target is not None]
+    arrived = round(targets[-1].grpc_attempts - targets[0].grpc_attempts) if len(targets) >= 2 else None
+    return {
+        "mode": settings.mode.value if settings is not None else None,
+        "method": settings.method if settings is not None else None,
+        "channels": record.user_processes,
+        "attempts_at_target": arrived or None,
+    }
+
+
 def _requests(first: ClientReading, last: ClientReading, ended: int) -> tuple[int, int]:
     """``(requests, unfinished)`` between two readings (see the module docstring)."""
     started = round(last.requests_started - first.requests_started)
@@ -175,6 +195,8 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         "readings_missed": record.missed(),
         "steady_state": steady_state_of(record),
     }
+    if record.spec.grpc is not None:
+        extra["grpc"] = grpc_figures(record)
     if record.triggers:  # a run with pauses only keeps the shape it always had
         windows = sorted([*record.outages, *record.triggers], key=lambda w: (w.start_s, w.end_s))
         extra["triggers"] = [window.to_json() for window in windows]

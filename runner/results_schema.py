@@ -128,6 +128,19 @@ class Spread(_Closed):
     never: int = Field(description="Runs without a value (a recovery never seen).")
 
 
+class GrpcFigures(_Closed):
+    """A gRPC load's own figures."""
+
+    mode: Literal["real", "emulated"] = Field(description="real: grpcio retried; emulated: the strategy did.")
+    method: str = Field(description="The full method name every call invoked.")
+    channels: int | None = Field(
+        description="Processes that ran users, one gRPC channel each: gRPC's retry throttle is per channel."
+    )
+    attempts_at_target: int | None = Field(
+        description="gRPC attempts the built-in target counted arriving (null: not counted there)."
+    )
+
+
 class StrategyResult(_Closed):
     """One strategy's run."""
 
@@ -180,6 +193,7 @@ class StrategyResult(_Closed):
         default=None, description="With --repeat: each headline figure over the strategy's runs."
     )
     triggers: list[Trigger] | None = Field(default=None, description="Every window, with slow, spike or errors.")
+    grpc: GrpcFigures | None = Field(default=None, description="A gRPC load's figures (absent: HTTP).")
 
 
 class StrategyRun(_Closed):

@@ -34,6 +34,7 @@ from retrystorm.chaos.targets import FaultTarget
 from retrystorm.experiment.scenario.service import ServiceTarget as OwnService
 from retrystorm.polling import poll_until
 from retrystorm.runner.errors import RunFailedError
+from retrystorm.runner.interfaces import GrpcEndpoint
 from retrystorm.runner.lazy import LazyBackend, docker_backend
 from retrystorm.runner.live_triggers import builtin_refusal, foreign_refusal
 from retrystorm.runner.readiness import probe as readiness_probe
@@ -76,6 +77,8 @@ class ServiceTarget:
     ) -> None:
         self.foreign = foreign
         self.api = api
+        #: The compose stack's target takes HTTP only (a gRPC scenario is refused before it starts).
+        self.grpc: GrpcEndpoint | None = None
         self.controls = AdminControls(api) if foreign is None else None
         self.base_url = load_url
         self.metrics_url = api.base_url + "/metrics"

@@ -38,7 +38,9 @@ def steady_ticks(window: tuple[float, float] | None, duration_s: float) -> tuple
 
 def request_names(spec: RunSpec) -> dict[str, str]:
     """The ``request`` label of each request of the mix, and how a line names it (``GET /`` or ``'create' (POST
-    /orders)``)."""
+    /orders)``); a gRPC load's one request is named by its method (``/package.Service/Method``)."""
+    if spec.grpc is not None:
+        return {DEFAULT_REQUEST_LABEL: spec.grpc.method}
     if not spec.requests:
         return {DEFAULT_REQUEST_LABEL: DEFAULT_REQUEST}
     names = {}

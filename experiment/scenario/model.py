@@ -28,6 +28,7 @@ from retrystorm.experiment.scenario.fields import (
     StrategyField,
     ThinkTimeField,
 )
+from retrystorm.experiment.scenario.grpc import GrpcSection, grpc_problems
 from retrystorm.experiment.scenario.service import (
     Requests,
     RetryOnField,
@@ -122,6 +123,9 @@ class StrategyEntry(_Strict):
     """This strategy's attempt cap, overriding ``load.max_attempts`` and a preset's own."""
     request_deadline: PositiveDuration | None = None
     """This strategy's deadline per logical request, overriding ``load.request_deadline``."""
+    grpc_mode: Literal["real", "emulated"] | None = None
+    """A gRPC load only: who retries this strategy's calls, overriding ``grpc.mode`` (``real``: grpcio from the
+    strategy's service config; ``emulated``: the strategy over grpcio)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -236,6 +240,9 @@ class Scenario(_Strict):
     """
     target: ServiceTarget | None = None
     """Your own service instead of the built-in target: where requests go and what a pause freezes."""
+    grpc: GrpcSection | None = None
+    """The load is gRPC calls: who retries them (``mode``), the method and the request message (see
+    :mod:`retrystorm.experiment.scenario.grpc`)."""
     requests: Requests | None = None
     """What one logical request is, drawn by weight (1 to 20 requests); default: ``GET /api``."""
     retry_on: RetryOnField | None = None
@@ -274,6 +281,7 @@ class Scenario(_Strict):
         """Cross-field rules the field types cannot express, as ``(location, message)``."""
         yield from self._target_problems()
         yield from self._load_problems()
+        yield from grpc_problems(self)
         seen: dict[str, int] = {}
         for index, entry in enumerate(self.strategies):
             if entry.label in seen:
@@ -330,6 +338,10 @@ class Scenario(_Strict):
         if self.target is None:
             return
         yield from self.target.problems()
+        if self.target.grpc_address is not None and self.grpc is None:
+            yield ("target", "url"), "a gRPC service; add a grpc: section saying what one call is (method, request)"
+        if self.target.grpc_address is None and self.grpc is not None:
+            yield ("target", "url"), "a gRPC load calls grpc://HOST:PORT; give the service's gRPC address"
         pauses = [index for index, fault in enumerate(self.faults) if fault.kind == "pause"]
         if pauses and self.target.pause_kind is None:
             yield (

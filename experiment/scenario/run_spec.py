@@ -14,6 +14,7 @@ import dataclasses
 from typing import Literal
 
 from retrystorm.experiment.scenario.model import Scenario, StrategyEntry
+from retrystorm.loadgen.grpc_settings import GrpcSettings
 from retrystorm.loadgen.request_mix import RequestSpec
 from retrystorm.loadgen.strategies import RetryBudget, RetryPolicy
 from retrystorm.loadgen.think import SEED_THINK_TIME, ThinkTime
@@ -35,7 +36,8 @@ class RunSpec:
     (``None``: never). ``model`` is ``None`` for a scenario's own service without one;
     ``requests`` is what one logical request sends (empty: the default ``GET /api``). The
     failures retried are ``policy.retry_on``: the scenario's ``retry_on:`` when it has
-    one, else the strategy's own (a preset's), else every failure but a client error.
+    one, else the strategy's own (a preset's), else every failure but a client error. ``grpc``: the load is
+    gRPC calls (the scenario's ``grpc:``, with the entry's ``grpc_mode``); ``None``: HTTP requests.
     """
 
     label: str
@@ -51,6 +53,7 @@ class RunSpec:
     duration_s: float
     seed: int = 1
     requests: tuple[RequestSpec, ...] = ()
+    grpc: GrpcSettings | None = None
 
     @classmethod
     def of(cls, scenario: Scenario, entry: StrategyEntry) -> RunSpec:
@@ -73,4 +76,5 @@ class RunSpec:
             duration_s=load.duration,
             seed=scenario.seed,
             requests=tuple(entry.spec() for entry in scenario.requests or ()),
+            grpc=scenario.grpc.settings(entry.grpc_mode) if scenario.grpc is not None else None,
         )

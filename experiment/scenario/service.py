@@ -30,7 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from retrystorm.addresses import http_address
+from retrystorm.addresses import grpc_address, http_address
 from retrystorm.errors import SpecError, shown
 from retrystorm.loadgen.request_mix import (
     MAX_REQUESTS,
@@ -67,13 +67,28 @@ def _checked(check: Any) -> Any:
     return validate
 
 
-def _url(value: object) -> str:
+def _http_url(value: object) -> str:
     if not isinstance(value, str) or len(value) > MAX_URL_CHARS:
         raise ValueError(f"got {shown(value)}; expected an http:// address like http://127.0.0.1:8000")
     try:
         return http_address(value)
     except ValueError:
         raise ValueError(f"got {shown(value)}; expected an http:// address like http://127.0.0.1:8000") from None
+
+
+def _service_url(value: object) -> str:
+    """An HTTP base URL, or ``grpc://HOST:PORT`` for a gRPC service."""
+    if isinstance(value, str) and value.strip().startswith("grpc://") and len(value) <= MAX_URL_CHARS:
+        try:
+            return grpc_address(value)
+        except ValueError:
+            raise ValueError(f"got {shown(value)}; expected grpc://HOST:PORT, like grpc://127.0.0.1:50051") from None
+    try:
+        return _http_url(value)
+    except ValueError:
+        raise ValueError(
+            f"got {shown(value)}; expected an http:// address like http://127.0.0.1:8000, or grpc://HOST:PORT"
+        ) from None
 
 
 def _command(value: object) -> str:
@@ -98,7 +113,7 @@ def _container(value: object) -> str:
     return value
 
 
-Url = Annotated[str, BeforeValidator(_url)]
+Url = Annotated[str, BeforeValidator(_http_url)]
 MetricName = Annotated[str, BeforeValidator(_metric)]
 ContainerName = Annotated[str, BeforeValidator(_container)]
 
@@ -141,9 +156,10 @@ class ServerMetrics(_Strict):
 class ServiceTarget(_Strict):
     """The ``target:`` section (see the module docstring)."""
 
-    url: Url
+    url: Annotated[str, BeforeValidator(_service_url)]
     """The base URL the users send to: ``http(s)://HOST[:PORT][/PATH]``, at most 2,048 characters; request paths are
-    appended to its path.
+    appended to its path. A gRPC service: ``grpc://HOST:PORT``, with the scenario's ``grpc:`` section saying what one
+    call is.
     """
     command: Annotated[str, BeforeValidator(_command)] | None = None
     """Started fresh for each strategy and stopped after it (its process group); split as a POSIX shell splits it,
@@ -158,9 +174,15 @@ class ServiceTarget(_Strict):
     service: ContainerName | None = None
     """A compose service whose containers to pause; they need the label ``retrystorm.chaos=allow``."""
     ready: Annotated[str, AfterValidator(_checked(check_path))] | None = None
-    """A path that must answer 2xx before the load starts; default: the URL answering anything."""
+    """A path that must answer 2xx before the load starts; default: the URL answering anything (a gRPC service:
+    its port accepting a connection)."""
     metrics: ServerMetrics | None = None
     """Server-side readings of your service; without them, its recovery is judged from what its clients see."""
+
+    @property
+    def grpc_address(self) -> str | None:
+        """``HOST:PORT`` of a gRPC service (``url: grpc://HOST:PORT``); ``None`` for an HTTP one."""
+        return self.url.removeprefix("grpc://") if self.url.startswith("grpc://") else None
 
     @property
     def pause_kind(self) -> str | None:
@@ -192,6 +214,8 @@ class ServiceTarget(_Strict):
         given = [kind for kind in PAUSE_KINDS[:3] if getattr(self, kind) is not None]
         if len(given) > 1:
             yield ("target", given[1]), f"give one of pid, container, service (got {', '.join(given)})"
+        if self.grpc_address is not None and self.ready is not None:
+            yield ("target", "ready"), "an HTTP path; a grpc:// service is ready when its port accepts a connection"
 
 
 class RequestEntry(_Strict):

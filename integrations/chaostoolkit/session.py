@@ -34,6 +34,7 @@ from retrystorm.errors import UserError
 from retrystorm.experiment.analysis import RunResult, default_steady_window, steady_levels
 from retrystorm.integrations.chaostoolkit.settings import LoadSettings
 from retrystorm.integrations.chaostoolkit.verdict import NOT_STARTED, Judgement, Pause, as_windows, judge
+from retrystorm.runner.interfaces import GrpcEndpoint
 from retrystorm.runner.local.locust import LocustDriver, LocustLoad
 from retrystorm.runner.readings import Reading
 from retrystorm.runner.record import StrategyRecord, analyse
@@ -55,6 +56,7 @@ class _Target:
 
     controls = None
     cpu_target = None
+    grpc: GrpcEndpoint | None = None  # an HTTP service
 
     def __init__(self, base_url: str, metrics_url: str | None) -> None:
         self.base_url = base_url

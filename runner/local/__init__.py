@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from retrystorm.experiment.scenario.grpc import GrpcSection
 from retrystorm.experiment.scenario.service import ServiceTarget
 from retrystorm.runner import server_metrics
 from retrystorm.runner.local.locust import LocustDriver
@@ -23,19 +24,24 @@ OWN_SERVICE_STACK = "local processes (your service + headless Locust)"
 
 
 def local_stack(
-    log_dir: Path, service: ServiceTarget | None = None, folder: Path | None = None, workers: int | None = None
+    log_dir: Path,
+    service: ServiceTarget | None = None,
+    folder: Path | None = None,
+    workers: int | None = None,
+    grpc: GrpcSection | None = None,
 ) -> Stack:
     """Local processes: a fresh ``retrystorm target`` (or ``service``, a scenario's own) and headless Locust.
 
     ``folder`` is where a service's command runs (the scenario's folder; default: the current one).
     ``workers``: Locust processes per strategy (1: one process; more: a master and that
     many workers); ``None`` chooses from the cores and the load
-    (:func:`~retrystorm.runner.local.locust.default_workers`).
+    (:func:`~retrystorm.runner.local.locust.default_workers`). ``grpc``: the scenario's ``grpc:`` section (the
+    built-in target then serves gRPC too, and the load calls it).
     """
     driver = LocustDriver(log_dir, workers)
     if service is None:
-        return Stack(LOCAL_STACK, LocalTargets(log_dir), driver, HttpMetricsSource())
+        return Stack(LOCAL_STACK, LocalTargets(log_dir, grpc), driver, HttpMetricsSource())
     found = server_metrics.endpoint(service.metrics)
     source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
-    targets = OwnServiceTargets(service, log_dir, folder or Path.cwd())
+    targets = OwnServiceTargets(service, log_dir, folder or Path.cwd(), grpc)
     return Stack(OWN_SERVICE_STACK, targets, driver, source)

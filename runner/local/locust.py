@@ -10,6 +10,11 @@ and the master's ``/metrics`` serves the sum of their series (:mod:`retrystorm.l
 One process of Locust is one event loop on one core; several let a bigger machine drive
 more users without the generator becoming the bottleneck (:mod:`retrystorm.experiment.analysis.validity`).
 
+A gRPC load (``spec.grpc``) runs ``loadgen/grpc_locustfile.py`` against the target's gRPC address
+(:class:`~retrystorm.runner.interfaces.GrpcEndpoint`), with the request bytes the target encoded from the
+scenario's JSON when it did. Each process that runs users has one channel, hence one gRPC retry throttle:
+:attr:`LocustLoad.user_processes` says how many, and the results carry it.
+
 A scenario's spikes go to Locust as ``--load-spikes`` (:func:`~retrystorm.runner.locust_args.load_spikes`):
 the single process or the master (:mod:`retrystorm.loadgen.spike_player`) adds ``users * (factor - 1)``
 users while each lasts.
@@ -23,6 +28,7 @@ pid. Each process's CPU is read from outside (:class:`~retrystorm.runner.local.c
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import socket
@@ -33,6 +39,7 @@ from pathlib import Path
 import aiohttp
 
 import retrystorm.loadgen
+from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
 from retrystorm.loadgen.options import FLAG_DESTS
 from retrystorm.polling import poll_until
@@ -45,10 +52,16 @@ from retrystorm.runner.paths import slug
 from retrystorm.runner.readings import parse_client
 
 LOCUSTFILE = Path(retrystorm.loadgen.__file__).with_name("locustfile.py")
+GRPC_LOCUSTFILE = LOCUSTFILE.with_name("grpc_locustfile.py")
+#: The longest argument Locust's command line may take here (Linux: 128 KiB per argument), with margin.
+MAX_ARGUMENT_CHARS = 100_000
 LOAD_START_S = 90.0
 #: Attempts per second one Locust worker is planned for: half of what one process sends at
 #: saturation in a timeout storm here (about 2,000/s, ``bench/loadgen_workers.py``).
 PLANNED_ATTEMPTS_PER_WORKER = 1000.0
+#: The same for gRPC calls: a gRPC call costs the load generator about 2.8 times an HTTP request's CPU
+#: (bench/grpc_costs.py: 1,448 against 3,973 calls per CPU-second, docs/guides/grpc.md).
+PLANNED_GRPC_ATTEMPTS_PER_WORKER = 350.0
 
 
 def free_port() -> int:
@@ -77,8 +90,23 @@ def default_workers(spec: RunSpec, cores: int | None = None) -> int:
     (a core is left for the target and the runner); 1 means a single headless process.
     """
     cores = cores or os.cpu_count() or 1
-    wanted = math.ceil(peak_attempts_per_s(spec) / PLANNED_ATTEMPTS_PER_WORKER)
+    planned = PLANNED_GRPC_ATTEMPTS_PER_WORKER if spec.grpc is not None else PLANNED_ATTEMPTS_PER_WORKER
+    wanted = math.ceil(peak_attempts_per_s(spec) / planned)
     return max(1, min(wanted, cores - 1))
+
+
+def locustfile(spec: RunSpec) -> Path:
+    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, else the HTTP user's."""
+    return GRPC_LOCUSTFILE if spec.grpc is not None else LOCUSTFILE
+
+
+def load_host(target: TargetHandle, spec: RunSpec) -> str:
+    """Where ``spec``'s users send: the target's gRPC address for a gRPC load, else its base URL."""
+    if spec.grpc is None:
+        return target.base_url
+    if target.grpc is None:
+        raise RunFailedError(f"{spec.label}: a gRPC load, but the target serves no gRPC")
+    return target.grpc.address
 
 
 class LocustLoad:
@@ -94,6 +122,11 @@ class LocustLoad:
     def process(self) -> ManagedProcess:
         """The process serving ``/metrics``: the only one, or the master."""
         return self.processes[0]
+
+    @property
+    def user_processes(self) -> int:
+        """The processes running users: the only one, or the workers (a master runs none)."""
+        return max(1, len(self.processes) - 1)
 
     def names(self) -> dict[str, int]:
         """``name -> pid`` of every process: ``locust (pid N)``, or ``master (pid N)`` and ``worker K (pid N)``."""
@@ -161,7 +194,9 @@ class LocustDriver:
         count = self.worker_count(spec)
         chosen = "" if self.workers is not None else " (--workers auto: from the cores and the peak load)"
         how = "one process" if count == 1 else f"a master and {count} workers"
-        return f"locust -f {LOCUSTFILE} --headless, {how}{chosen}: {describe_load(spec)}"
+        if spec.grpc is not None:
+            how += ", one gRPC channel (one retry throttle) per process running users"
+        return f"locust -f {locustfile(spec)} --headless, {how}{chosen}: {describe_load(spec)}"
 
     def argv(
         self, base_url: str, spec: RunSpec, metrics_port: int, *role: str, spikes: Sequence[SpikeWindow] = ()
@@ -171,7 +206,7 @@ class LocustDriver:
         ``role``: extra flags, e.g. ``--master`` and its bind address; ``spikes``: the run's spike windows.
         """
         argv = [
-            sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", base_url,
+            sys.executable, "-m", "locust", "-f", str(locustfile(spec)), "--headless", "--host", base_url,
             "--web-host", "127.0.0.1", "--metrics-port", str(metrics_port),
             "--exit-code-on-error", "0", "--only-summary", *role,
         ]  # fmt: skip
@@ -180,15 +215,20 @@ class LocustDriver:
             if name == "request":  # repeatable: one flag per request, none for the default
                 argv += [f"{flag}={line}" for line in value.splitlines()]
             elif name not in FLAG_DESTS:
+                if len(value) > MAX_ARGUMENT_CHARS:
+                    raise UserError(
+                        f"{name}: {len(value):,} characters; Locust's command line takes at most "
+                        f"{MAX_ARGUMENT_CHARS:,} per option here"
+                    )
                 argv.append(f"{flag}={value}")
             elif value == "true":
                 argv.append(flag)
         return argv
 
-    def worker_argv(self, master_port: int) -> list[str]:
+    def worker_argv(self, master_port: int, spec: RunSpec) -> list[str]:
         """A worker's command line: it takes its options from the master at 127.0.0.1:``master_port``."""
         return [
-            sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--worker",
+            sys.executable, "-m", "locust", "-f", str(locustfile(spec)), "--worker",
             "--master-host", "127.0.0.1", "--master-port", str(master_port),
         ]  # fmt: skip
 
@@ -200,18 +240,20 @@ class LocustDriver:
     ) -> list[ManagedProcess]:
         count = self.worker_count(spec)
         log = self.log_dir / f"{slug(spec.label)}-locust"
+        host = load_host(target, spec)
         if count <= 1:
-            argv = self.argv(target.base_url, spec, metrics_port, spikes=spikes)
+            argv = self.argv(host, spec, metrics_port, spikes=spikes)
             return [ManagedProcess(f"Locust for {spec.label}", argv, Path(f"{log}.log"))]
         master_port = free_port()
         role = ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port)]
         role += ["--expect-workers", str(count)]
-        argv = self.argv(target.base_url, spec, metrics_port, *role, spikes=spikes)
+        argv = self.argv(host, spec, metrics_port, *role, spikes=spikes)
         processes = [ManagedProcess(f"Locust master for {spec.label}", argv, Path(f"{log}-master.log"))]
         try:
             for index in range(1, count + 1):
                 name = f"Locust worker {index} for {spec.label}"
-                processes.append(ManagedProcess(name, self.worker_argv(master_port), Path(f"{log}-worker-{index}.log")))
+                argv = self.worker_argv(master_port, spec)
+                processes.append(ManagedProcess(name, argv, Path(f"{log}-worker-{index}.log")))
         except BaseException:
             for process in processes:
                 process.popen.kill()
@@ -219,6 +261,8 @@ class LocustDriver:
         return processes
 
     async def start(self, target: TargetHandle, spec: RunSpec, spikes: Sequence[SpikeWindow] = ()) -> LocustLoad:
+        if spec.grpc is not None and target.grpc is not None and target.grpc.request is not None:
+            spec = dataclasses.replace(spec, grpc=dataclasses.replace(spec.grpc, request=target.grpc.request))
         port = free_port()
         load = LocustLoad(self._processes(target, spec, port, spikes), port, spec)
         try:

@@ -24,19 +24,28 @@ A ``slow`` cuts what a pause freezes through the chaos controller's CPU throttle
 container through ``docker update``; :func:`retrystorm.runner.local.throttle.slow_refusal` says when
 it cannot.
 
+A gRPC service (``url: grpc://HOST:PORT`` with the scenario's ``grpc:`` section) is ready when its port accepts a
+connection; the load then calls it (:class:`~retrystorm.runner.interfaces.GrpcEndpoint`). A JSON request is encoded
+once (:mod:`retrystorm.runner.grpc_call`): with ``grpc.descriptor_set`` (read from the scenario's folder) before
+anything starts, else with the proto from the service's server reflection, asked once it is ready. Any problem with
+them is one line and exit 2, the service stopped first.
+
 Nothing is reset between strategies but what the runner starts: a service it does not
 start keeps its state from one strategy to the next, and the plan says so.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 
 from retrystorm.chaos.backends import FaultBackend, ProcessBackend
 from retrystorm.chaos.targets import FaultTarget
+from retrystorm.experiment.scenario.grpc import GrpcSection
 from retrystorm.experiment.scenario.service import ServiceTarget
-from retrystorm.runner import server_metrics
+from retrystorm.runner import grpc_call, server_metrics
+from retrystorm.runner.interfaces import GrpcEndpoint
 from retrystorm.runner.lazy import LazyBackend, docker_backend
 from retrystorm.runner.live_triggers import foreign_refusal
 from retrystorm.runner.local.processes import ManagedProcess
@@ -53,12 +62,19 @@ RUNNING_READY_TIMEOUT_S = 5.0
 class OwnService:
     """The service during one strategy's run (a :class:`~retrystorm.runner.interfaces.TargetHandle`)."""
 
-    def __init__(self, spec: ServiceTarget, backend: FaultBackend | None, process: ManagedProcess | None) -> None:
+    def __init__(
+        self,
+        spec: ServiceTarget,
+        backend: FaultBackend | None,
+        process: ManagedProcess | None,
+        grpc: GrpcEndpoint | None = None,
+    ) -> None:
         self.spec = spec
         self.base_url = spec.url
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
         self.process = process
+        self.grpc = grpc
         #: No admin API: errors are refused before the run.
         self.controls = None
         self.faults: Mapping[str, FaultTarget] = (
@@ -84,10 +100,15 @@ class OwnService:
 class OwnServiceTargets:
     """A service of one's own per strategy (a :class:`~retrystorm.runner.interfaces.TargetProvider`)."""
 
-    def __init__(self, spec: ServiceTarget, log_dir: Path, folder: Path) -> None:
+    def __init__(self, spec: ServiceTarget, log_dir: Path, folder: Path, grpc: GrpcSection | None = None) -> None:
         self.spec = spec
         self.log_dir = log_dir
         self.folder = folder
+        self.grpc = grpc
+        #: The request bytes every gRPC call sends, once known (``None``: the run spec's own).
+        self.grpc_request: bytes | None = None
+        if grpc is not None:
+            self.grpc_request = _descriptor_request(grpc, folder)  # exit 2 now, on --dry-run too
         self.process_backend = ProcessBackend()
         self.docker: LazyBackend | None = None
         kind = spec.pause_kind
@@ -121,6 +142,8 @@ class OwnServiceTargets:
             else ("not started by the runner: it keeps its state from one strategy to the next")
         )
         ready = f"GET {self.spec.ready} answering 2xx" if self.spec.ready else "the URL answering"
+        if self.spec.grpc_address is not None:
+            ready = "its port accepting a connection"
         return (
             f"your service at {self.spec.url}, {how}; ready: {ready}; a pause freezes {self.spec.pause_describe()}; "
             f"{server_metrics.describe(self.spec.metrics)}"
@@ -145,11 +168,38 @@ class OwnServiceTargets:
             )
             if process is not None and self.spec.pause_kind == "command":
                 self.process_backend.register_group(FAULT_TARGET, process.pid)
+            grpc = await self._grpc_endpoint()
         except BaseException:
             if process is not None:
                 await process.stop_group()
             raise
-        return OwnService(self.spec, backend, process)
+        return OwnService(self.spec, backend, process, grpc)
+
+    async def _grpc_endpoint(self) -> GrpcEndpoint | None:
+        """Where the gRPC load calls, with the request encoded from the proto of server reflection once."""
+        address = self.spec.grpc_address
+        if address is None or self.grpc is None:
+            return None
+        section = self.grpc
+        if self.grpc_request is None and section.request is not None:
+            protos = await asyncio.to_thread(grpc_call.from_reflection, address, _service_of(section.method))
+            self.grpc_request = grpc_call.request_bytes(protos, section.method, section.request)
+        return GrpcEndpoint(address, self.grpc_request)
+
+
+def _service_of(method: str) -> str:
+    """``package.Service`` of ``/package.Service/Method``."""
+    return method.strip("/").partition("/")[0]
+
+
+def _descriptor_request(section: GrpcSection, folder: Path) -> bytes | None:
+    """The JSON request encoded with ``grpc.descriptor_set`` (the method checked too); ``None``: not yet known."""
+    grpc_call.require_grpc()
+    if section.descriptor_set is None:
+        return None
+    protos = grpc_call.from_descriptor_set(folder / section.descriptor_set)
+    message_type = grpc_call.input_type(protos, section.method)
+    return grpc_call.encode(message_type, section.request) if section.request is not None else None
 
 
 def _alive(process: ManagedProcess) -> None:

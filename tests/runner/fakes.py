@@ -188,6 +188,7 @@ class FakeTarget:
     def __init__(self, world: World, label: str, backend: FakeBackend) -> None:
         self.world, self.label, self.backend = world, label, backend
         self.base_url = "http://127.0.0.1:1"
+        self.grpc = None
         self.metrics_url = self.base_url + "/metrics"
         self.faults = {"target": FaultTarget("target", backend)}
         self.controls = FakeControls(world, world.fail_control_at)
@@ -233,6 +234,7 @@ class FakeLoad:
     def __init__(self, world: World, label: str) -> None:
         self.world, self.label = world, label
         self.metrics_url = "http://127.0.0.1:2/metrics"
+        self.user_processes = 1
 
     def describe(self) -> str:
         return f"fake load of {self.label}"

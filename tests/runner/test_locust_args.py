@@ -158,3 +158,41 @@ def test_the_driver_describes_one_process_or_a_master_and_workers(scenario, tmp_
     assert "one process:" in LocustDriver(tmp_path, 1).describe(spec)
     assert "a master and 4 workers:" in LocustDriver(tmp_path, 4).describe(spec)
     assert "--workers auto" in LocustDriver(tmp_path).describe(spec)
+
+
+GRPC_SCENARIO = """\
+name: g
+model: exponential
+grpc: {mode: real, request_bytes: "hex:0a026869"}
+load: {users: 10, duration: 20s}
+strategies:
+  - grpc-retry:max_tokens=10
+  - {label: emulated, strategy: "fixed:100ms", grpc_mode: emulated}
+"""
+
+
+def test_a_grpc_load_runs_the_grpc_user_with_its_mode_method_and_request(tmp_path):
+    found = parse_scenario(GRPC_SCENARIO, source="g.yaml")
+    real, emulated = (RunSpec.of(found, entry) for entry in found.strategies)
+    options = locust_options(real)
+    assert options["grpc_mode"] == "real" and options["grpc_method"] == "/retrystorm.target.v1.Target/Echo"
+    assert options["grpc_request"] == "b64:CgJoaQ=="  # the same bytes, as the user's flag takes them
+    assert locust_options(emulated)["grpc_mode"] == "emulated"
+    assert "grpc_mode" not in locust_options(RunSpec.of(parse_scenario(SCENARIO, source="a.yaml"), _first()))
+    driver = LocustDriver(tmp_path)
+    argv = driver.argv("127.0.0.1:9", real, 1)
+    assert argv[argv.index("-f") + 1].endswith("grpc_locustfile.py") and "--grpc-request=b64:CgJoaQ==" in argv
+    assert "gRPC calls of /retrystorm.target.v1.Target/Echo, grpcio retries (real)" in describe_load(real)
+    assert "one gRPC channel (one retry throttle) per process running users" in driver.describe(real)
+
+
+def _first():
+    return parse_scenario(SCENARIO, source="a.yaml").strategies[0]
+
+
+def test_real_mode_refuses_a_strategy_with_no_grpcio_form_as_the_user_would():
+    found = parse_scenario(GRPC_SCENARIO, source="g.yaml")
+    spec = dataclasses.replace(RunSpec.of(found, found.strategies[1]), grpc=RunSpec.of(found, found.strategies[0]).grpc)
+    with pytest.raises(UserError) as caught:
+        check_options(spec)
+    assert "--grpc-mode real: --retry-strategy 'fixed:100ms' has no grpcio form" in str(caught.value)

@@ -170,3 +170,47 @@ def test_a_slow_of_a_compose_service_of_ones_own_is_planned_and_an_error_burst_r
     )
     assert done.returncode == 2, done.stderr
     assert "faults[0]: errors: target: your own service's answers cannot be changed" in error_line(done)
+
+
+GRPC_OWN = """\
+target: {{url: 'grpc://127.0.0.1:9', command: python greeter.py 9}}
+grpc: {{method: {method}, request: {request}, descriptor_set: greeter.pb}}
+load: {{users: 5, duration: 30s}}
+strategies: [grpc-retry]
+faults: [{{at: 10s, for: 5s}}]
+"""
+
+
+def greeter_descriptor_set(folder):
+    from google.protobuf import descriptor_pb2  # noqa: PLC0415 - the grpc extra, as the runner's
+
+    from .grpc_service.greeter import file_proto  # noqa: PLC0415
+
+    (folder / "greeter.pb").write_bytes(descriptor_pb2.FileDescriptorSet(file=[file_proto()]).SerializeToString())
+
+
+@pytest.mark.parametrize(
+    ("method", "message", "expected"),
+    [
+        ("/demo.v1.Greeter/SayHi", "{name: x}", "grpc.method: demo.v1.Greeter has no method 'SayHi'; its methods: Say"),
+        ("/demo.v1.Other/SayHello", "{name: x}", "grpc.method: the descriptor set"),
+        ("/demo.v1.Greeter/SayHello", "{nom: x}", 'grpc.request: Message type "demo.v1.HelloRequest" has no field'),
+    ],
+)
+def test_a_grpc_service_s_method_and_message_are_checked_with_its_descriptor_set_on_a_dry_run(
+    tmp_path, method, message, expected
+):
+    greeter_descriptor_set(tmp_path)
+    path = write(tmp_path, GRPC_OWN.format(method=method, request=message))
+    done = retrystorm("run", path, "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert expected in error_line(done)
+
+
+def test_a_grpc_service_s_plan_says_where_calls_go_and_when_it_is_ready(tmp_path):
+    greeter_descriptor_set(tmp_path)
+    path = write(tmp_path, GRPC_OWN.format(method="/demo.v1.Greeter/SayHello", request="{name: storm}"))
+    done = retrystorm("run", path, "--dry-run", cwd=tmp_path, journal=tmp_path / "j.jsonl")
+    assert done.returncode == 0, done.stderr
+    plan = " ".join(done.stdout.split())
+    assert "your service at grpc://127.0.0.1:9" in plan and "ready: its port accepting a connection" in plan
+    assert "gRPC calls of /demo.v1.Greeter/SayHello, grpcio retries (real)" in plan
