@@ -6,9 +6,11 @@ import os
 import subprocess
 
 import pytest
+from google.protobuf import descriptor_pb2
 
 from retrystorm.chaos.cgroups import CgroupUnavailableError, locate
 
+from .grpc_service.greeter import file_proto
 from .test_cli import error_line, retrystorm
 
 OWN = """\
@@ -182,10 +184,6 @@ faults: [{{at: 10s, for: 5s}}]
 
 
 def greeter_descriptor_set(folder):
-    from google.protobuf import descriptor_pb2  # noqa: PLC0415 - the grpc extra, as the runner's
-
-    from .grpc_service.greeter import file_proto  # noqa: PLC0415
-
     (folder / "greeter.pb").write_bytes(descriptor_pb2.FileDescriptorSet(file=[file_proto()]).SerializeToString())
 
 
