@@ -14,16 +14,20 @@ from retrystorm.loadgen.strategies.budgets.base import (
     register_budget,
 )
 from retrystorm.loadgen.strategies.budgets.window import SlidingWindow
-from retrystorm.spec import DURATION, NUMBER, param
+from retrystorm.spec import DURATION, NUMBER, choice, param
 
 
 @register_budget("ratio")
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RatioBudget(RetryBudget):
-    """Retries allowed while ``retries_w + 1 <= percent * requests_w + min_rate * ttl``.
+    """Retries allowed while ``retries_w + 1 <= percent * deposits_w + min_rate * ttl``.
 
-    ``requests_w`` and ``retries_w`` count logical requests and retries over the last
-    ``ttl`` seconds. The ``min_rate * ttl`` floor lets a client that has just started,
+    ``deposits_w`` and ``retries_w`` count deposits and retries over the last ``ttl`` seconds. A deposit is
+    every logical request as it starts (``deposit=requests``, Finagle's ``RetryFilter``), or only a logical
+    request that succeeded, when it ends (``deposit=successes``, Finagle's ``RequeueFilter``, whose ``apply``
+    calls ``retryBudget.deposit()`` in ``respond`` when the response classifier says ``Successful``): then
+    an outage where nothing succeeds deposits nothing, and only the floor is left to spend.
+    The ``min_rate * ttl`` floor lets a client that has just started,
     or sends little, retry at all. Defaults are Finagle's ``RetryBudget``
     (``ttl`` 10 s, ``minRetriesPerSec`` 10, ``percentCanRetry`` 20 %); the SRE book's
     per-client budget (chapter 22, "Addressing Cascading Failures") is
@@ -35,6 +39,7 @@ class RatioBudget(RetryBudget):
         "min_rate", NUMBER, 10.0, "retries per second always allowed", at_least=0, at_most=MAX_BUDGET_SIZE
     )
     ttl_s: float = param("ttl", DURATION, 10.0, "window length", at_least=MIN_WINDOW_S, at_most=MAX_WINDOW_S)
+    deposit: str = param("deposit", choice("requests", "successes"), "requests", "what deposits into the budget")
 
     def start(self) -> RatioState:
         return RatioState(self)
@@ -50,7 +55,20 @@ class RatioState(BudgetState):
         self.retries = SlidingWindow(policy.ttl_s)
 
     def on_request(self, now_s: float) -> None:
-        self.requests.add(now_s)
+        if self.policy.deposit == "requests":
+            self.requests.add(now_s)
+
+    def on_result(
+        self,
+        now_s: float,
+        *,
+        success: bool,
+        retry_cost: float | None,
+        throttled: bool = False,
+        retryable: bool = True,
+    ) -> None:
+        if success and self.policy.deposit == "successes":  # a logical request's one success: its last attempt
+            self.requests.add(now_s)
 
     def balance(self, now_s: float) -> float:
         """Retries still allowed in the current window (may be fractional)."""

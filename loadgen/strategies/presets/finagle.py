@@ -35,10 +35,18 @@ class FinagleRetry(Preset):
     retry 1 waits ``start``, each next one ``U(d, min(3 d, max))`` from the previous
     ``d``, never below it.
 
-    Two details are not modelled: the requeue filter's per-request cap
-    (``ceil(0.2 * budget balance)``, 20 when the budget is full: no cap here) and
-    where deposits come from (the requeue-only stack deposits on successful
-    responses, ``RetryFilter`` on every request as the ``ratio`` budget does).
+    Deposits (Finagle ``develop`` at 3c27308, ``service/RequeueFilter.scala``): the requeue-only stack
+    deposits when a request ends and its response is classified ``Successful``
+    (``apply(...).respond { ... if (shouldDeposit) retryBudget.deposit() }``), so this preset's budget
+    is ``ratio:deposit=successes``; with ``tries`` (``RetryFilter``) every request deposits
+    (``deposit=requests``). In an outage where nothing succeeds, requeues then spend only the floor
+    (``minRetriesPerSec * ttl``, 100) and what the last 10 s of successes left.
+
+    Not modelled: the requeue filter's per-request cap (``ceil(maxRetriesPerReq * balance)``, 20 when the
+    budget is full: no cap here), its gate that requeues only while the service's status is
+    ``Status.Open`` (a load balancer with no healthy endpoint stops requeueing at once: a single-target run
+    has no such state to model), and the budget-free requeues of connection acquisition
+    (``RequeueingFilter``'s ``MaxRetries = 25`` in older stacks).
 
     * **Retry conditions**: ``WriteExceptionsOnly``, connection errors; timeouts and
       HTTP statuses are not retried (``RetryPolicy.TimeoutAndWriteExceptionsOnly`` is
@@ -81,4 +89,5 @@ class FinagleRetry(Preset):
         return self.retry_on
 
     def budget(self) -> RetryBudget:
-        return RatioBudget(percent=self.percent, min_rate=self.min_rate, ttl_s=self.ttl_s)
+        deposit = "successes" if self.tries is None else "requests"
+        return RatioBudget(percent=self.percent, min_rate=self.min_rate, ttl_s=self.ttl_s, deposit=deposit)

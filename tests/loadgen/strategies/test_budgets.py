@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from retrystorm.loadgen.strategies import parse_budget
+from retrystorm.loadgen.strategies import parse_budget, parse_strategy, resolve
 from retrystorm.loadgen.strategies.budgets import AdaptiveBudget, QuotaBudget, RatioBudget, SlidingWindow, TokensBudget
 
 
@@ -126,3 +126,39 @@ def test_sliding_window_sums_the_last_window_only():
     assert window.total(1000.0) == 0
     window.add(1000.0)
     assert window.total(1000.5) == 1
+
+
+def requeues_in_an_outage(budget: RatioBudget, *, rate_per_s: int = 100, steady_s: int = 10, outage_s: int = 30) -> int:
+    """Finagle's requeues granted in a connection-error outage: ``steady_s`` of successes at ``rate_per_s``, then
+    ``outage_s`` where every attempt fails to connect and is requeued at once until the budget refuses."""
+    state = budget.start()
+    granted = 0
+    for tick in range((steady_s + outage_s) * rate_per_s):
+        now_s = tick / rate_per_s
+        state.on_request(now_s)
+        if now_s < steady_s:
+            state.on_result(now_s, success=True, retry_cost=None)
+            continue
+        cost = None
+        while True:
+            state.on_result(now_s, success=False, retry_cost=cost)
+            cost = state.try_retry(now_s, after_timeout=False)
+            if cost is None:
+                break
+            granted += 1
+    return granted
+
+
+def test_deposits_on_successes_only_leave_an_outage_the_floor_as_finagle_s_requeue_filter_does():
+    # RequeueFilter deposits when a request ends Successful: after the window's successes expire, only the
+    # floor (10/s * 10 s) is left, about 480-500 requeues in 30 s at 100 req/s against 900 for deposits per request
+    per_request = requeues_in_an_outage(RatioBudget(deposit="requests"))
+    on_success = requeues_in_an_outage(RatioBudget(deposit="successes"))
+    assert 880 <= per_request <= 920
+    assert 450 <= on_success <= 520
+    assert parse_budget("ratio:deposit=successes") == RatioBudget(deposit="successes")
+
+
+def test_the_finagle_requeue_stack_deposits_on_successes_and_retry_filter_on_requests():
+    assert resolve(parse_strategy("finagle"))[1] == RatioBudget(deposit="successes")
+    assert resolve(parse_strategy("finagle:tries=3"))[1] == RatioBudget(deposit="requests")

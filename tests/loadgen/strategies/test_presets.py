@@ -364,7 +364,7 @@ def test_urllib3_retries_statuses_on_the_forcelist_or_with_retry_after():
 def test_finagle_requeues_connection_failures_at_once_under_its_retry_budget():
     policy, budget = resolve(parse_strategy("finagle"))
     assert policy.max_attempts is None
-    assert budget == RatioBudget(percent=0.2, min_rate=10, ttl_s=10)  # RetryBudget(): 20 %, 10/s, 10 s
+    assert budget == RatioBudget(percent=0.2, min_rate=10, ttl_s=10, deposit="successes")  # RetryBudget(): 20 %, 10/s
     assert set(draws("finagle", 3, n=100)) == {0.0}
     assert retried("finagle")
     assert not retried("finagle", timed_out=True) and not retried("finagle", status=503)
