@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from retrystorm.chaos.journal import Journal
+from tests.support.ports import free_port
 
 pytestmark = [pytest.mark.live, pytest.mark.signals, pytest.mark.slow]
 
@@ -31,12 +31,6 @@ load: {{users: 50, think_time: 'exponential:500ms', attempt_timeout: 1s, duratio
 strategies: [grpc-retry]
 faults: [{{pause: target, at: 4s, for: 2s}}]
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_a_grpc_service_of_one_s_own_is_stormed_paused_and_resumed_through_run(tmp_path):
