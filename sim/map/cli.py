@@ -8,7 +8,7 @@ one line naming the field. Exit 0, or 2 on bad input or a map over budget.
 
 The command ``retrystorm map`` is :mod:`retrystorm.runner.map_cli`'s, which adds ``--live`` (cells
 confirmed by the live runner, which the simulator may not import) to these options and
-calls :func:`simulate_map`; :func:`map_command` here is the simulated map alone.
+calls :func:`simulate_map` and :func:`show_map`; this module holds the options and the simulated map.
 """
 
 from __future__ import annotations
@@ -143,17 +143,3 @@ def show_map(document: dict[str, Any], *, as_json: bool) -> None:
         from retrystorm.sim.map.show import print_map
 
         print_map(document, out)
-
-
-@click.command("map")
-@map_options
-def map_command(*, as_json: bool, **options: Any) -> None:
-    """Map where each strategy of SCENARIO tips over: vary one or two fields, see which cells recover.
-
-    SCENARIO is a shipped scenario's name or a YAML file with at least one trigger
-    under faults. Each cell runs every strategy (or each --strategy) with --repeat
-    seeds, until the scenario's own time after its last trigger has passed.
-    """
-    found = simulate_map(**options)
-    if found is not None:
-        show_map(found.document, as_json=as_json)
