@@ -107,11 +107,8 @@ def prepare(
     a scenario it refuses fails now rather than after the live run.
     """
     plan = make_plan(scenario, select(scenario, labels), repeat)
-    targets, load = stack.targets, stack.load
-    check_live_triggers(
-        scenario, lambda kind: load.spike_refusal() if kind == "spike" else targets.trigger_refusal(kind)
-    )
-    check_fault_targets([*plan.outages, *plan.triggers], stack.targets.fault_target_names(), stack.name)
+    check_live_triggers(scenario, stack.trigger_refusal)
+    check_fault_targets([*plan.outages, *plan.triggers], stack.fault_target_names, stack.name)
     if simulate:
         from retrystorm.runner.compare import check_simulable  # only with --simulate
 

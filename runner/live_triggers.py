@@ -38,8 +38,8 @@ FOREIGN_ERRORS = (
 
 
 NETWORK_LATER = (
-    "faults in the network are played live through the chaos agents of a scenario's hosts; this backend does not "
-    "play them; retrystorm sim run SCENARIO simulates them"
+    "faults in the network are played live by the local backend (retrystorm run without --backend compose), through "
+    "a fault proxy in front of the target; this backend does not play them; retrystorm sim run SCENARIO simulates them"
 )
 
 

@@ -64,12 +64,9 @@ def check_live(plan: MapPlan) -> None:
     """Refuse, before the grid is simulated, a map whose cells the local backend cannot run live (``UserError``)."""
     scenario = plan.cells[0].scenario()
     stack = local_stack_for(Path(), scenario, plan)
-    targets, load = stack.targets, stack.load
-    check_live_triggers(
-        scenario, lambda kind: load.spike_refusal() if kind == "spike" else targets.trigger_refusal(kind)
-    )
+    check_live_triggers(scenario, stack.trigger_refusal)
     run_plan = make_plan(scenario, select(scenario, plan.labels))
-    check_fault_targets([*run_plan.outages, *run_plan.triggers], targets.fault_target_names(), stack.name)
+    check_fault_targets([*run_plan.outages, *run_plan.triggers], stack.fault_target_names, stack.name)
 
 
 def plan_lines(plan: MapPlan, picks: Sequence[LivePick], asked: int) -> list[str]:

@@ -7,6 +7,8 @@ is up, when the strategy's run ends for any reason, on SIGINT/SIGTERM, and at th
 start if this process was killed. The slow and errors triggers are played on the
 target's controls (:mod:`retrystorm.runner.live_triggers`), a slow of a service of one's own as
 the controller's CPU throttle of what a pause freezes (:mod:`retrystorm.runner.throttle_controls`),
+the ``delay``, ``loss``, ``hang`` and ``reset`` windows as toxics on a fault proxy in front of the target
+(:mod:`retrystorm.runner.network_triggers`, where the stack has one: :mod:`retrystorm.runner.fault_proxy`),
 and undone, exactly, in the same ``finally``. After the targets are resumed and restored, the load and then the target
 are stopped, also on errors and interruptions.
 """
@@ -26,7 +28,9 @@ from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, utc_now
 from retrystorm.durations import format_duration
 from retrystorm.experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
+from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
 from retrystorm.runner.errors import RunFailedError, SteadyStateError
+from retrystorm.runner.fault_proxy import FaultProxies, control_of
 from retrystorm.runner.interfaces import (
     LoadDriver,
     LoadHandle,
@@ -36,6 +40,7 @@ from retrystorm.runner.interfaces import (
     TargetProvider,
 )
 from retrystorm.runner.live_triggers import LiveTriggers
+from retrystorm.runner.network_triggers import NetworkPlayer
 from retrystorm.runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from retrystorm.runner.progress import Display, Status
 from retrystorm.runner.readings import Reading
@@ -59,6 +64,22 @@ class Stack:
     targets: TargetProvider
     load: LoadDriver
     metrics: MetricsSource
+    #: A fault proxy per strategy in front of the target, for the network windows (``None``: refused).
+    network: FaultProxies | None = None
+
+    def trigger_refusal(self, kind: str) -> str | None:
+        """Why a trigger of ``kind`` cannot be played live on this stack, and what would; ``None``: it can."""
+        if kind == "spike":
+            return self.load.spike_refusal()
+        if kind in NETWORK_KINDS and self.network is not None:
+            return self.network.refusal(kind)
+        return self.targets.trigger_refusal(kind)
+
+    def fault_target_names(self, kind: str) -> list[str]:
+        """What a window of ``kind`` may name (a network window: what the load is sent to, where a proxy plays it)."""
+        if kind in PROXY_KINDS and self.network is not None:
+            return self.network.target_names()
+        return self.targets.fault_target_names()
 
 
 class RunInterruptedError(Exception):
@@ -277,7 +298,9 @@ async def run_strategy(
     run_spec = spec if plan.repeat == 1 else dataclasses.replace(spec, label=f"{spec.label} run {repeat}")
     target = await stack.targets.start(run_spec.label, scenario.model, scenario.seed)
     try:
+        target = await with_proxy(stack, target, plan, run_spec.label, runtime)
         triggers = LiveTriggers(plan.triggers, controls_of(target, controller), runtime)
+        network = NetworkPlayer(plan.triggers, control_of(target), runtime)
         spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
         load = await stack.load.start(target, run_spec, spikes)
         try:
@@ -285,25 +308,24 @@ async def run_strategy(
             wall_t0 = runtime.wall()
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
             played = asyncio.create_task(triggers.play(t0, run.steady_passed), name=f"triggers of {spec.label}")
-            run.watched.append(played)
+            in_network = asyncio.create_task(network.play(t0, run.steady_passed), name=f"network of {spec.label}")
+            run.watched += [played, in_network]
             queries = watch_slo(slo, runtime, t0)
             try:
                 await run.sample(target, load, stack.metrics, t0)
                 if slo is None or slo.breach is None:  # a breach ends the run here: the rest is cancelled
                     await faults  # every pause has started by now; its errors surface here
                     await played
+                    await in_network
             finally:
-                faults.cancel()
-                played.cancel()
-                if queries is not None:
-                    queries.cancel()
-                try:
-                    await controller.resume_all(f"end of {spec.label}")
-                finally:
-                    await triggers.restore()
+                for task in (faults, played, in_network, queries):
+                    if task is not None:
+                        task.cancel()
+                await end_faults(controller, triggers, network, spec.label)
             actual = run.actual_outages(t0)
             # spikes as planned: the load generator plays them on its own clock, from its start
-            actual_triggers = sorted([*triggers.actual(t0), *spikes], key=lambda w: (w.start_s, w.end_s))
+            played_windows = [*triggers.actual(t0), *network.actual(t0), *spikes]
+            actual_triggers = sorted(played_windows, key=lambda w: (w.start_s, w.end_s))
             if annotations is not None:  # GRAFANA_URL set: every window has ended by now
                 annotate_triggers(annotations, actual_triggers, wall_t0, plan, spec.label)
         finally:
@@ -326,6 +348,27 @@ async def run_strategy(
         repeat=repeat,
         user_processes=load.user_processes,
     )
+
+
+async def with_proxy(stack: Stack, target: TargetHandle, plan: Plan, label: str, runtime: Runtime) -> TargetHandle:
+    """``target`` behind a fault proxy when the stack has one and the run has network windows for it (a proxy
+    that does not start fails the run; the caller stops the target)."""
+    if stack.network is None or not any(window.kind in PROXY_KINDS for window in plan.triggers):
+        return target
+    life_s = plan.scenario.load.duration + OVERHEAD_S
+    return await stack.network.wrap(target, label, life_s=life_s, seed=plan.scenario.seed, runtime=runtime)
+
+
+async def end_faults(controller: OutageController, triggers: LiveTriggers, network: NetworkPlayer, label: str) -> None:
+    """End every fault of a strategy's run, each tried even if one before it failed: pauses and cuts, the
+    target's levels, then the toxics in the network."""
+    try:
+        await controller.resume_all(f"end of {label}")
+    finally:
+        try:
+            await triggers.restore()
+        finally:
+            await network.restore()
 
 
 def watch_slo(slo: SloGuard | None, runtime: Runtime, t0: float) -> asyncio.Task[None] | None:

@@ -88,9 +88,13 @@ def select(scenario: Scenario, labels: Sequence[str]) -> list[StrategyEntry]:
     return [entry for entry in scenario.strategies if not labels or entry.label in labels]
 
 
-def check_fault_targets(windows: Sequence[TriggerWindow], known: Sequence[str], stack: str) -> None:
-    """Every target paused, slowed or failing must exist in the stack; raises :class:`UserError` naming it."""
+def check_fault_targets(
+    windows: Sequence[TriggerWindow], known_for: Callable[[str], Sequence[str]], stack: str
+) -> None:
+    """Every target paused, slowed, failing or faulted in the network must exist in the stack (``known_for``: the
+    names a window of a kind may give); raises :class:`UserError` naming it."""
     for window in windows:
+        known = known_for(window.kind)
         if window.kind != "spike" and window.target not in known:
             hint = did_you_mean(window.target, known)
             raise UserError(

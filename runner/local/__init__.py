@@ -2,7 +2,9 @@
 
 A ``retrystorm target`` process (:mod:`retrystorm.runner.local.target`), a headless Locust process
 (:mod:`retrystorm.runner.local.locust`), and readings scraped from both ``/metrics`` endpoints
-(:mod:`retrystorm.runner.scrape`). It never imports the compose backend, nor the Docker SDK.
+(:mod:`retrystorm.runner.scrape`); for a run with ``delay``, ``loss``, ``hang`` or ``reset`` windows, a fault proxy
+in front of the target that the load goes through (:mod:`retrystorm.runner.fault_proxy`). It never imports the
+compose backend, nor the Docker SDK.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from retrystorm.experiment.scenario.grpc import GrpcSection
 from retrystorm.experiment.scenario.service import ServiceTarget
 from retrystorm.runner import server_metrics
+from retrystorm.runner.fault_proxy import FaultProxies
 from retrystorm.runner.local.locust import LocustDriver
 from retrystorm.runner.local.service import OwnServiceTargets
 from retrystorm.runner.local.target import LocalTargets
@@ -39,9 +42,10 @@ def local_stack(
     built-in target then serves gRPC too, and the load calls it).
     """
     driver = LocustDriver(log_dir, workers)
+    proxies = FaultProxies(log_dir, grpc=grpc is not None)
     if service is None:
-        return Stack(LOCAL_STACK, LocalTargets(log_dir, grpc), driver, HttpMetricsSource())
+        return Stack(LOCAL_STACK, LocalTargets(log_dir, grpc), driver, HttpMetricsSource(), proxies)
     found = server_metrics.endpoint(service.metrics)
     source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
     targets = OwnServiceTargets(service, log_dir, folder or Path.cwd(), grpc)
-    return Stack(OWN_SERVICE_STACK, targets, driver, source)
+    return Stack(OWN_SERVICE_STACK, targets, driver, source, proxies)

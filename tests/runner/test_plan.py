@@ -50,9 +50,9 @@ def test_select_keeps_the_scenario_order_and_names_the_labels(small):
 
 
 def test_unknown_fault_target():
-    check_fault_targets([OutageWindow(1, 2, "target")], ["target"], "local stack")
+    check_fault_targets([OutageWindow(1, 2, "target")], lambda _kind: ["target"], "local stack")
     with pytest.raises(UserError, match=r"'db' is not a target of the local stack; accepted: target"):
-        check_fault_targets([OutageWindow(1, 2, "db")], ["target"], "local stack")
+        check_fault_targets([OutageWindow(1, 2, "db")], lambda _kind: ["target"], "local stack")
 
 
 def test_each_strategy_runs_its_resolved_spec(small):
@@ -102,5 +102,5 @@ def test_a_slow_or_errors_trigger_names_a_target_of_the_stack(small):
     plan = make_plan(small, small.strategies)
     window = SlowWindow(1, 2, "db", capacity=0.5)
     with pytest.raises(UserError, match=r"^faults: slow: 'db' is not a target of the local stack; accepted: target$"):
-        check_fault_targets([*plan.outages, window], ["target"], "local stack")
-    check_fault_targets([SpikeWindow(1, 2, "load", factor=2.0)], ["target"], "local stack")
+        check_fault_targets([*plan.outages, window], lambda _kind: ["target"], "local stack")
+    check_fault_targets([SpikeWindow(1, 2, "load", factor=2.0)], lambda _kind: ["target"], "local stack")
