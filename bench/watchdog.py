@@ -1,21 +1,18 @@
-"""The dead-man switch's cost per pause: start-to-armed latency of ``arm()``, the watchdog's RSS, ``disarm()``.
+"""The dead-man switch's cost: memory and arming time with 1, 10 and 100 armed pauses, beside one process per pause.
 
-For each backend, arms N watchdogs in turn, each with a deadline a minute ahead, reads the
-watchdog's VmRSS from ``/proc`` once armed, then disarms it. The process watchdogs guard a
-sleeping process of the benchmark's own (nothing is paused: arming does not need it); the
-docker ones a container id that no engine is asked about until the deadline, so no engine is
-needed. A docker watchdog imports the Docker SDK 2 s before its deadline: one more reading
-takes its RSS then. Beside them, the floor: this interpreter started as a process watchdog
-is (``-P -S``) to run ``pass``. Prints medians and ranges; asserts nothing.
+For N in 1, 10, 100: arms N pause orders (each guarding a sleeping process of the benchmark's own, nothing
+paused: arming does not need it) with the journal's supervisor, and reads the RSS and PSS of every watchdog
+process from ``/proc``; then disarms them. Beside it, in the same run, the baseline of the design it replaced
+(one watchdog interpreter per armed pause): N interpreters started as a watchdog was (``python -P -S``),
+importing what it imported, and sleeping. Prints both and their ratio; asserts nothing.
 
-    .venv/bin/python bench/watchdog.py [N]
+    .venv/bin/python bench/watchdog.py
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,79 +21,80 @@ from pathlib import Path
 
 from retrystorm.chaos.backends.process import process_ident
 from retrystorm.chaos.watchdog import WatchdogOrder, arm
-from retrystorm.chaos.watchdog.guards import DOCKER_PREPARE_S
+from retrystorm.chaos.watchdog.client import close_all
+
+COUNTS = (1, 10, 100)
+#: What a per-pause watchdog imported before it waited (the order, the guards, the journal), as it was started.
+BASELINE = "import retrystorm.chaos.watchdog.guards, retrystorm.chaos.journal, json, select, time; time.sleep(600)"
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
+def memory_mib(pid: int) -> tuple[float, float]:
+    """RSS and PSS of ``pid``, in MiB."""
+    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+               if line.startswith("VmRSS:"))  # fmt: skip
+    pss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+               if line.startswith("Pss:"))  # fmt: skip
+    return rss / 1024, pss / 1024
 
 
-def summary(values: list[float], unit: str) -> str:
-    ordered = sorted(values)
-    return f"median {statistics.median(ordered):6.1f} {unit} (min {ordered[0]:.1f}, max {ordered[-1]:.1f})"
-
-
-def order(backend: str, ident: str, journal: Path, ahead_s: float) -> WatchdogOrder:
-    return WatchdogOrder(
-        backend=backend,
-        ident=ident,
-        target="bench",
-        outage="o1",
-        deadline_monotonic=time.monotonic() + ahead_s,
-        journal=journal,
-    )
-
-
-def measure(backend: str, ident: str, journal: Path, runs: int) -> None:
-    armed_ms, disarm_ms, rss = [], [], []
-    for _ in range(runs):
-        start = time.monotonic()
-        watchdog = arm(order(backend, ident, journal, 60))
-        armed_ms.append((time.monotonic() - start) * 1000)
-        rss.append(rss_mib(watchdog.pid))
-        start = time.monotonic()
+def supervised(count: int, targets: list[str], journal: Path) -> tuple[float, float, int, float]:
+    """Arm ``count`` orders: total RSS and PSS of the watchdog processes, their number, ms per arm."""
+    started = time.monotonic()
+    armed = [
+        arm(WatchdogOrder(backend="process", ident=targets[n], target="bench", outage=f"o{n}",
+                          deadline_monotonic=time.monotonic() + 300, journal=journal))
+        for n in range(count)
+    ]  # fmt: skip
+    per_arm_ms = (time.monotonic() - started) * 1000 / count
+    pids = {watchdog.pid for watchdog in armed}
+    rss, pss = (sum(values) for values in zip(*(memory_mib(pid) for pid in pids), strict=True))
+    for watchdog in armed:
         watchdog.disarm()
-        disarm_ms.append((time.monotonic() - start) * 1000)
-    print(f"{backend:7}  arm() start to armed  {summary(armed_ms, 'ms')}")
-    print(f"{backend:7}  RSS once armed        {summary(rss, 'MiB')}")
-    print(f"{backend:7}  disarm() to reaped    {summary(disarm_ms, 'ms')}")
+    return rss, pss, len(pids), per_arm_ms
 
 
-def docker_rss_with_sdk(journal: Path) -> float:
-    watchdog = arm(order("docker", "c0ffee", journal, DOCKER_PREPARE_S + 1.0))
-    time.sleep(1.5)  # past the import, before the deadline
+def per_pause(count: int) -> tuple[float, float, float]:
+    """``count`` watchdog-like interpreters, one per pause: total RSS and PSS, ms per start."""
+    root = str(Path(__file__).resolve().parents[1])
+    environment = os.environ | {"PYTHONPATH": root}
+    started = time.monotonic()
+    processes = [
+        subprocess.Popen([sys.executable, "-P", "-S", "-c", f"print(1, flush=True); {BASELINE}"],
+                         stdout=subprocess.PIPE, env=environment)
+        for _ in range(count)
+    ]  # fmt: skip
+    for process in processes:
+        if process.stdout is not None:
+            process.stdout.readline()
+    per_start_ms = (time.monotonic() - started) * 1000 / count
+    time.sleep(0.5)  # their imports done
+    rss, pss = (sum(values) for values in zip(*(memory_mib(p.pid) for p in processes), strict=True))
+    for process in processes:
+        process.kill()
+        process.communicate()
+    return rss, pss, per_start_ms
+
+
+def main() -> None:
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(max(COUNTS))]
     try:
-        return rss_mib(watchdog.pid)
-    finally:
-        watchdog.disarm()
-
-
-def floor_ms(runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        start = time.monotonic()
-        subprocess.run([sys.executable, "-P", "-S", "-c", "pass"], check=True)
-        times.append((time.monotonic() - start) * 1000)
-    return times
-
-
-def main(runs: int) -> None:
-    print(f"python {sys.version.split()[0]}, PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
-    target = subprocess.Popen(["sleep", "600"])
-    try:
+        targets = [process_ident(process.pid) for process in sleepers]
         with tempfile.TemporaryDirectory() as scratch:
             journal = Path(scratch) / "journal.jsonl"
-            measure("process", process_ident(target.pid), journal, runs)
-            measure("docker", "c0ffee", journal, runs)
-            print(f"docker   RSS with the SDK imported  {docker_rss_with_sdk(journal):.1f} MiB")
+            print(f"{'armed':>5}  {'supervisor RSS':>14} {'PSS':>7} {'procs':>5} {'ms/arm':>7}   "
+                  f"{'per-pause RSS':>13} {'PSS':>7} {'ms/start':>8}   {'RSS ratio':>9}")  # fmt: skip
+            for count in COUNTS:
+                rss, pss, processes, arm_ms = supervised(count, targets, journal)
+                base_rss, base_pss, start_ms = per_pause(count)
+                print(f"{count:5d}  {rss:11.1f} MiB {pss:7.1f} {processes:5d} {arm_ms:7.1f}   "
+                      f"{base_rss:10.1f} MiB {base_pss:7.1f} {start_ms:8.1f}   {rss / base_rss:9.3f}")  # fmt: skip
+            close_all()
     finally:
-        os.kill(target.pid, signal.SIGKILL)
-        target.wait()
-    print(f"floor    python -P -S -c pass      {summary(floor_ms(runs), 'ms')}")
+        for process in sleepers:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    main()

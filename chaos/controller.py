@@ -24,10 +24,12 @@ import logging
 import signal
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Self
 
 from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef
 from retrystorm.chaos.backends.cgroup import thawable
+from retrystorm.chaos.containment import sweep
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.lifecycle import (
     DeadManSwitch,
@@ -125,6 +127,14 @@ class PauseKind(FaultKind[Frozen]):
         return backend
 
 
+def _sweep() -> list[Path]:
+    """The services whose runner died, ended (:func:`retrystorm.chaos.containment.sweep`); none without cgroups."""
+    try:
+        return sweep()
+    except OSError:
+        return []
+
+
 class OutageListener:
     """Hooks for metrics and annotations; override what you need."""
 
@@ -197,6 +207,8 @@ class OutageController:
         for keeper in [self.throttles, *[k for k in self._keepers if k is not self.throttles]]:
             reverted += await keeper.recover(held_elsewhere)
         self.journal.compact()
+        for ended in await self.world.run_blocking(_sweep):
+            log.warning("ended the service in %s, left running by a runner that did not finish", ended)
         return reverted
 
     async def pause(self, target: FaultTarget, duration_s: float) -> Outage:

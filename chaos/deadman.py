@@ -1,13 +1,12 @@
-"""The dead-man switch every pause arms: an independent watchdog process per paused ref.
+"""The dead-man switch every fault arms: an order with the journal's watchdog supervisor per effect.
 
-:class:`WatchdogSwitch` is the :class:`~retrystorm.chaos.controller.DeadManSwitch` of every
-controller that pauses for real: before a process or a container is frozen it starts a
-watchdog (:mod:`retrystorm.chaos.watchdog`) that resumes it ``hold_s`` (plus
-:data:`GRACE_S`) later even if the controller, the runner and their process group were
-SIGKILLed, and that exits without acting once the controller disarms it after a normal
-resume. A CPU cut arms one the same way per throttle group or container, which restores the
-original settings instead. A pause made through another chaos API (backend ``chaos-api``) is guarded by
-that API's own controller and its watchdog, so nothing is armed here for it.
+:class:`WatchdogSwitch` is the :class:`~retrystorm.chaos.lifecycle.DeadManSwitch` of every controller that
+faults for real: before a process, a cgroup or a container is frozen it arms an order with the watchdog
+supervisor (:mod:`retrystorm.chaos.watchdog`) that resumes it ``hold_s`` (plus :data:`GRACE_S`) after the
+fault took effect, even if the controller, the runner and their process group were SIGKILLed, and that is
+stood down once the controller disarms it after a normal resume. A CPU cut arms one the same way per throttle
+group, cgroup or container, which restores the original settings instead. A pause made through another chaos
+API (backend ``chaos-api``) is guarded by that API's own controller and its watchdog, so nothing is armed here.
 """
 
 from __future__ import annotations
@@ -17,9 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrystorm.chaos.backends.base import TargetRef
+from retrystorm.chaos.journal import this_controller
 from retrystorm.chaos.lifecycle import Armed
 
 if TYPE_CHECKING:
+    from retrystorm.chaos.containment import Containment
     from retrystorm.chaos.watchdog import Watchdog
 
 #: The watchdog acts this long after the outage's own end, so the controller's on-time resume normally wins.
@@ -86,3 +87,16 @@ class _Counted:
     def count_from(self, start_monotonic: float) -> None:
         """Move its deadline to ``start_monotonic`` + hold + :data:`GRACE_S`."""
         self.watchdog.move_deadline(start_monotonic + self.hold_s + GRACE_S)
+
+
+def guard_service(containment: Containment, journal: Path | None, label: str) -> Watchdog:
+    """Arm the order that ends a run's service when this runner dies, however (:mod:`retrystorm.chaos.containment`);
+    disarm it once the runner has ended the service itself."""
+    from retrystorm.chaos.watchdog import MAX_AHEAD_S, WatchdogOrder, arm  # noqa: PLC0415 - keeps this module light
+
+    order = WatchdogOrder(
+        backend="cgroup", ident=str(containment.directories[0]), target=label[:200], outage="service",
+        deadline_monotonic=time.monotonic() + MAX_AHEAD_S - 60, journal=journal, fault="reap",
+        undo=containment.undo(), owner=this_controller(),
+    )  # fmt: skip
+    return arm(order)

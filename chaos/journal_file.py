@@ -53,6 +53,26 @@ def open_private(path: Path, *, create: bool) -> int | None:
         os.close(folder)
 
 
+def open_private_folder(folder: Path) -> int:
+    """A descriptor of ``folder`` (made ``0700`` if missing), refused as the journal's folder is (module docstring)."""
+    descriptor = _open_folder(folder, create=True)
+    if descriptor is None:  # pragma: no cover - _open_folder raises instead when create
+        raise JournalRefusedError(f"folder {folder}: cannot be made; {FIX}")
+    return descriptor
+
+
+def open_in(folder: int, name: str, flags: int) -> int:
+    """``name`` in the private ``folder`` (a descriptor), never through a link, ``0600`` when created."""
+    descriptor = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+    found = os.fstat(descriptor)
+    if problem := _foreign(found, "file"):
+        os.close(descriptor)
+        raise JournalRefusedError(f"{name}: {problem}; {FIX}")
+    if stat.S_IMODE(found.st_mode) != 0o600:
+        os.fchmod(descriptor, 0o600)
+    return descriptor
+
+
 def _open_folder(folder: Path, *, create: bool) -> int | None:
     if create:
         _make_private(folder)

@@ -45,6 +45,9 @@ class Guard(Protocol):
     prepare_s: float  # prepare() runs this long before the deadline
     watch_fd: int | None  # readable once the target is gone; without one, gone() is asked every second
 
+    def close(self) -> None:
+        """Let go of what it holds (a pidfd) once it has acted or stood down."""
+
     def gone(self) -> bool:
         """Whether the target no longer exists."""
 
@@ -118,6 +121,9 @@ class DockerGuard:
         self.ident = ident
         self._client: Any = None
 
+    def close(self) -> None:
+        """Nothing held."""
+
     def gone(self) -> bool:
         """Not known before the deadline."""
         return False
@@ -189,6 +195,9 @@ class CgroupThrottleGuard:
         if not self.cut.group.is_dir():
             raise NothingToGuardError(f"no throttle group {self.cut.group}")
 
+    def close(self) -> None:
+        """Nothing held."""
+
     def gone(self) -> bool:
         """The group is gone: restored already."""
         return not self.cut.group.is_dir()
@@ -211,6 +220,9 @@ class FreezerGuard:
         from retrystorm.chaos.freezer import Freezer  # noqa: PLC0415 - only a cgroup's watchdog
 
         self.freezer = Freezer.at(directory)
+
+    def close(self) -> None:
+        """Nothing held."""
 
     def gone(self) -> bool:
         """The cgroup is gone."""
@@ -235,6 +247,9 @@ class QuotaGuard:
 
         self.cut = QuotaCut.from_undo(undo)
 
+    def close(self) -> None:
+        """Nothing held."""
+
     def gone(self) -> bool:
         """The cgroup is gone."""
         return not self.cut.directory.is_dir()
@@ -245,3 +260,30 @@ class QuotaGuard:
     def resume(self) -> str:
         """Restore: ``"resumed"`` or ``"gone"``."""
         return "resumed" if self.cut.restore() == "restored" else "gone"
+
+
+class ReapGuard:
+    """Ends a run's service when its owner (the runner) dies: every process of its cgroups SIGTERMed, killed after a
+    grace, the cgroups removed (:meth:`retrystorm.chaos.containment.Containment.end`)."""
+
+    prepare_s = 0.0
+    watch_fd: int | None = None
+
+    def __init__(self, undo: dict[str, Any]) -> None:
+        from retrystorm.chaos.containment import Containment  # noqa: PLC0415 - only a reap order
+
+        self.containment = Containment.from_undo(undo)
+
+    def close(self) -> None:
+        """Nothing held."""
+
+    def gone(self) -> bool:
+        """Its cgroups are gone: the runner ended the service itself."""
+        return self.containment.gone()
+
+    def prepare(self) -> None:
+        """Nothing to prepare."""
+
+    def resume(self) -> str:
+        """End the service: ``"resumed"`` (it was ended) or ``"gone"``."""
+        return "resumed" if self.containment.end() == "ended" else "gone"

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from retrystorm.chaos.backends.procfs import group_members, process_start_ticks
+from retrystorm.chaos.containment import Containment
 from retrystorm.polling import poll_until
 from retrystorm.request_guard import without_secrets
 from retrystorm.runner.errors import RunFailedError
@@ -68,8 +69,25 @@ def child_environment(*, tools_on_path: bool = False) -> dict[str, str]:
     return environment
 
 
+def _in_order(*steps: Callable[[], None] | None) -> Callable[[], None] | None:
+    """One ``preexec_fn`` running ``steps`` in turn (each only calls the kernel), or ``None`` without any."""
+    chosen = [step for step in steps if step is not None]
+    if not chosen:
+        return None
+
+    def run() -> None:
+        for step in chosen:
+            step()
+
+    return run
+
+
 class ManagedProcess:
-    """One child process writing stdout and stderr to ``log_path``."""
+    """One child process writing stdout and stderr to ``log_path``.
+
+    With a ``containment`` (:class:`retrystorm.chaos.containment.Containment`) the child is born in the service's
+    cgroups, so everything it ever starts is there too, and :meth:`stop_group` ends them all through it.
+    """
 
     def __init__(
         self,
@@ -79,23 +97,30 @@ class ManagedProcess:
         *,
         cwd: Path | None = None,
         tools_on_path: bool = False,
+        containment: Containment | None = None,
     ) -> None:
         self.name = name
         self.argv = list(argv)
         self.log_path = log_path
+        self.containment = containment
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("wb") as sink:
-            # argv is built by the runner from validated settings; no shell is involved.
-            self.popen = subprocess.Popen(  # noqa: S603
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=cwd,
-                env=child_environment(tools_on_path=tools_on_path),
-                preexec_fn=_death_signal(),  # noqa: PLW1509 - see _death_signal: no Python runs in the child
-            )
+        join = containment.joiner() if containment is not None else None
+        try:
+            with log_path.open("wb") as sink:
+                # argv is built by the runner from validated settings; no shell is involved.
+                self.popen = subprocess.Popen(  # noqa: S603
+                    self.argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    cwd=cwd,
+                    env=child_environment(tools_on_path=tools_on_path),
+                    preexec_fn=_in_order(_death_signal(), join),  # noqa: PLW1509 - each step only calls the kernel
+                )
+        finally:
+            if join is not None:
+                Containment.close_joiner(join)
         self.pid = self.popen.pid
         log.info("started %s (pid %d): %s", name, self.pid, " ".join(self.argv))
 
@@ -163,12 +188,17 @@ class ManagedProcess:
         return await asyncio.to_thread(self.popen.wait)
 
     async def stop_group(self, grace_s: float = STOP_GRACE_S) -> int | None:
-        """Stop this process and every process of the group it leads (it was started in a session of its own).
+        """Stop this process and every process it started.
 
-        SIGCONT and SIGTERM to the group, the leader stopped as :meth:`stop` does; then each
-        member still there gets SIGKILL through a pidfd opened on it and checked by its start
-        ticks, so a pid recycled meanwhile is never signalled.
+        In a containment: every member of its cgroups is thawed, SIGTERMed, and SIGKILLed after ``grace_s``
+        (:meth:`retrystorm.chaos.containment.Containment.end`), wherever its session or user went. Otherwise the
+        group it leads (it was started in a session of its own): SIGCONT and SIGTERM to the group, the leader
+        stopped as :meth:`stop` does; then each member still there gets SIGKILL through a pidfd opened on it and
+        checked by its start ticks, so a pid recycled meanwhile is never signalled.
         """
+        if self.containment is not None:
+            await asyncio.to_thread(self.containment.end, grace_s)
+            return await asyncio.to_thread(self.popen.wait)
         members = group_members(self.pid)
         if self.running:
             for signum in (signal.SIGCONT, signal.SIGTERM):

@@ -99,5 +99,14 @@ def process_target(pid: int, name: str = "target") -> FaultTarget:
     return FaultTarget(name, backend)
 
 
+@pytest.fixture(autouse=True)
+def _close_watchdog_connections():
+    """After each test, this process lets go of its watchdog supervisors: one that guards nothing then exits."""
+    yield
+    from retrystorm.chaos.watchdog.client import close_all
+
+    close_all()
+
+
 #: The chaos tests import these from here.
 __all__ = ["RecordingSwitch", "call", "free_port", "is_stopped", "process_target", "wait_for"]

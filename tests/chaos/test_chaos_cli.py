@@ -43,8 +43,8 @@ def test_after_sigkill_the_watchdog_resumes_at_the_deadline(victim, journal_path
     short.wait(timeout=20)
     assert is_stopped(victim.pid)
     wait_for(lambda: not is_stopped(victim.pid), timeout_s=15, what="the watchdog to resume the target")
-    records = [line for line in journal_path.read_text().splitlines() if '"watchdog"' in line]
-    assert records, "the watchdog journals its resume"
+    # it journals right after it resumed: wait for the record, not merely for the resume
+    wait_for(lambda: '"watchdog"' in journal_path.read_text(), timeout_s=5, what="the watchdog to journal its resume")
 
 
 def test_sigkill_then_recover_resumes_before_the_deadline(victim, journal_path):

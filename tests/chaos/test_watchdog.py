@@ -1,8 +1,9 @@
-"""The dead-man switch with real processes and real signals: a watchdog outlives whoever armed it.
+"""The dead-man switch with real processes and real signals: the watchdog supervisor outlives whoever armed it.
 
-Every watchdog a test starts is disarmed, or killed by pid once its start ticks confirm it is
-still the same process; arming processes run in a session of their own and are killed by
-process group while unreaped. Waits are bounded polling loops; nothing asserts on elapsed time.
+Each test has a journal of its own, so a supervisor of its own, which exits once it guards nothing and nobody is
+connected (this process's connections are closed after each test: tests/chaos/conftest.py). Arming processes run in
+a session of their own and are killed by process group while unreaped. Waits are bounded polling loops; nothing
+asserts on elapsed time.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 import os
 import re
 import signal
+import socket
 import socketserver
 import subprocess
 import sys
@@ -25,13 +27,14 @@ from pathlib import Path
 
 import pytest
 
-import retrystorm.chaos.watchdog
-from retrystorm.chaos.backends import BackendError
+from retrystorm.chaos.backends import BackendError, ProcessBackend, TargetRefusedError
 from retrystorm.chaos.backends.process import process_ident
-from retrystorm.chaos.backends.procfs import process_start_ticks, process_state_letter
+from retrystorm.chaos.backends.procfs import process_state_letter
 from retrystorm.chaos.journal import Journal
-from retrystorm.chaos.watchdog import Watchdog, WatchdogOrder, arm, watchdog_log_path
+from retrystorm.chaos.watchdog import MAX_ORDERS, WatchdogOrder, arm, watchdog_log_path
 from retrystorm.chaos.watchdog.guards import NothingToGuardError, ProcessGuard
+from retrystorm.chaos.watchdog.supervisor import Supervisor
+from retrystorm.errors import UserError
 
 from .conftest import is_stopped, wait_for
 
@@ -39,7 +42,7 @@ pytestmark = pytest.mark.signals
 
 BASE_IMAGE = os.environ.get("RETRYSTORM_BASE_IMAGE", "retrystorm-base:bookworm")
 
-# A separate arming process: arms, prints the watchdog's pid and its deadline, then sleeps until killed.
+# A separate arming process: arms, prints the supervisor's pid and the deadline, then sleeps until killed.
 ARMER = """
 import sys, time
 from pathlib import Path
@@ -55,35 +58,24 @@ time.sleep(600)
 
 
 class Armers:
-    """Starts arming processes and remembers them and their watchdogs, to clean up by pid."""
+    """Starts arming processes in sessions of their own, and kills them by process group afterwards."""
 
     def __init__(self) -> None:
         self.armers: list[subprocess.Popen[str]] = []
-        self.watchdogs: list[tuple[int, int | None]] = []  # (pid, start ticks)
-        self.in_process: list[Watchdog] = []
 
     def start(
         self, backend: str, ident: str, ahead_s: float, journal: Path
     ) -> tuple[subprocess.Popen[str], int, float]:
-        """An arming process; returns it, its watchdog's pid and the deadline."""
+        """An arming process; returns it, the supervisor's pid and the deadline."""
         armer = subprocess.Popen(
             [sys.executable, "-c", ARMER, backend, ident, str(ahead_s), str(journal)],
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # its own process group, killed as a whole below
-        )
+            stdout=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
         self.armers.append(armer)
-        line = armer.stdout.readline()  # arm() answers or raises within ARM_TIMEOUT_S
+        line = armer.stdout.readline()
         assert line, f"the arming process died: exit code {armer.wait(timeout=20)}"
         pid_text, deadline_text = line.split()
-        self.watchdogs.append((int(pid_text), process_start_ticks(int(pid_text))))
         return armer, int(pid_text), float(deadline_text)
-
-    def arm(self, order: WatchdogOrder) -> Watchdog:
-        """:func:`arm` in this process, disarmed at the end."""
-        watchdog = arm(order)
-        self.in_process.append(watchdog)
-        return watchdog
 
     def cleanup(self) -> None:
         for armer in self.armers:
@@ -91,11 +83,6 @@ class Armers:
                 os.killpg(armer.pid, signal.SIGKILL)  # unreaped, so the group id is still its own
                 armer.wait(timeout=20)
             armer.stdout.close()
-        for watchdog in self.in_process:
-            watchdog.disarm()
-        for pid, ticks in self.watchdogs:
-            if ticks is not None and process_start_ticks(pid) == ticks:
-                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -113,20 +100,16 @@ def stopped(victim) -> str:
     return process_ident(victim.pid)
 
 
-def order(ident: str, ahead_s: float, journal: Path | None, backend: str = "process") -> WatchdogOrder:
+def order(ident: str, ahead_s: float, journal: Path | None, backend: str = "process", **more) -> WatchdogOrder:
     return WatchdogOrder(
-        backend=backend,
-        ident=ident,
-        target="victim",
-        outage="o1",
-        deadline_monotonic=time.monotonic() + ahead_s,
-        journal=journal,
-    )
+        backend=backend, ident=ident, target="victim", outage=more.pop("outage", "o1"),
+        deadline_monotonic=time.monotonic() + ahead_s, journal=journal, **more,
+    )  # fmt: skip
 
 
-def exited(pid: int, ticks: int | None) -> bool:
-    """The process is gone or a zombie (an orphan is reaped by init, our child by disarm)."""
-    return process_start_ticks(pid) != ticks or process_state_letter(pid) in ("Z", "X", None)
+def gone(pid: int) -> bool:
+    """The process is gone (the supervisor is reparented to init, which reaps it)."""
+    return process_state_letter(pid) in ("Z", "X", None)
 
 
 def resumes(journal: Path) -> list[dict]:
@@ -138,9 +121,11 @@ def sleep_past(deadline: float, margin_s: float = 0.3) -> None:
     time.sleep(max(0.0, deadline + margin_s - time.monotonic()))
 
 
-def test_the_watchdog_outlives_its_killed_arming_process_and_resumes_at_the_deadline(victim, stopped, armers, tmp_path):
+def test_the_supervisor_outlives_its_killed_arming_process_and_resumes_at_the_deadline(
+    victim, stopped, armers, tmp_path
+):
     journal = tmp_path / "journal.jsonl"
-    armer, watchdog_pid, deadline = armers.start("process", stopped, 1.5, journal)
+    armer, supervisor, deadline = armers.start("process", stopped, 1.5, journal)
     os.killpg(armer.pid, signal.SIGKILL)  # the arming process and its whole process group
     armer.wait(timeout=20)
     still_stopped, checked_at = is_stopped(victim.pid), time.monotonic()
@@ -148,103 +133,113 @@ def test_the_watchdog_outlives_its_killed_arming_process_and_resumes_at_the_dead
         assert still_stopped, "resumed before the deadline"
     wait_for(lambda: not is_stopped(victim.pid), what="the watchdog to resume the victim")
     (record,) = resumes(journal)
-    assert record["reason"] == "watchdog"
-    assert record["trigger"] == "deadline"
-    assert record["late_s"] >= 0  # measured by the watchdog on CLOCK_MONOTONIC: never before
+    assert (record["reason"], record["trigger"]) == ("watchdog", "deadline")
+    assert record["late_s"] >= 0  # measured by the supervisor on CLOCK_MONOTONIC: never before
     assert (record["ident"], record["outage"], record["target"]) == (stopped, "o1", "victim")
-    assert record["controller"].startswith(f"{watchdog_pid}@")  # written by the watchdog, not the dead armer
-    wait_for(lambda: exited(*armers.watchdogs[0]), what="the watchdog to exit")
+    assert record["controller"].startswith(f"{supervisor}@")  # written by the supervisor, not the dead armer
+    wait_for(lambda: gone(supervisor), what="the supervisor to exit, guarding nothing for nobody")
     log_text = watchdog_log_path(journal).read_text()
-    assert "the arming process is gone; resuming at the deadline" in log_text
+    if checked_at < deadline:  # killed before the deadline (a loaded machine may take longer to kill it)
+        assert "the controller that armed it is gone; acting at the deadline" in log_text
     assert "resumed by the watchdog (deadline" in log_text
+    assert not (tmp_path / "journal.watchdog.sock").exists()
 
 
-def test_terminal_signals_to_the_arming_group_miss_the_watchdog_and_sigterm_to_it_resumes_now(
+def test_one_supervisor_guards_every_pause_of_every_controller_of_a_journal(victim, stopped, armers, tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    pids = {armers.start("process", stopped, 60, journal)[1] for _ in range(3)}
+    pids |= {arm(order(stopped, 60, journal, outage=f"o{n}")).pid for n in range(10)}
+    assert len(pids) == 1
+    (supervisor,) = pids
+    assert process_state_letter(supervisor) not in (None, "Z")
+
+
+def test_terminal_signals_to_the_arming_group_miss_the_supervisor_and_sigterm_to_it_acts_now(
     victim, stopped, armers, tmp_path
 ):
     journal = tmp_path / "journal.jsonl"
-    armer, watchdog_pid, _ = armers.start("process", stopped, 60, journal)
-    assert os.getsid(watchdog_pid) == watchdog_pid != os.getsid(armer.pid)  # a session of its own
+    armer, supervisor, _ = armers.start("process", stopped, 60, journal)
+    assert os.getsid(supervisor) != os.getsid(armer.pid)  # a session of its own (not its leader: no terminal)
+    assert os.getpgid(supervisor) != os.getpgid(armer.pid)
+    assert Path(f"/proc/{supervisor}/stat").read_text().rsplit(")", 1)[1].split()[1] == "1"  # reparented to init
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # what a terminal sends its foreground group
         os.killpg(armer.pid, signum)
     armer.wait(timeout=20)
-    assert not exited(*armers.watchdogs[0])
+    assert not gone(supervisor)
     assert is_stopped(victim.pid)
-    os.kill(watchdog_pid, signal.SIGTERM)  # stopping the watchdog itself must not leave the target frozen
-    wait_for(lambda: not is_stopped(victim.pid), what="SIGTERM to the watchdog to resume the victim")
+    os.kill(supervisor, signal.SIGTERM)  # stopping the supervisor itself must not leave the target frozen
+    wait_for(lambda: not is_stopped(victim.pid), what="SIGTERM to the supervisor to resume the victim")
+    wait_for(lambda: len(resumes(journal)) == 1, what="the resume record")
     (record,) = resumes(journal)
     assert record["trigger"] == "SIGTERM"
     assert record["late_s"] < 0  # well before its deadline, on purpose
 
 
-def test_disarm_reaps_the_watchdog_and_leaves_the_target_alone(victim, stopped, armers, tmp_path):
+def test_disarm_leaves_the_target_alone(victim, stopped, tmp_path):
     journal = tmp_path / "journal.jsonl"
-    watchdog = armers.arm(order(stopped, 0.5, journal))
-    deadline = time.monotonic() + 0.5
-    ticks = process_start_ticks(watchdog.pid)
+    watchdog = arm(order(stopped, 2, journal))
+    deadline = time.monotonic() + 2
     assert watchdog.guarding
     watchdog.disarm()
-    assert process_start_ticks(watchdog.pid) != ticks  # reaped: not even a zombie is left
     watchdog.disarm()  # idempotent
     sleep_past(deadline)
     assert is_stopped(victim.pid)
     assert resumes(journal) == []
 
 
-def test_disarm_after_the_watchdog_acted_still_reaps_it(victim, stopped, armers, tmp_path):
+def test_a_moved_deadline_is_kept_and_disarm_after_it_acted_is_harmless(victim, stopped, tmp_path):
     journal = tmp_path / "journal.jsonl"
-    watchdog = armers.arm(order(stopped, 0.2, journal))
-    ticks = process_start_ticks(watchdog.pid)
-    wait_for(lambda: not is_stopped(victim.pid), what="the watchdog to resume the victim")
+    watchdog = arm(order(stopped, 60, journal))
+    assert watchdog.move_deadline(time.monotonic() + 0.2)
+    wait_for(lambda: not is_stopped(victim.pid), what="the watchdog to resume the victim at the moved deadline")
+    wait_for(lambda: len(resumes(journal)) == 1, what="the resume record")
+    assert not watchdog.move_deadline(time.monotonic() + 10)  # it has acted
     watchdog.disarm()
-    assert process_start_ticks(watchdog.pid) != ticks
     assert [record["reason"] for record in resumes(journal)] == ["watchdog"]
 
 
-def test_without_a_journal_it_resumes_and_writes_no_file(victim, stopped, armers, tmp_path, monkeypatch):
+def test_without_a_journal_it_resumes_and_writes_nothing_where_it_runs(victim, stopped, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    armers.arm(order(stopped, 0.2, None))
+    arm(order(stopped, 0.2, None))
     wait_for(lambda: not is_stopped(victim.pid), what="the watchdog to resume the victim")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_relative_journal_is_the_arming_process_s_not_the_watchdog_s(victim, stopped, armers, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the watchdog itself runs in /
-    armers.arm(order(stopped, 0.2, Path("relative.jsonl")))
+def test_a_relative_journal_is_the_arming_process_s_not_the_supervisor_s(victim, stopped, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the supervisor itself runs in /
+    arm(order(stopped, 0.2, Path("relative.jsonl")))
     wait_for(lambda: not is_stopped(victim.pid), what="the watchdog to resume the victim")
     wait_for(lambda: len(resumes(tmp_path / "relative.jsonl")) == 1, what="the resume record")
     assert (tmp_path / "relative.watchdog.log").exists()
 
 
-def test_start_ticks_that_do_not_match_guard_nothing(victim, stopped, armers, tmp_path):
+def test_start_ticks_that_do_not_match_guard_nothing(victim, stopped, tmp_path):
     journal = tmp_path / "journal.jsonl"
     pid, ticks = stopped.split("@")
-    watchdog = armers.arm(order(f"{pid}@{int(ticks) + 1}", 0.3, journal))  # the pid now names another process
+    watchdog = arm(order(f"{pid}@{int(ticks) + 1}", 0.3, journal))  # the pid now names another process
     assert not watchdog.guarding
-    assert process_start_ticks(watchdog.pid) is None  # exited and reaped
     sleep_past(time.monotonic() + 0.3)
     assert is_stopped(victim.pid)
     assert resumes(journal) == []
 
 
-def test_a_process_that_is_gone_guards_nothing(armers, tmp_path):
+def test_a_process_that_is_gone_guards_nothing(tmp_path):
     finished = subprocess.Popen(["sleep", "60"])
     ident = process_ident(finished.pid)
     finished.kill()
     finished.wait()
-    assert not armers.arm(order(ident, 0.3, tmp_path / "j.jsonl")).guarding
-    assert not armers.arm(order("999999999@1", 0.3, tmp_path / "j.jsonl")).guarding
+    assert not arm(order(ident, 0.3, tmp_path / "j.jsonl")).guarding
+    assert not arm(order("999999999@1", 0.3, tmp_path / "j.jsonl")).guarding
 
 
-def test_a_guarded_process_that_dies_ends_its_watchdog_without_a_signal(victim, stopped, armers, tmp_path):
+def test_a_guarded_process_that_dies_ends_its_order_without_a_signal(victim, stopped, tmp_path):
     journal = tmp_path / "journal.jsonl"
-    watchdog = armers.arm(order(stopped, 60, journal))
-    ticks = process_start_ticks(watchdog.pid)
+    watchdog = arm(order(stopped, 60, journal))
     victim.kill()  # SIGKILL ends a stopped process too
-    wait_for(lambda: exited(watchdog.pid, ticks), what="the watchdog to see its target gone")
-    watchdog.disarm()
-    assert resumes(journal) == []  # its only signal is at the deadline, a minute away
-    assert "outage o1: gone; exiting" in watchdog_log_path(journal).read_text()
+    victim.wait()
+    wait_for(lambda: "its target is gone" in watchdog_log_path(journal).read_text(), what="the order to end")
+    assert not watchdog.move_deadline(time.monotonic() + 1)  # nothing held any more
+    assert resumes(journal) == []
 
 
 @pytest.mark.parametrize("use_pidfd", [True, False], ids=["pidfd", "start-ticks fallback"])
@@ -267,12 +262,14 @@ def test_the_process_guard_names_one_process_only(victim, stopped, use_pidfd):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("backend", "nope", "backend 'nope': expected process or docker"),
+        ("backend", "nope", "backend 'nope': expected process or docker or cgroup"),
         ("ident", "abc", "process ident 'abc': expected PID@STARTTICKS"),
-        ("deadline_monotonic", time.time() + 10, r"s ahead: expected at most 86400 s \(a wall-clock time\?\)"),
+        ("deadline_monotonic", 1e12, r"s ahead: expected at most 86400 s \(a wall-clock time\?\)"),
         ("deadline_monotonic", math.nan, "deadline nan s ahead"),
+        ("fault", "freeze", "fault 'freeze': expected pause, throttle or reap"),
+        ("owner", "me", "owner 'me': expected PID@STARTTICKS"),
     ],
-    ids=["backend", "ident", "wall-clock deadline", "nan deadline"],  # not the time: the same ids in every worker
+    ids=["backend", "ident", "wall-clock deadline", "nan deadline", "fault", "owner"],  # the same ids in every worker
 )
 def test_an_order_that_cannot_be_guarded_is_refused_in_one_line(tmp_path, field, value, message):
     bad = order("1@1", 10, tmp_path / "j.jsonl")
@@ -281,29 +278,32 @@ def test_an_order_that_cannot_be_guarded_is_refused_in_one_line(tmp_path, field,
     assert "\n" not in str(raised.value)
 
 
-def test_a_watchdog_that_never_answers_is_killed_and_refused(monkeypatch, tmp_path, victim):
-    pid_file = tmp_path / "pid"
-    silent = ["sh", "-c", f'echo $$ > "{pid_file}"; exec sleep 60']
-    monkeypatch.setattr(retrystorm.chaos.watchdog, "_command", lambda _order: silent)
-    monkeypatch.setattr(retrystorm.chaos.watchdog, "ARM_TIMEOUT_S", 1.0)
-    with pytest.raises(BackendError, match=r"did not confirm it was armed within 1 s; see .*watchdog\.log$"):
-        arm(order(process_ident(victim.pid), 10, tmp_path / "j.jsonl"))
-    assert process_start_ticks(int(pid_file.read_text())) is None  # killed and reaped
+def test_the_supervisor_answers_a_malformed_request_in_one_line_and_holds_at_most_its_cap(tmp_path, stopped):
+    left, right = socket.socketpair()
+    supervisor = Supervisor(left, os.pipe()[0], lambda: True)
+    for line in (b"not json", b"[1]", b'{"frobnicate": 1}', b'{"arm": {"backend": 1}}', b'{"deadline": [1, "inf"]}'):
+        answer = supervisor._answer(line, 0)
+        assert set(answer) <= {"error", "ok"} and "\n" not in str(answer)
+    supervisor.orders = dict.fromkeys(range(MAX_ORDERS))  # type: ignore[arg-type]
+    answer = supervisor._answer(json.dumps({"arm": order(stopped, 10, None).to_dict()}).encode(), 0)
+    assert answer == {"error": f"this watchdog holds {MAX_ORDERS} orders, its most; end a fault first"}
+    left.close()
+    right.close()
 
 
-@pytest.mark.parametrize(
-    ("command", "message"),
-    [
-        ([sys.executable, "-c", "import sys; sys.exit(3)"], r"it exited with code 3 before arming; see "),
-        ([sys.executable, "-P", "-S", "-m", "retrystorm.chaos.watchdog", "{not json"], r": Expecting property name"),
-    ],
-    ids=["exits", "answers an error"],
-)
-def test_a_watchdog_that_fails_to_arm_is_refused(monkeypatch, tmp_path, victim, command, message):
-    monkeypatch.setattr(retrystorm.chaos.watchdog, "_command", lambda _order: command)
-    with pytest.raises(BackendError, match=message) as raised:
-        arm(order(process_ident(victim.pid), 10, tmp_path / "j.jsonl"))
-    assert "\n" not in str(raised.value)
+def test_the_supervisor_is_never_a_target(victim, stopped, tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    supervisor = arm(order(stopped, 60, journal)).pid
+    with pytest.raises(TargetRefusedError, match="it is a retrystorm watchdog"):
+        ProcessBackend().register("watchdog", supervisor)
+
+
+def test_a_folder_others_may_write_gets_no_supervisor(victim, stopped, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(UserError, match="others may write it"):
+        arm(order(stopped, 60, shared / "journal.jsonl"))
 
 
 class FakeEngine:
@@ -381,15 +381,13 @@ def test_a_docker_watchdog_unpauses_through_the_sdk_after_its_arming_process_is_
     assert record["late_s"] >= 0
 
 
-def test_a_docker_watchdog_whose_container_is_gone_does_nothing(fake_engine, armers, tmp_path):
+def test_a_docker_watchdog_whose_container_is_gone_does_nothing(fake_engine, tmp_path):
     journal = tmp_path / "journal.jsonl"
-    watchdog = armers.arm(order("deadbeef", 0.5, journal, backend="docker"))
-    ticks = process_start_ticks(watchdog.pid)
-    wait_for(lambda: exited(watchdog.pid, ticks), what="the watchdog to finish")
-    watchdog.disarm()
+    arm(order("deadbeef", 0.5, journal, backend="docker"))
+    wait_for(lambda: "(deadbeef), pause o1: gone: nothing to do (deadline, " in watchdog_log_path(journal).read_text(),
+             what="the watchdog to act")  # fmt: skip
     assert fake_engine.unpaused == []
     assert resumes(journal) == []
-    assert "(deadbeef), outage o1: gone: nothing to resume (deadline, " in watchdog_log_path(journal).read_text()
 
 
 @pytest.mark.docker
