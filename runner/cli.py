@@ -221,7 +221,10 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     if options.compose is None:
         from retrystorm.runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
 
-        stack = local_stack(folder / "logs", scenario.target, options.scenario_dir, options.workers, scenario.grpc)
+        stack = local_stack(
+            folder / "logs", scenario.target, options.scenario_dir, options.workers, scenario.grpc,
+            journal=Journal(options.journal).path,
+        )  # fmt: skip
     else:
         if scenario.grpc is not None:
             raise UserError("grpc: the compose stack's target and Locust speak HTTP only; run it with --backend local")

@@ -346,7 +346,10 @@ class Scenario(_Strict):
         if pauses and self.target.pause_kind is None:
             yield (
                 ("faults", pauses[0]),
-                "target: names nothing to pause; add command (its process group is paused), pid, container or service",
+                (
+                    "target: names nothing to pause; add command (everything it starts is paused), pid, tree, "
+                    "cgroup, unit, container or service"
+                ),
             )
 
     def _load_problems(self) -> Iterator[tuple[Loc, str]]:

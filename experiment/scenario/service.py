@@ -4,11 +4,14 @@ Without ``target:`` the runner starts the built-in model server (``model:``). Wi
 users send to ``target.url`` and a pause freezes, by precedence:
 
 * ``pid: N``: that process (registered at run start, with the process backend's refusals);
+* ``tree: N``: that process and every descendant, those that ``setsid()`` included (a database's postmaster);
+* ``cgroup: PATH`` / ``unit: NAME``: that cgroup, or that systemd unit's, whole: frozen at once by the cgroup
+  freezer, its own CPU quota lowered by a ``slow``;
 * ``container: NAME``: that container, ``service: NAME``: that compose service's containers,
   both through the docker backend and only with the label ``retrystorm.chaos=allow``;
-* otherwise, with ``command:``, the command's whole process group (a pre-fork server's
-  master and workers together), the command being started fresh for each strategy
-  (cwd: the scenario's folder) and stopped after it.
+* otherwise, with ``command:``, everything the command starts: the runner starts it in a cgroup of its own
+  (:mod:`retrystorm.chaos.containment`), fresh for each strategy (cwd: the scenario's folder), and stops it
+  after it; where no cgroup can be made, the command's process group.
 
 Nothing else may be paused: a scenario with faults but none of these is refused.
 ``ready`` is a path that must answer 2xx before the load starts (default: the base URL
@@ -51,8 +54,10 @@ MAX_METRIC_CHARS = 200
 MAX_PID = 2**22
 _METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _CONTAINER = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
-#: Each kind of pause target, as a scenario writes it, and how the plan says it.
-PAUSE_KINDS = ("pid", "container", "service", "command")
+#: Each kind of pause target, as a scenario writes it, by precedence (all but ``command`` are exclusive).
+PAUSE_KINDS = ("pid", "tree", "cgroup", "unit", "container", "service", "command")
+_NAMED_KINDS = PAUSE_KINDS[:-1]
+_UNIT = re.compile(r"[A-Za-z0-9:_.\\@-]{1,240}\.(service|scope|slice)")
 
 
 def _checked(check: Any) -> Any:
@@ -104,6 +109,19 @@ def _command(value: object) -> str:
 def _metric(value: object) -> str:
     if not isinstance(value, str) or len(value) > MAX_METRIC_CHARS or not _METRIC.fullmatch(value):
         raise ValueError(f"got {shown(value)}; expected a Prometheus metric name like myapp_requests_in_progress")
+    return value
+
+
+def _cgroup(value: object) -> str:
+    text = value if isinstance(value, str) else ""
+    if not text.startswith("/") or len(text) > MAX_COMMAND_CHARS or ".." in text.split("/") or "\x00" in text:
+        raise ValueError(f"got {shown(value)}; expected a cgroup path like /system.slice/postgresql.service")
+    return text
+
+
+def _unit(value: object) -> str:
+    if not isinstance(value, str) or not _UNIT.fullmatch(value):
+        raise ValueError(f"got {shown(value)}; expected a systemd unit name like postgresql@15-main.service")
     return value
 
 
@@ -169,6 +187,17 @@ class ServiceTarget(_Strict):
     """A running process to pause (2 to 4,194,304), registered when the run starts, with the process backend's
     refusals.
     """
+    tree: int | None = Field(default=None, ge=2, le=MAX_PID)
+    """A running process to pause with every descendant (those that ``setsid()`` included, as a database's
+    backends do), found again at each pause; registered when the run starts, with the process backend's refusals.
+    """
+    cgroup: Annotated[str, BeforeValidator(_cgroup)] | None = None
+    """A cgroup to freeze whole with the cgroup freezer (v2 ``cgroup.freeze``, v1 ``freezer.state``), as
+    ``/proc/PID/cgroup`` writes its path; a ``slow`` lowers its own CPU quota. Refused: the root cgroup, one that
+    holds the runner, pid 1 or a watchdog.
+    """
+    unit: Annotated[str, BeforeValidator(_unit)] | None = None
+    """A systemd unit whose cgroup to freeze whole, as ``cgroup`` does (needs systemd running)."""
     container: ContainerName | None = None
     """A container to pause with ``docker pause``; it needs the label ``retrystorm.chaos=allow``."""
     service: ContainerName | None = None
@@ -186,8 +215,9 @@ class ServiceTarget(_Strict):
 
     @property
     def pause_kind(self) -> str | None:
-        """What a pause freezes: ``pid``, ``container``, ``service``, ``command`` (its process group), or ``None``."""
-        for kind in PAUSE_KINDS[:3]:
+        """What a pause freezes: ``pid``, ``tree``, ``cgroup``, ``unit``, ``container``, ``service``, ``command``
+        (everything it starts), or ``None``."""
+        for kind in _NAMED_KINDS:
             if getattr(self, kind) is not None:
                 return kind
         return "command" if self.command is not None else None
@@ -197,12 +227,21 @@ class ServiceTarget(_Strict):
         kind = self.pause_kind
         if kind == "pid":
             return f"process {self.pid} (SIGSTOP/SIGCONT, registered at run start)"
+        if kind == "tree":
+            return f"process {self.tree} and every descendant (SIGSTOP/SIGCONT, found again at each pause)"
+        if kind == "cgroup":
+            return f"cgroup {self.cgroup} whole (the cgroup freezer; a cut lowers its own CPU quota)"
+        if kind == "unit":
+            return f"systemd unit {self.unit}'s cgroup whole (the cgroup freezer; a cut lowers its own CPU quota)"
         if kind == "container":
             return f"container {self.container} (docker pause/unpause; label retrystorm.chaos=allow)"
         if kind == "service":
             return f"compose service {self.service}'s containers (docker pause/unpause; label retrystorm.chaos=allow)"
         if kind == "command":
-            return "the command's whole process group (SIGSTOP/SIGCONT to every process of it, one watchdog each)"
+            return (
+                "everything the command starts, in a cgroup of its own (frozen at once by the cgroup freezer; ended "
+                "with the run, even a SIGKILLed one)"
+            )
         return "nothing (no command, pid, container or service)"
 
     def argv(self) -> list[str]:
@@ -211,9 +250,9 @@ class ServiceTarget(_Strict):
 
     def problems(self) -> Iterator[tuple[tuple[str, ...], str]]:
         """Rules across the section's fields."""
-        given = [kind for kind in PAUSE_KINDS[:3] if getattr(self, kind) is not None]
+        given = [kind for kind in _NAMED_KINDS if getattr(self, kind) is not None]
         if len(given) > 1:
-            yield ("target", given[1]), f"give one of pid, container, service (got {', '.join(given)})"
+            yield ("target", given[1]), f"give one of {', '.join(_NAMED_KINDS)} (got {', '.join(given)})"
         if self.grpc_address is not None and self.ready is not None:
             yield ("target", "ready"), "an HTTP path; a grpc:// service is ready when its port accepts a connection"
 

@@ -32,6 +32,8 @@ def local_stack(
     folder: Path | None = None,
     workers: int | None = None,
     grpc: GrpcSection | None = None,
+    *,
+    journal: Path | None = None,
 ) -> Stack:
     """Local processes: a fresh ``retrystorm target`` (or ``service``, a scenario's own) and headless Locust.
 
@@ -39,7 +41,8 @@ def local_stack(
     ``workers``: Locust processes per strategy (1: one process; more: a master and that
     many workers); ``None`` chooses from the cores and the load
     (:func:`~retrystorm.runner.local.locust.default_workers`). ``grpc``: the scenario's ``grpc:`` section (the
-    built-in target then serves gRPC too, and the load calls it).
+    built-in target then serves gRPC too, and the load calls it). ``journal``: the run's chaos journal,
+    beside which the watchdog that ends a service's command with a killed runner lives.
     """
     driver = LocustDriver(log_dir, workers)
     proxies = FaultProxies(log_dir, grpc=grpc is not None)
@@ -47,5 +50,5 @@ def local_stack(
         return Stack(LOCAL_STACK, LocalTargets(log_dir, grpc), driver, HttpMetricsSource(), proxies)
     found = server_metrics.endpoint(service.metrics)
     source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
-    targets = OwnServiceTargets(service, log_dir, folder or Path.cwd(), grpc)
+    targets = OwnServiceTargets(service, log_dir, folder or Path.cwd(), grpc, journal=journal)
     return Stack(OWN_SERVICE_STACK, targets, driver, source, proxies)

@@ -12,10 +12,16 @@ must answer within 5 s.
 
 What a pause freezes (:meth:`retrystorm.experiment.scenario.service.ServiceTarget.pause_kind`):
 
-* ``command``: the group the runner started, registered as a group target of the process
-  backend (:meth:`retrystorm.chaos.backends.process.ProcessBackend.register_group`);
-* ``pid``: that process, registered when the provider is made (the process backend's
-  refusals, exit 2, also on ``--dry-run``);
+* ``command``: everything the command starts. The runner starts it in cgroups of its own
+  (:class:`retrystorm.chaos.containment.Containment`), registered as a cgroup target
+  (:class:`retrystorm.chaos.backends.cgroup.CgroupBackend`): a pause freezes every process at once,
+  whatever session or user it moved to, and the command's end (or the runner's death: a watchdog order
+  owned by the runner, :func:`retrystorm.chaos.deadman.guard_service`) ends every one of them. Where no cgroup can
+  be made (not root, no cgroup hierarchy that can freeze), its process group, as a group target of the process
+  backend, and the plan says so;
+* ``pid`` / ``tree``: that process (and every descendant), registered when the provider is made (the process
+  backend's refusals, exit 2, also on ``--dry-run``);
+* ``cgroup`` / ``unit``: that cgroup whole, registered when the provider is made;
 * ``container`` / ``service``: through the docker backend (label ``retrystorm.chaos=allow``),
   made when the run starts, never for a dry run.
 
@@ -37,11 +43,17 @@ start keeps its state from one strategy to the next, and the plan says so.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
 from retrystorm.chaos.backends import FaultBackend, ProcessBackend
+from retrystorm.chaos.backends.cgroup import CgroupBackend
+from retrystorm.chaos.cgroupfs import CgroupPathError
+from retrystorm.chaos.containment import Containment
+from retrystorm.chaos.deadman import guard_service
 from retrystorm.chaos.targets import FaultTarget
+from retrystorm.chaos.watchdog import Watchdog
 from retrystorm.experiment.scenario.grpc import GrpcSection
 from retrystorm.experiment.scenario.service import ServiceTarget
 from retrystorm.runner import grpc_call, server_metrics
@@ -53,6 +65,8 @@ from retrystorm.runner.local.throttle import slow_refusal
 from retrystorm.runner.paths import slug
 from retrystorm.runner.readiness import READY_TIMEOUT_S, wait_ready
 from retrystorm.target.models import OverloadModel
+
+log = logging.getLogger(__name__)
 
 FAULT_TARGET = "target"
 #: A service the runner does not start must be answering already: it gets this long.
@@ -68,8 +82,11 @@ class OwnService:
         backend: FaultBackend | None,
         process: ManagedProcess | None,
         grpc: GrpcEndpoint | None = None,
+        reaper: Watchdog | None = None,
     ) -> None:
         self.spec = spec
+        #: The watchdog order that ends the service if the runner dies (a contained command).
+        self.reaper = reaper
         self.base_url = spec.url
         found = server_metrics.endpoint(spec.metrics)
         self.metrics_url = found[0] if found is not None else None
@@ -95,25 +112,45 @@ class OwnService:
     async def stop(self) -> None:
         if self.process is not None:
             await self.process.stop_group()
+        if self.reaper is not None:
+            await asyncio.to_thread(self.reaper.disarm)
 
 
 class OwnServiceTargets:
     """A service of one's own per strategy (a :class:`~retrystorm.runner.interfaces.TargetProvider`)."""
 
-    def __init__(self, spec: ServiceTarget, log_dir: Path, folder: Path, grpc: GrpcSection | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServiceTarget,
+        log_dir: Path,
+        folder: Path,
+        grpc: GrpcSection | None = None,
+        *,
+        journal: Path | None = None,
+    ) -> None:
         self.spec = spec
         self.log_dir = log_dir
         self.folder = folder
         self.grpc = grpc
+        self.journal = journal
         #: The request bytes every gRPC call sends, once known (``None``: the run spec's own).
         self.grpc_request: bytes | None = None
         if grpc is not None:
             self.grpc_request = _descriptor_request(grpc, folder)  # exit 2 now, on --dry-run too
         self.process_backend = ProcessBackend()
+        self.cgroup_backend = CgroupBackend()
         self.docker: LazyBackend | None = None
+        #: Whether the command runs in cgroups of its own (``None``: not decided until the first start).
+        self.contained: bool | None = None
         kind = spec.pause_kind
         if kind == "pid" and spec.pid is not None:
             self.process_backend.register(FAULT_TARGET, spec.pid)  # refused now: exit 2, on --dry-run too
+        elif kind == "tree" and spec.tree is not None:
+            self.process_backend.register_tree(FAULT_TARGET, spec.tree)
+        elif kind == "cgroup" and spec.cgroup is not None:
+            self.cgroup_backend.register(FAULT_TARGET, spec.cgroup)
+        elif kind == "unit" and spec.unit is not None:
+            self.cgroup_backend.register_unit(FAULT_TARGET, spec.unit)
         elif kind in ("container", "service"):
             containers = {FAULT_TARGET: spec.container} if spec.container is not None else None
             services = {FAULT_TARGET: spec.service} if spec.service is not None else None
@@ -123,11 +160,16 @@ class OwnServiceTargets:
         kind = self.spec.pause_kind
         if kind is None:
             return None
-        return self.process_backend if self.docker is None else self.docker.backend()
+        if self.docker is not None:
+            return self.docker.backend()
+        if kind in ("cgroup", "unit") or (kind == "command" and self.contained):
+            return self.cgroup_backend
+        return self.process_backend
 
     def recovery_backends(self) -> list[FaultBackend]:
         backend = self._backend() if self.docker is not None else None
-        return [self.process_backend] if backend is None else [self.process_backend, backend]
+        mine: list[FaultBackend] = [self.process_backend, self.cgroup_backend]
+        return mine if backend is None else [*mine, backend]
 
     def fault_target_names(self) -> list[str]:
         return [FAULT_TARGET] if self.spec.pause_kind is not None else []
@@ -150,15 +192,25 @@ class OwnServiceTargets:
         )  # fmt: skip
 
     async def start(self, label: str, model: OverloadModel | None, seed: int) -> OwnService:
-        """Start the command (if any), wait until the service is ready, register what a pause freezes."""
-        process = None
+        """Start the command (if any, in cgroups of its own), wait until it is ready, register what a pause freezes."""
+        process = reaper = None
+        containment = self._contain(label) if self.spec.command and self.spec.pause_kind == "command" else None
         backend = self._backend()
         if self.spec.command:
             log_path = self.log_dir / f"{slug(label)}-service.log"
-            process = ManagedProcess(
-                f"the command of target: ({label})", self.spec.argv(), log_path, cwd=self.folder, tools_on_path=True
-            )
+            try:
+                process = ManagedProcess(
+                    f"the command of target: ({label})", self.spec.argv(), log_path, cwd=self.folder,
+                    tools_on_path=True, containment=containment,
+                )  # fmt: skip
+            except BaseException:
+                if containment is not None:
+                    await asyncio.to_thread(containment.end)
+                raise
         try:
+            if containment is not None:
+                reaper = await asyncio.to_thread(guard_service, containment, self.journal, label)
+                self.cgroup_backend.register(FAULT_TARGET, containment.relative)
             if backend is not None and self.docker is not None:
                 backend.resolve(FAULT_TARGET)  # the container exists and opted in: else one line, before any load
             alive = (lambda: _alive(process)) if process is not None else (lambda: None)
@@ -166,14 +218,28 @@ class OwnServiceTargets:
             await wait_ready(
                 self.spec.url, self.spec.ready, alive=alive, timeout_s=timeout_s, what="the service of target:"
             )
-            if process is not None and self.spec.pause_kind == "command":
+            if process is not None and containment is None and self.spec.pause_kind == "command":
                 self.process_backend.register_group(FAULT_TARGET, process.pid)
             grpc = await self._grpc_endpoint()
         except BaseException:
             if process is not None:
                 await process.stop_group()
+            if reaper is not None:
+                await asyncio.to_thread(reaper.disarm)
             raise
-        return OwnService(self.spec, backend, process, grpc)
+        return OwnService(self.spec, backend, process, grpc, reaper)
+
+    def _contain(self, label: str) -> Containment | None:
+        """New cgroups for the command of ``label``; ``None`` (its process group, said once) where none can be made."""
+        try:
+            containment = Containment.create()
+        except (OSError, CgroupPathError) as error:
+            if self.contained is None:
+                log.warning("the command of target: runs in its own process group, not in a cgroup (%s)", error)
+            self.contained = False
+            return None
+        self.contained = True
+        return containment
 
     async def _grpc_endpoint(self) -> GrpcEndpoint | None:
         """Where the gRPC load calls, with the request encoded from the proto of server reflection once."""

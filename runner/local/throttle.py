@@ -25,10 +25,11 @@ def slow_refusal(spec: ServiceTarget) -> str | None:
             "a CPU cut needs something to cut: give target.command (the runner starts it; its process group is cut "
             f"through a cgroup), pid, container or service; {SIMULATE}"
         )
-    if kind in ("container", "service"):
-        return None  # docker update --cpus; the opt-in label is checked when the run starts
-    # The command's group is born in the runner's own cgroup: that is where its throttle group is made.
-    pid = spec.pid if kind == "pid" and spec.pid is not None else os.getpid()
+    if kind in ("container", "service", "cgroup", "unit"):
+        return None  # docker update --cpus, or the cgroup's own quota; checked when the run starts
+    # A command is born in the runner's cgroup, or in cgroups of its own beside it: where CPU is accounted there.
+    chosen = spec.pid if kind == "pid" else spec.tree if kind == "tree" else None
+    pid = chosen if chosen is not None else os.getpid()
     try:
         locate(pid)
     except CgroupUnavailableError as error:

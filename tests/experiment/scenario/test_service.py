@@ -58,6 +58,19 @@ def test_a_service_of_ones_own_loads_without_a_model_and_reaches_the_run_spec():
         (("ready: /healthz", "readiness: /healthz"), "own.yaml:5: target.readiness: unknown field; accepted: url"),
         (("url: http://127.0.0.1:8000", "url: ftp://x"), "own.yaml:3: target.url: got 'ftp://x'; expected an http"),
         (("ready: /healthz", "pid: 1"), "own.yaml:5: target.pid: got 1; expected greater than or equal to 2"),
+        (("ready: /healthz", "tree: 1"), "own.yaml:5: target.tree: got 1; expected greater than or equal to 2"),
+        (
+            ("ready: /healthz", "cgroup: system.slice"),
+            "own.yaml:5: target.cgroup: got 'system.slice'; expected a cgroup path like /system.slice/postgresql",
+        ),
+        (
+            ("ready: /healthz", "cgroup: /system.slice/../.."),
+            "own.yaml:5: target.cgroup: got '/system.slice/../..'; expected a cgroup path",
+        ),
+        (
+            ("ready: /healthz", "unit: 'postgresql; rm'"),
+            "own.yaml:5: target.unit: got 'postgresql; rm'; expected a systemd unit name like postgresql@15-main",
+        ),
         (("[timeout, 5xx, 429]", "[timeout, sometimes]"), "own.yaml:9: retry_on: got 'sometimes', expected a list"),
         (
             ("ready: /healthz", "metrics: {url: http://127.0.0.1:8001/metrics, in_flight: a, latency: b}"),
@@ -73,14 +86,30 @@ def test_a_bad_field_is_one_line_naming_file_line_and_field(change, expected):
     assert error_of(BASE.replace(*change)).startswith(expected)
 
 
+@pytest.mark.parametrize(
+    ("line", "kind", "said"),
+    [
+        ("tree: 4242", "tree", "process 4242 and every descendant"),
+        ("cgroup: /system.slice/postgresql.service", "cgroup", "cgroup /system.slice/postgresql.service whole"),
+        ("unit: postgresql@15-main.service", "unit", "systemd unit postgresql@15-main.service's cgroup whole"),
+    ],
+)
+def test_a_tree_a_cgroup_or_a_unit_is_what_a_pause_freezes_before_the_command(line, kind, said):
+    scenario = parse_scenario(BASE.replace("ready: /healthz", line))
+    assert scenario.target is not None and scenario.target.pause_kind == kind
+    assert scenario.target.pause_describe().startswith(said)
+
+
 def test_rules_across_fields():
     no_pause = BASE.replace("  command: gunicorn -w 2 -b 127.0.0.1:8000 app:app\n", "")
     assert error_of(no_pause) == (
-        "own.yaml:11: faults[0]: target: names nothing to pause; add command (its process group is paused), "
-        "pid, container or service"
+        "own.yaml:11: faults[0]: target: names nothing to pause; add command (everything it starts is paused), "
+        "pid, tree, cgroup, unit, container or service"
     )
     two = BASE.replace("ready: /healthz", "pid: 1234\n  container: web")
-    assert error_of(two).startswith("own.yaml:6: target.container: give one of pid, container, service")
+    assert error_of(two).startswith(
+        "own.yaml:6: target.container: give one of pid, tree, cgroup, unit, container, service"
+    )
     same_name = BASE.replace("path: /orders, body", "path: /orders/1, name: GET /orders/1, body")
     assert "a second request named 'GET /orders/1'" in error_of(same_name)
     neither = BASE.replace("target:\n  url: http://127.0.0.1:8000\n", "x:\n  url: u\n")
