@@ -1,4 +1,4 @@
-"""Real processes to pause: each test gets its own, stopped by pid afterwards."""
+"""Helpers of the chaos tests: real processes to pause (each stopped by pid afterwards), and recording fakes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.backends.base import FaultBackend, TargetRef, TargetState
 from retrystorm.chaos.targets import FaultTarget
+from retrystorm.errors import UserError
 from tests.support.http import call as http_call
 from tests.support.ports import free_port
 from tests.support.procfs import is_stopped
@@ -93,6 +95,39 @@ class RecordingSwitch:
         return Armed()
 
 
+class FakeBackend(FaultBackend):
+    """Records every call; ``frozen`` is what a pause stopped (``freezes=False``: a pause that takes none)."""
+
+    name = "process"
+
+    def __init__(self, *, freezes: bool = True, clock: list[float] | None = None) -> None:
+        self.freezes, self.clock = freezes, clock
+        self.calls: list[str] = []
+        self.frozen: set[str] = set()
+
+    def targets(self) -> list[str]:
+        return ["target"]
+
+    def resolve(self, target: str) -> list[TargetRef]:
+        if target == "other":
+            raise UserError(f"no process target {target!r}")
+        return [TargetRef(self.name, target, "100@1" if target == "target" else f"{100 + len(target)}@1")]
+
+    def pause(self, ref: TargetRef) -> None:
+        self.calls.append(f"pause {ref.ident}")
+        if self.clock is not None:
+            self.clock[0] += 3.0  # freezing takes 3 s (a loaded machine)
+        if self.freezes:
+            self.frozen.add(ref.ident)
+
+    def resume(self, ref: TargetRef) -> None:
+        self.calls.append(f"resume {ref.ident}")
+        self.frozen.discard(ref.ident)
+
+    def state(self, ref: TargetRef) -> TargetState:
+        return TargetState.PAUSED if ref.ident in self.frozen else TargetState.RUNNING
+
+
 def process_target(pid: int, name: str = "target") -> FaultTarget:
     """``pid`` registered under ``name`` in a fresh process backend."""
     backend = ProcessBackend({name: pid})
@@ -109,4 +144,4 @@ def _close_watchdog_connections():
 
 
 #: The chaos tests import these from here.
-__all__ = ["RecordingSwitch", "call", "free_port", "is_stopped", "process_target", "wait_for"]
+__all__ = ["FakeBackend", "RecordingSwitch", "call", "free_port", "is_stopped", "process_target", "wait_for"]

@@ -1,7 +1,8 @@
 """Outage annotations in Grafana, against the recorded-contract stub of Grafana's HTTP API.
 
-Real outages (SIGSTOP/SIGCONT of a real process) through the controller, ``retrystorm
-chaos serve`` and ``retrystorm run``; the stub checks every annotation as Grafana would.
+Outages through the controller on a recording fake backend (what is annotated does not depend on how a target is
+frozen); real outages of real processes through ``retrystorm chaos serve`` and ``retrystorm run`` (live). The stub
+checks every annotation as Grafana would.
 """
 
 import asyncio
@@ -23,13 +24,12 @@ from retrystorm.chaos.annotations import (
 )
 from retrystorm.chaos.controller import Outage, OutageController, OutageStatus
 from retrystorm.chaos.journal import Journal
+from retrystorm.chaos.targets import FaultTarget
 from tests.grafana_stub import PASSWORD, TOKEN, USER, running_stub
 from tests.loadgen.conftest import free_port
 from tests.support.waiting import wait_until_async
 
-from .conftest import RecordingSwitch, call, is_stopped, process_target, wait_for
-
-pytestmark = pytest.mark.signals
+from .conftest import FakeBackend, RecordingSwitch, call, wait_for
 
 ENV_NAMES = ("GRAFANA_URL", "GRAFANA_TOKEN", "GRAFANA_USER", "GRAFANA_PASSWORD")
 
@@ -45,14 +45,22 @@ def grafana(monkeypatch):
         yield stub
 
 
-def controller_for(victim, tmp_path, listener):
+def controller_for(tmp_path, listener):
     """A controller whose pauses arm a recording switch."""
     return OutageController(Journal(tmp_path / "j.jsonl"), dead_man=RecordingSwitch(), listener=listener)
 
 
-def target_of(victim):
-    """The victim as a fault target (the same ref each time: overlapping pauses hold one target)."""
-    return process_target(victim.pid)
+@pytest.fixture
+def backend():
+    """A recording fake backend; what a test paused must be resumed by its end."""
+    fake = FakeBackend()
+    yield fake
+    assert not fake.frozen, "an outage left its target paused"
+
+
+def target_of(backend):
+    """The fake's target (the same ref each time: overlapping pauses hold one target)."""
+    return FaultTarget("target", backend)
 
 
 async def wait_until(predicate, timeout_s=20.0):
@@ -103,13 +111,13 @@ def test_annotation_of_a_trigger_window():
     assert [trigger_tags(kind) for kind in ("pause", "slow")] == [("retrystorm", "outage"), ("retrystorm", "slow")]
 
 
-def test_real_outage_posts_one_region_annotation(victim, tmp_path, grafana):
+def test_an_outage_posts_one_region_annotation(backend, tmp_path, grafana):
     listener = annotations_from_env(scenario="demo")
     assert isinstance(listener, GrafanaAnnotations)
 
     async def scenario():
-        async with controller_for(victim, tmp_path, listener) as controller:
-            outage = await controller.pause(target_of(victim), 0.3)
+        async with controller_for(tmp_path, listener) as controller:
+            outage = await controller.pause(target_of(backend), 0.3)
             await wait_until(lambda: outage.status is OutageStatus.RESUMED)
             await listener.drain()
             return outage
@@ -122,18 +130,18 @@ def test_real_outage_posts_one_region_annotation(victim, tmp_path, grafana):
     assert body["text"].startswith("outage of target for ") and "(scenario demo): scheduled" in body["text"]
     assert body["time"] == OutageAnnotation.of(outage, 0.3).time_ms
     assert body["timeEnd"] > body["time"]
-    assert not is_stopped(victim.pid)
+    assert backend.calls[-1] == "resume 100@1"
 
 
-def test_basic_auth_from_the_environment(victim, tmp_path, grafana, monkeypatch):
+def test_basic_auth_from_the_environment(backend, tmp_path, grafana, monkeypatch):
     monkeypatch.delenv("GRAFANA_TOKEN")
     monkeypatch.setenv("GRAFANA_USER", USER)
     monkeypatch.setenv("GRAFANA_PASSWORD", PASSWORD)
     listener = annotations_from_env()
 
     async def scenario():
-        async with controller_for(victim, tmp_path, listener) as controller:
-            outage = await controller.pause(target_of(victim), 30)
+        async with controller_for(tmp_path, listener) as controller:
+            outage = await controller.pause(target_of(backend), 30)
             await controller.resume(outage.id)
             await listener.drain()
 
@@ -154,14 +162,14 @@ def failing_grafana(request, grafana, monkeypatch):
     return grafana
 
 
-def test_a_failing_grafana_never_breaks_an_outage(victim, tmp_path, failing_grafana, caplog):
+def test_a_failing_grafana_never_breaks_an_outage(backend, tmp_path, failing_grafana, caplog):
     listener = annotations_from_env()
 
     async def scenario():
-        async with controller_for(victim, tmp_path, listener) as controller:
-            first = await controller.pause(target_of(victim), 0.2)
+        async with controller_for(tmp_path, listener) as controller:
+            first = await controller.pause(target_of(backend), 0.2)
             await wait_until(lambda: first.status is OutageStatus.RESUMED)
-            second = await controller.pause(target_of(victim), 0.2)
+            second = await controller.pause(target_of(backend), 0.2)
             await wait_until(lambda: second.status is OutageStatus.RESUMED)
             await listener.drain()
             return first, second
@@ -169,13 +177,13 @@ def test_a_failing_grafana_never_breaks_an_outage(victim, tmp_path, failing_graf
     with caplog.at_level(logging.WARNING, logger="retrystorm.chaos.annotations"):
         outages = asyncio.run(scenario())
     assert [outage.end_reason for outage in outages] == ["scheduled", "scheduled"]
-    assert not is_stopped(victim.pid)
+    assert backend.calls[-1] == "resume 100@1"
     warnings = [record for record in caplog.records if "could not post the outage annotation" in record.message]
     assert len(warnings) == 2
     assert not failing_grafana.annotations
 
 
-def test_posting_never_holds_up_the_event_loop(victim, tmp_path):
+def test_posting_never_holds_up_the_event_loop(backend, tmp_path):
     """A Grafana that hangs: the resume and the loop go on; the post finishes in its thread."""
     release = threading.Event()
     posted = []
@@ -188,8 +196,8 @@ def test_posting_never_holds_up_the_event_loop(victim, tmp_path):
     listener = GrafanaAnnotations(Hanging())
 
     async def scenario():
-        async with controller_for(victim, tmp_path, listener) as controller:
-            outage = await controller.pause(target_of(victim), 30)
+        async with controller_for(tmp_path, listener) as controller:
+            outage = await controller.pause(target_of(backend), 30)
             await controller.resume(outage.id)
             ticks = 0
             while ticks < 5:  # the loop keeps running while the post hangs
@@ -201,7 +209,7 @@ def test_posting_never_holds_up_the_event_loop(victim, tmp_path):
 
     asyncio.run(scenario())
     assert len(posted) == 1
-    assert not is_stopped(victim.pid)
+    assert backend.calls[-1] == "resume 100@1"
 
 
 def test_settings_from_the_environment(monkeypatch, caplog):
@@ -233,7 +241,7 @@ def test_a_failed_pause_posts_nothing():
     assert len(posted) == 1
 
 
-@pytest.mark.live
+@pytest.mark.signals
 def test_chaos_serve_annotates_outages(grafana, chaos_api, victim):
     base, _ = chaos_api
     status, outage = call(base, "POST", "/outages", {"target": "target", "duration": "300ms"})
@@ -257,7 +265,7 @@ TINY = textwrap.dedent(
 )
 
 
-@pytest.mark.live
+@pytest.mark.signals
 def test_scenario_run_annotates_its_outage_with_the_scenario(grafana, tmp_path):
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(TINY)

@@ -12,7 +12,7 @@ import pytest
 
 from retrystorm.chaos import lifecycle
 from retrystorm.chaos.backends import BackendError, ProcessBackend
-from retrystorm.chaos.backends.base import FaultBackend, FaultHadNoEffectError, TargetRef, TargetState
+from retrystorm.chaos.backends.base import FaultHadNoEffectError
 from retrystorm.chaos.controller import OutageController, OutageListener, OutageStatus
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.lifecycle import MAX_ACTIVE_PER_TARGET, MAX_ACTIVE_TOTAL, TooManyFaultsError
@@ -20,40 +20,7 @@ from retrystorm.chaos.targets import FaultTarget
 from retrystorm.errors import UserError
 from tests.support.waiting import wait_until_async
 
-from .conftest import RecordingSwitch, is_stopped, process_target
-
-
-class FakeBackend(FaultBackend):
-    """Records every call; ``frozen`` is what a pause stopped (``freezes=False``: a pause that takes none)."""
-
-    name = "process"
-
-    def __init__(self, *, freezes: bool = True, clock: list[float] | None = None) -> None:
-        self.freezes, self.clock = freezes, clock
-        self.calls: list[str] = []
-        self.frozen: set[str] = set()
-
-    def targets(self) -> list[str]:
-        return ["target"]
-
-    def resolve(self, target: str) -> list[TargetRef]:
-        if target == "other":
-            raise UserError(f"no process target {target!r}")
-        return [TargetRef(self.name, target, "100@1" if target == "target" else f"{100 + len(target)}@1")]
-
-    def pause(self, ref: TargetRef) -> None:
-        self.calls.append(f"pause {ref.ident}")
-        if self.clock is not None:
-            self.clock[0] += 3.0  # freezing takes 3 s (a loaded machine)
-        if self.freezes:
-            self.frozen.add(ref.ident)
-
-    def resume(self, ref: TargetRef) -> None:
-        self.calls.append(f"resume {ref.ident}")
-        self.frozen.discard(ref.ident)
-
-    def state(self, ref: TargetRef) -> TargetState:
-        return TargetState.PAUSED if ref.ident in self.frozen else TargetState.RUNNING
+from .conftest import FakeBackend, RecordingSwitch, is_stopped, process_target
 
 
 def make(tmp_path, backend=None, switch=None, **kwargs):
