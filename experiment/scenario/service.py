@@ -240,9 +240,9 @@ class ServiceTarget(_Strict):
         if kind == "command":
             return (
                 "everything the command starts, in a cgroup of its own (frozen at once by the cgroup freezer; ended "
-                "with the run, even a SIGKILLed one)"
+                "with the run, even a SIGKILLed one); where none can be made, its process group"
             )
-        return "nothing (no command, pid, container or service)"
+        return "nothing (no command, pid, tree, cgroup, unit, container or service)"
 
     def argv(self) -> list[str]:
         """The command split as a POSIX shell would, without running a shell; ``[]`` without one."""

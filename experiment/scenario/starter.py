@@ -17,7 +17,7 @@ from retrystorm.experiment.scenario.loader import parse_scenario
 
 _PAUSE_COMMENTS = {
     "command": "started fresh for each strategy (cwd: this file's folder), stopped after; a pause "
-    "freezes its whole process group",
+    "freezes everything it starts (a cgroup of its own; its process group where none can be made)",
     "pid": "a running process to pause (SIGSTOP/SIGCONT); it must be yours, not this runner's ancestor",
     "container": "a container to pause (docker pause); it needs the label retrystorm.chaos=allow",
     "service": "a compose service whose containers are paused; they need the label retrystorm.chaos=allow",

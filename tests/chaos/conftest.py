@@ -63,11 +63,13 @@ def chaos_api(victim, journal_path):
         except OSError:
             return False
 
-    wait_for(healthy, what="the chaos API to answer")
-    yield base, process
-    if process.poll() is None:
-        process.terminate()
-    process.communicate(timeout=20)  # waits, and closes the pipes
+    try:
+        wait_for(healthy, what="the chaos API to answer")
+        yield base, process
+    finally:  # also when it never answered: nothing is left running
+        if process.poll() is None:
+            process.terminate()
+        process.communicate(timeout=20)  # waits, and closes the pipes
 
 
 class RecordingSwitch:

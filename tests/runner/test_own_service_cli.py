@@ -49,7 +49,7 @@ def test_the_dry_run_says_what_is_paused_and_how_and_how_the_server_is_judged(tm
     assert done.returncode == 0, done.stderr
     plan = " ".join(done.stdout.split())
     assert f"started fresh per strategy: gunicorn app:app (cwd {tmp_path})" in plan
-    assert "a pause freezes the command's whole process group" in plan
+    assert "a pause freezes everything the command starts, in a cgroup of its own" in plan
     assert "judged from the clients (attempt latency, timeouts)" in plan
     assert "dry run: nothing was started" in plan
 
