@@ -170,7 +170,8 @@ def cycle(mode: str, victim, timing: tuple[float, float], env: dict[str, str], f
         paused_at = time.monotonic()
     time.sleep(max(0.0, paused_at + kill_at - time.monotonic()))
     kill_group(pauser)
-    deadline = last_deadline(journal)
+    # The clock starts when the target is frozen (the journal's record is written before): seen frozen at paused_at
+    deadline = max(last_deadline(journal), time.time() - (time.monotonic() - paused_at) + pause_s)
     time.sleep(max(0.0, deadline + 1.0 - time.time()))
     frozen = victim.frozen()
     late = resumed_at(journal) - deadline if not frozen else float("nan")

@@ -191,10 +191,11 @@ def cycle(way: str, victim, plan: Plan, folder: Path, env: dict[str, str]) -> tu
     cutter = None
     try:
         cutter = cut(way, victim, plan, (journal, log), env)
-        time.sleep(plan.kill_at)  # cut() returns once the cut is in place
+        in_place = time.time()  # cut() returns once the cut is in place: its clock starts then
+        time.sleep(plan.kill_at)
         kill_group(cutter)
         victim.follow(journal)
-        deadline = last_deadline(journal, "throttle")
+        deadline = max(last_deadline(journal, "throttle"), in_place + plan.cut_s)
         stuck, late = watch(victim, deadline, 1.0 if way == "baseline" else PATIENCE_S)
     finally:  # also on an error or Ctrl-C: nothing is left throttled, no throttle group left behind
         if cutter is not None and cutter.returncode is None:  # not reaped yet: its group id is still its own
