@@ -15,7 +15,7 @@ from rich.text import Text
 from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from retrystorm.experiment.analysis import RunResult, results_document
-from retrystorm.experiment.report.text import count, percent, seconds, times
+from retrystorm.experiment.report.text import count, percent, seconds, times, verdict_mark
 from retrystorm.experiment.report.why import headline_lines, steady_phrase, validity_phrase
 from retrystorm.runner.plan import Plan
 from retrystorm.sim.report import runs_table
@@ -136,7 +136,7 @@ def print_verdicts(
     if verdicts:
         console.print(Text("Assertions", style="bold"))
         for label, verdict in verdicts:
-            mark = ("  ok   ", "green") if verdict.passed else ("  FAIL ", "bold red")
+            mark = verdict_mark(verdict.passed, verdict.expected_failure)
             console.print(Text.assemble(mark, f"{label}: {verdict.describe()}"), soft_wrap=True)
     else:
         console.print("no assertions in this scenario")

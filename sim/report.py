@@ -21,7 +21,7 @@ from retrystorm.durations import format_duration
 from retrystorm.experiment.analysis import RunResult
 from retrystorm.experiment.analysis.series_names import GAVE_UP, TIMEOUTS
 from retrystorm.experiment.report.curves import StrategyCurves
-from retrystorm.experiment.report.text import recovery_text, seconds
+from retrystorm.experiment.report.text import recovery_text, seconds, verdict_mark
 from retrystorm.experiment.report.why import headline_lines
 from retrystorm.sim.experiments.base import Report
 from retrystorm.sim.result import RunOutput
@@ -115,7 +115,10 @@ def renderables(report: Report) -> list[RenderableType]:
         shown.append(edge_table(report.rows))
     verdicts = [(result.strategy, verdict) for result in report.results for verdict in result.verdicts]
     if verdicts:
-        lines = [_mark(verdict.passed, f"{label}: {verdict.describe()}") for label, verdict in verdicts]
+        lines = [
+            _mark(verdict.passed, f"{label}: {verdict.describe()}", verdict.expected_failure)
+            for label, verdict in verdicts
+        ]
         shown.append(Group(Text("Assertions", style="bold"), *lines))
     if report.kind == "runs" and report.results:
         *why, winner = headline_lines(report.document())
@@ -130,8 +133,8 @@ def renderables(report: Report) -> list[RenderableType]:
     return shown
 
 
-def _mark(ok: bool, text: str) -> Text:
-    return Text.assemble(("  ok  " if ok else "  FAIL ", "green" if ok else "bold red"), text)
+def _mark(ok: bool, text: str, expected_failure: bool = False) -> Text:
+    return Text.assemble(verdict_mark(ok, expected_failure), text)
 
 
 def print_report(report: Report, console: Console) -> None:

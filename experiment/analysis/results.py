@@ -33,12 +33,24 @@ class Verdict:
     measured: Measured
     passed: bool
 
+    @property
+    def expected_failure(self) -> bool:
+        """A check that a strategy never recovers (``never``), which held: a failure the scenario expected, seen."""
+        return self.passed and self.bound == "never"
+
+    @property
+    def status(self) -> str:
+        """``pass``, ``FAIL``, or ``expected failure, confirmed`` (a ``never`` that held is no success)."""
+        if self.expected_failure:
+            return "expected failure, confirmed"
+        return "pass" if self.passed else "FAIL"
+
     def describe(self) -> str:
-        """``server_recovers_within 15s: measured 6s (pass)``; a recovery not seen is ``never``, as in the tables."""
-        status = "pass" if self.passed else "FAIL"
+        """``server_recovers_within 15s: measured 6s (pass)``; a recovery not seen is ``never``, as in the tables;
+        ``server_recovers_within never: measured never (expected failure, confirmed)``."""
         within = self.check.endswith("_within")
         shown = _show(self.measured, "s" if within else "", "never" if within else "none")
-        return f"{self.check} {_show(self.bound)}: measured {shown} ({status})"
+        return f"{self.check} {_show(self.bound)}: measured {shown} ({self.status})"
 
     def to_json(self) -> dict[str, object]:
         """The verdict as a JSON object."""

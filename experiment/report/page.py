@@ -61,6 +61,8 @@ class VerdictRow:
     measured: str
     bound: str
     passed: bool
+    #: A check that the strategy never recovers, held: the failure the scenario expected, not a success.
+    expected_failure: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ def _verdicts(document: Mapping[str, Any]) -> list[Titled]:
                 measured=measured_text(str(verdict["check"]), verdict["measured"]),
                 bound=measured_text(str(verdict["check"]), verdict["bound"]),
                 passed=bool(verdict["passed"]),
+                expected_failure=bool(verdict["passed"]) and verdict["bound"] == "never",
             )
             for verdict in row.get("assertions") or []
         )

@@ -333,16 +333,20 @@ def headline(document: Mapping[str, Any]) -> Headline:
 
 
 def assertion_tally(document: Mapping[str, Any]) -> str:
-    """``All 6 assertions hold.``, ``2 of 6 assertions failed: ...``; empty without assertions."""
+    """``All 6 assertions hold (2 of them expected failures, confirmed).``, ``2 of 6 assertions failed: ...``;
+    empty without assertions."""
     failed: list[str] = []
-    total = 0
+    total = expected = 0
     for row in document.get("results", []):
         for verdict in row.get("assertions", []):
             total += 1
             if not verdict.get("passed"):
                 failed.append(f"{row['strategy']} {verdict['check']}")
+            elif verdict.get("bound") == "never":
+                expected += 1
     if not total:
         return ""
+    confirmed = f" ({expected} of them expected failures, confirmed)" if expected else ""
     if not failed:
-        return f"All {total} assertions hold."
+        return f"All {total} assertions hold{confirmed}."
     return f"{len(failed)} of {total} assertions failed: {'; '.join(failed)}."

@@ -58,3 +58,10 @@ def per_outage(row: Mapping[str, Any], key: str) -> list[float | None]:
     if isinstance(value, list):
         return [None if item is None else float(item) for item in value]
     return [None if value is None else float(value)]
+
+
+def verdict_mark(passed: bool, expected_failure: bool = False) -> tuple[str, str]:
+    """How a terminal marks an assertion: ``(text, rich style)``; a confirmed expected failure is not a green pass."""
+    if expected_failure:
+        return "  xfail ", "yellow"
+    return ("  ok    ", "green") if passed else ("  FAIL  ", "bold red")

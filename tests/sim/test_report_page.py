@@ -41,7 +41,8 @@ def test_sim_run_out_writes_report_html(tmp_path):
     assert (folder / "requests.png").read_bytes() in embedded and (folder / "comparison.png").read_bytes() in embedded
     reader = words(text)  # fixed 100 ms retries never bring this small server back, exponential backoff does
     assert "a<b>&c wins" in reader and "fixed:100ms never came back" in reader
-    assert "server_recovers_within never never pass" in reader and "outcome every assertion held" in reader
+    assert "server_recovers_within never never expected failure, confirmed" in reader
+    assert "outcome every assertion held" in reader
     assert "ran on the simulator, in virtual time" in reader and "seed 5" in reader
     assert "fixed:100ms: simulated; outages shaded" in reader
     assert "Simulation beside the live run" not in reader  # nothing live to set it beside

@@ -62,6 +62,15 @@ def test_describe_puts_the_measured_value_beside_the_bound():
     assert verdict.describe() == "server_recovers_within 15s: measured 6s (pass)"
 
 
+def test_a_confirmed_never_reads_as_an_expected_failure_not_a_pass():
+    stuck = run([Recovery(OutageWindow(20, 30), None, None)])
+    (verdict,) = evaluate(Assertions(server_recovers_within="never"), stuck)
+    assert verdict.passed and verdict.expected_failure and verdict.status == "expected failure, confirmed"
+    assert verdict.describe() == "server_recovers_within never: measured never (expected failure, confirmed)"
+    (refuted,) = evaluate(Assertions(server_recovers_within="never"), run(ONE))
+    assert not refuted.passed and not refuted.expected_failure and refuted.status == "FAIL"
+
+
 def test_document_keys_and_nulls():
     document = results_document("smira", [run(ONE)], notes=["x"])
     row = document["results"][0]
@@ -95,3 +104,19 @@ def test_empty_latencies_are_null():
 @given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=50), st.floats(0, 100))
 def test_percentile_matches_numpy(values, q):
     assert percentile(sorted(values), q) == pytest.approx(float(np.percentile(values, q)), rel=1e-9, abs=1e-9)
+
+
+def test_the_terminal_marks_a_confirmed_never_as_an_expected_failure_not_ok():
+    import dataclasses
+    import io
+
+    from rich.console import Console
+
+    from retrystorm.runner.show import print_verdicts
+
+    stuck = run([Recovery(OutageWindow(20, 30), None, None)])
+    stuck = dataclasses.replace(stuck, verdicts=evaluate(Assertions(server_recovers_within="never"), stuck))
+    shown = io.StringIO()
+    print_verdicts(Console(file=shown, width=200, color_system=None), "t", [stuck], None)
+    assert "  xfail EB: server_recovers_within never: measured never (expected failure, confirmed)" in shown.getvalue()
+    assert "ok" not in shown.getvalue().split("Assertions", 1)[1].split("\n")[1]

@@ -84,7 +84,7 @@ def test_page_shows_winner_verdicts_and_figures(seed_run):
     assert odd["passed"] is False and expo["passed"] is True
     # each verdict: measured beside the bound, the failed one marked
     assert "max_amplification 12× 3× FAIL" in page
-    assert "server_recovers_within never never pass" in page
+    assert "server_recovers_within never never expected failure, confirmed" in page
     assert "max_peak_in_flight 5,000 6,000 pass" in page
     assert "1 of 5 assertions failed" in page
     assert text.count('class="failed"') == 1
