@@ -271,10 +271,12 @@ AFTER_RESUME_FIELDS: dict[str, str] = {
     "steady_goodput_per_s": "Logical requests that succeeded per second over the steady window.",
     "attempts_per_s": "Attempts sent per second over the window.",
     "attempts_ratio": "attempts_per_s over steady_attempts_per_s: how much more the users offered.",
-    "goodput_per_s": "Goodput over the window's last 10 s (or all of it when shorter): where the users ended up.",
-    "in_flight_at_resume": "The target's first in-flight reading after the resume.",
-    "peak_in_flight": "The largest in-flight reading in the window.",
-    "in_flight_end": "The last in-flight reading in the window.",
+    "goodput_per_s": "Goodput over the window's last 10 s (or all of it when shorter).",
+    "in_flight_at_resume": "The target's first in-flight reading taken after the resume (in the window).",
+    "peak_in_flight": "The largest in-flight reading taken in the window: the peak the headline quotes.",
+    "in_flight_end": "The last in-flight reading taken in the window.",
+    "goodput_end_per_s": "Goodput over the last 10 s before the next outage or the end of the run: where the users "
+    "ended up.",
 }
 
 

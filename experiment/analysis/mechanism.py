@@ -12,9 +12,12 @@ until the next outage or the end of the data.
 * ``attempts_per_s``: the mean attempts sent per second over the window, and
   ``attempts_ratio`` that against the steady mean (how much more the users offered);
 * ``goodput_per_s``: the mean goodput over the window's last ``tail_s`` seconds
-  (10 s, or the whole window when shorter): where the users ended up;
-* ``in_flight_at_resume``: the first in-flight reading after the resume;
-  ``peak_in_flight``: the largest in the window; ``in_flight_end``: its last reading;
+  (10 s, or the whole window when shorter);
+* ``goodput_end_per_s``: the mean goodput over the last ``tail_s`` seconds before the next
+  outage or the end of the data, whatever the window: where the users ended up;
+* ``in_flight_at_resume``: the first in-flight reading taken after the resume (a gauge is
+  read at an interval's end, so the interval it ends may have begun before the resume);
+  ``peak_in_flight``: the largest reading taken in the window; ``in_flight_end``: its last;
 * ``window_s``: the window's length.
 
 A figure is ``None`` where its series has no reading in its span.
@@ -46,6 +49,7 @@ class AfterResume:
     in_flight_at_resume: float | None
     peak_in_flight: float | None
     in_flight_end: float | None
+    goodput_end_per_s: float | None = None
 
     def to_json(self) -> dict[str, float | None]:
         """The figures, rounded for the results document."""
@@ -89,7 +93,9 @@ def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResu
         inside = _between(samples, resume, end)
         attempts = _mean([samples.attempts[i] for i in inside]) if len(samples.attempts) == len(samples) else None
         tail = [i for i in inside if samples.interval_start(i) >= end - TAIL_S - 1e-9]
-        in_flight = [value for i in inside if (value := samples.in_flight[i]) is not None]
+        read = [i for i in range(len(samples)) if resume + 1e-9 < samples.gauge_time(i) <= end + 1e-9]
+        in_flight = [value for i in read if (value := samples.in_flight[i]) is not None]
+        last = _between(samples, max(resume, until - TAIL_S), until)
         ratio = attempts / steady_attempts if attempts is not None and steady_attempts else None
         figures.append(
             AfterResume(
@@ -102,6 +108,7 @@ def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResu
                 in_flight_at_resume=in_flight[0] if in_flight else None,
                 peak_in_flight=max(in_flight, default=None),
                 in_flight_end=in_flight[-1] if in_flight else None,
+                goodput_end_per_s=_mean([samples.goodput[i] for i in last]),
             )
         )
     return figures

@@ -108,6 +108,8 @@ FIGURE_COLUMNS = (
     "strategy", "attempts", "requests", "succeeded", "gave up", "unfinished", "success", "amplification",
     "p50", "p95", "p99", "peak in flight", "server recovery", "client recovery", "server judged from",
 )  # fmt: skip
+#: The figures table is shown as two, each fitting the page: requests, then latency and recovery.
+REQUEST_COLUMNS = 8
 #: The keys of a results row that the figures, verdicts, why and validity tables show; the rest go under "every figure".
 FIGURE_KEYS = (
     "strategy", "attempts", "requests", "succeeded", "gave_up", "unfinished", "success_ratio", "amplification",
@@ -140,6 +142,16 @@ def _figure_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
 def figures_table(rows: Sequence[Mapping[str, Any]]) -> Table:
     """One row per strategy run: counts, success, amplification, latencies, peak, recoveries."""
     return Table(FIGURE_COLUMNS, tuple(_figure_cells(row) for row in rows))
+
+
+def figures_tables(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, Table]:
+    """:func:`figures_table` as two tables that fit the page: the requests, then latency and recovery (each
+    starting with the strategy)."""
+    whole = figures_table(rows)
+    first = Table(whole.header[:REQUEST_COLUMNS], tuple(row[:REQUEST_COLUMNS] for row in whole.rows))
+    rest = (0, *range(REQUEST_COLUMNS, len(whole.header)))
+    second = Table(tuple(whole.header[i] for i in rest), tuple(tuple(row[i] for i in rest) for row in whole.rows))
+    return first, second
 
 
 #: The curves ``simulated.compared`` holds per strategy, as the page names them, and how to show a value.
@@ -184,13 +196,26 @@ def _fits(fits: Mapping[str, Sequence[FitRow]], simulated: Mapping[str, Any]) ->
 
 
 AFTERMATH_COLUMNS = (
-    "strategy", "outage", "steady attempts/s", "attempts/s after the resume", "×", "in flight at the resume",
-    "peak in flight", "in flight at the end", "goodput at the end", "steady goodput",
+    "strategy", "outage", "window after the resume", "steady attempts/s", "attempts/s in the window", "×",
+    "in flight, first reading", "peak in flight", "in flight, last reading", "goodput, last 10 s of the run",
+    "steady goodput",
 )  # fmt: skip
 
 
 def _rate(value: object) -> str:
     return f"{value:,.1f}" if isinstance(value, int | float) else DASH
+
+
+def _window(row: Mapping[str, Any], index: int, length_s: object) -> str:
+    """``2s, until the server recovered``, ``40s, until the run ended`` (or ``until the next outage``): the window
+    the figures beside it cover, ``index`` counting the outages from 0."""
+    if not isinstance(length_s, int | float):
+        return DASH
+    recovered = per_outage(row, "server_recovery_s")
+    if index < len(recovered) and recovered[index] is not None:
+        return f"{seconds(length_s)}, until the server recovered"
+    last = index + 1 >= len(row.get("outages") or [])
+    return f"{seconds(length_s)}, until {'the run ended' if last else 'the next outage'}"
 
 
 def aftermath_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
@@ -203,13 +228,14 @@ def aftermath_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
                 (
                     str(row["strategy"]),
                     f"{index} of {len(found)}",
+                    _window(row, index - 1, figures.get("window_s")),
                     _rate(figures.get("steady_attempts_per_s")),
                     _rate(figures.get("attempts_per_s")),
                     times(figures.get("attempts_ratio")),
                     count(figures.get("in_flight_at_resume")),
                     count(figures.get("peak_in_flight")),
                     count(figures.get("in_flight_end")),
-                    _rate(figures.get("goodput_per_s")),
+                    _rate(figures.get("goodput_end_per_s")),
                     _rate(figures.get("steady_goodput_per_s")),
                 )
             )
@@ -306,7 +332,7 @@ def render(
         validity_rule=f"{SteadyRule().describe()} {ValidityRule().describe()}",
         tally_css=_tally_css(top),
         verdicts=_verdicts(document),
-        figures=figures_table(document.get("results", [])),
+        figures=figures_tables(document.get("results", [])),
         simulated_figures=figures_table(simulated["results"]) if simulated.get("results") else None,
         fits=_fits(fits, simulated),
         run=run_entries(document),

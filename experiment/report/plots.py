@@ -21,6 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from retrystorm.experiment.analysis.series_names import DELAY_S, IN_FLIGHT
 from retrystorm.experiment.report.curves import StrategyCurves
 from retrystorm.experiment.report.panels import (
     PANELS,
@@ -46,6 +47,26 @@ LATENCY_LABEL = "latency (s), censored:\nunfinished at their age"
 def _values(curves: StrategyCurves, panel: Panel) -> list[float]:
     values: list[float | None] = getattr(curves, panel.series)
     return [math.nan if value is None else value for value in values]
+
+
+#: What an empty panel says instead of an empty frame: the in-flight and delay panels of a service without
+#: server readings, and the delay panel of a service of one's own (only the built-in target models a delay).
+EMPTY_PANELS = {
+    IN_FLIGHT: "no server metrics: the server's recovery is judged from the clients (attempt latency, timeouts)",
+    DELAY_S: "no modelled delay: only the built-in target models one",
+}
+
+
+def empty_panel(axis: Axes, curves: Sequence[StrategyCurves], panel: Panel) -> bool:
+    """Say why ``panel`` is empty, in the panel, when no curve has a value above 0 in it; whether it was."""
+    note = EMPTY_PANELS.get(panel.series)
+    values = [value for entry in curves for value in _values(entry, panel) if not math.isnan(value)]
+    if note is None or any(value > 0 for value in values) or (panel.series == IN_FLIGHT and values):
+        return False
+    axis.text(0.5, 0.5, note, transform=axis.transAxes, ha="center", va="center", color="#666", fontsize=9)
+    axis.set_yticks([])
+    axis.set_ylabel(panel.label)
+    return True
 
 
 def _figure(width_in: float, height_in: float) -> Figure:
@@ -115,7 +136,8 @@ def strategy_figure(live: StrategyCurves, simulated: StrategyCurves | None = Non
             )
         shade_outages(axis, live.outages)
         shade_triggers(axis, live.triggers)
-        style_panel(axis, panel.label, panel.scale)
+        if not empty_panel(axis, [live, *([simulated] if simulated is not None else [])], panel):
+            style_panel(axis, panel.label, panel.scale)
     if simulated is not None or live.triggers:
         _legend(axes[0], [live])
     axes[-1].set_xlabel(f"seconds since the load started; {shaded([live])}")
@@ -139,7 +161,8 @@ def comparison_figure(curves: Sequence[StrategyCurves], title: str) -> Figure:
             axis.plot(entry.times_s, _values(entry, panel), lw=1.2, label=entry.label)
             shade_outages(axis, entry.outages, alpha=alpha)
             shade_triggers(axis, entry.triggers, alpha=alpha)
-        style_panel(axis, panel.label, panel.scale)
+        if not empty_panel(axis, curves, panel):
+            style_panel(axis, panel.label, panel.scale)
     if with_latency:
         axis = axes[-1]
         for entry in curves:

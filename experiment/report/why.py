@@ -105,14 +105,14 @@ def _offered(figures: Mapping[str, Any]) -> str:
 def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
     held = figures.get("in_flight_end")
     held = float(held) if isinstance(held, int | float) else _number(row, "in_flight_end")
-    server = f"a server holding {_requests(held)}{_abandoned(row, held)}" if held is not None else "a server"
+    server = f" against a server holding {_requests(held)}{_abandoned(row, held)}" if held is not None else ""
     waiting = _number(row, "unfinished")
     p99 = _number(row, "latency_p99")
     tail = ""
     if waiting:
         were = "was" if round(waiting) == 1 else "were"
         tail = f"; {_requests(waiting)} {were} still waiting when the run ended (p99 {seconds(p99)} and counting)"
-    return f"{label} never came back{which}: after the resume {_offered(figures)} against {server}{tail}."
+    return f"{label} never came back{which}: after the resume {_offered(figures)}{server}{tail}."
 
 
 def _requests(value: float) -> str:
@@ -124,23 +124,23 @@ def _after(value: float) -> str:
     return "right at the resume" if value <= 0 else f"{seconds(value)} after the resume"
 
 
-def _came_back(row: Row, label: str, figures: Mapping[str, Any], server_s: float, client_s: float | None) -> str:
+def _came_back(label: str, figures: Mapping[str, Any], server_s: float, client_s: float | None) -> str:
     ratio = figures.get("attempts_ratio")
-    peak = figures.get("peak_in_flight")
-    whole_run = _number(row, "peak_in_flight")
-    if len(row.get("outages") or []) == 1 and whole_run is not None:
-        peak = max(whole_run, peak) if isinstance(peak, int | float) else whole_run  # the run's peak is after it
-    drained = (
-        f"while it drained up to {_requests(peak)} in flight its users offered {times(ratio)} the steady attempts"
-        if isinstance(ratio, int | float) and isinstance(peak, int | float)
-        else "its users held back while it drained"
-    )
+    peak = figures.get("peak_in_flight")  # the window's, as the table beside it gives it
+    if not isinstance(ratio, int | float):
+        drained = "its users held back while it drained"
+    elif isinstance(peak, int | float):
+        drained = (
+            f"while it drained up to {_requests(peak)} in flight its users offered {times(ratio)} the steady attempts"
+        )
+    else:  # no server readings: only what the users offered
+        drained = f"while it drained its users offered {times(ratio)} the steady attempts"
     if client_s is not None:
         users = f"its users had their goodput back {_after(client_s)}"
     else:
-        goodput, steady = figures.get("goodput_per_s"), figures.get("steady_goodput_per_s")
+        goodput, steady = figures.get("goodput_end_per_s"), figures.get("steady_goodput_per_s")
         level = (
-            f" ({goodput:,.1f} requests/s at the end against {steady:,.1f}/s before)"
+            f" ({goodput:,.1f} requests/s over its last 10 s against {steady:,.1f}/s before)"
             if isinstance(goodput, int | float) and isinstance(steady, int | float)
             else ""
         )
@@ -168,7 +168,7 @@ def strategy_line(row: Row) -> str:
         if never is not None:
             line = _never(row, label, aftermath, which)
         else:
-            line = _came_back(row, label, aftermath, server[pick] or 0.0, client[pick] if pick < len(client) else None)
+            line = _came_back(label, aftermath, server[pick] or 0.0, client[pick] if pick < len(client) else None)
             if len(server) > 1:
                 line = line.replace(f"{label} came back:", f"{label} came back after each of {len(server)} outages:")
     invalid = validity_phrase(row)
