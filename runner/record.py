@@ -125,13 +125,16 @@ def latency_summary(first: ClientReading, last: ClientReading) -> LatencySummary
     return LatencySummary.of_histogram(combine(ended, last.in_progress_buckets), censored)
 
 
-def validity_of(spec: RunSpec, series: LiveSeries) -> Validity:
-    """The saturation rule (:mod:`retrystorm.experiment.analysis.validity`) on one strategy's series."""
+def validity_of(spec: RunSpec, series: LiveSeries, readings: int = 0, readings_missed: int = 0) -> Validity:
+    """The saturation rule (:mod:`retrystorm.experiment.analysis.validity`) on one strategy's series, of which
+    ``readings_missed`` of the load generator's ``readings`` went unanswered."""
     seconds = GeneratorSeconds(
         cpu=series.cpu or [None] * series.length,
         started=series.rates[STARTED],
         active=series.gauges["active_users"],
         in_progress=series.gauges[IN_PROGRESS],
+        readings=readings,
+        readings_missed=readings_missed,
     )
     return assess(seconds, think_time(spec), open_loop=spec.arrival == "open")
 
@@ -190,7 +193,7 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
         "in_flight_end": round(last_target.in_flight) if last_target is not None else None,
         "abandoned_in_flight_end": round(last_target.abandoned_in_flight) if last_target is not None else None,
         "after_resume": [figures.to_json() for figures in after_resumes(samples, found)],
-        "validity": validity_of(record.spec, series).to_json(),
+        "validity": validity_of(record.spec, series, len(record.readings), record.missed()["client"]).to_json(),
         "planned_outages": [[outage.start_s, outage.end_s] for outage in record.planned_outages],
         "readings_missed": record.missed(),
         "steady_state": steady_state_of(record),

@@ -70,7 +70,8 @@ class Validity(_Closed):
     """Whether the load generator kept up (the saturation rule)."""
 
     valid: bool = Field(
-        description="The generator kept up: saturated seconds at most 5 % of those measured, or fewer than 2."
+        description="The generator kept up: saturated seconds at most 5 % of those measured, or fewer than 2; "
+        "and at most 10 % of its readings missing, or fewer than 2."
     )
     saturated_share: float = Field(description="Saturated seconds per second measured.")
     saturated_s: int = Field(description="Seconds saturated by either signal (CPU or demand).")
@@ -85,6 +86,9 @@ class Validity(_Closed):
     demanded_per_s: float | None = Field(description="Logical requests the users demanded per second, the same.")
     worst_started_to_demanded: float | None = Field(
         description="The lowest ratio of started to demanded over one window; null: no demand judged."
+    )
+    readings_missed_share: float = Field(
+        default=0.0, description="The load generator's readings that went unanswered, per reading taken."
     )
 
 

@@ -36,6 +36,13 @@ saturated seconds exceed ``max_share`` (5 %) of the seconds measured and number 
 generator that is behind, and in a run shorter than 20 s it would already exceed 5 %. A second with no
 reading of a signal is not counted as saturated by it; with neither signal readable
 the run is valid by default and says so (``seconds`` 0).
+
+A missing reading is not "fine": a generator too busy to answer its ``/metrics`` within the
+runner's read timeout is the generator most likely behind, and the seconds it leaves unread
+are the ones the two signals cannot judge. A run is also **not valid** when more than
+``max_missing_share`` (10 %) of the load generator's readings are missing, and at least
+``min_saturated_s`` (2) of them (one lost reading is a blip). Its counts still come from the
+generator's own totals (the first and last readings), never from the readings in between.
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ class ValidityRule:
     think_windows: float = 5.0
     max_share: float = 0.05
     min_saturated_s: int = 2
+    max_missing_share: float = 0.1
 
     def describe(self) -> str:
         """The rule in one sentence, for the results document's ``choices`` and the report."""
@@ -68,7 +76,9 @@ class ValidityRule:
             f"over {self.window_s:g} s (five think times for a non-exponential think "
             f"time; not across a change of the user count, nor for a closed loop with a constant think time), by more "
             f"than {self.noise_sd:g} Poisson standard deviations; a strategy's run is not valid when more than "
-            f"{self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated."
+            f"{self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated, or more than "
+            f"{self.max_missing_share:.0%} of the load generator's readings, and at least {self.min_saturated_s}, "
+            "are missing (a generator too busy to be read is not judged fine)."
         )
 
 
@@ -85,6 +95,9 @@ class GeneratorSeconds:
     started: Sequence[float | None]
     active: Sequence[float | None]
     in_progress: Sequence[float | None]
+    #: The load generator's readings the runner took, and how many of them went unanswered (missing).
+    readings: int = 0
+    readings_missed: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -101,11 +114,18 @@ class Validity:
     started_per_s: float | None
     demanded_per_s: float | None
     worst_ratio: float | None
+    readings: int = 0
+    readings_missed: int = 0
 
     @property
     def share(self) -> float:
         """Saturated seconds per second measured."""
         return self.saturated_s / self.seconds if self.seconds else 0.0
+
+    @property
+    def missed_share(self) -> float:
+        """The load generator's readings missing, per reading taken."""
+        return self.readings_missed / self.readings if self.readings else 0.0
 
     def to_json(self) -> dict[str, object]:
         """The verdict and its figures (``share`` rounded to 4 places, CPU to 3)."""
@@ -121,6 +141,7 @@ class Validity:
             "started_per_s": _rounded(self.started_per_s),
             "demanded_per_s": _rounded(self.demanded_per_s),
             "worst_started_to_demanded": _rounded(self.worst_ratio),
+            "readings_missed_share": round(self.missed_share, 4),
         }
 
 
@@ -209,8 +230,10 @@ def assess(
     window = max(1, math.ceil(demand_window_s(think, rule) - 1e-9))
     span_s = len(totals) * window
     ratios = [got / wanted for got, wanted in totals if wanted > 0]
+    missed = seconds.readings_missed
+    read_enough = missed <= rule.max_missing_share * seconds.readings or missed < rule.min_saturated_s
     return Validity(
-        valid=saturated <= rule.max_share * measured or saturated < rule.min_saturated_s,
+        valid=(saturated <= rule.max_share * measured or saturated < rule.min_saturated_s) and read_enough,
         seconds=measured,
         saturated_s=saturated,
         cpu_saturated_s=sum(hot),
@@ -220,4 +243,6 @@ def assess(
         started_per_s=math.fsum(got for got, _ in totals) / span_s if span_s else None,
         demanded_per_s=math.fsum(wanted for _, wanted in totals) / span_s if span_s else None,
         worst_ratio=min(ratios, default=None),
+        readings=seconds.readings,
+        readings_missed=missed,
     )

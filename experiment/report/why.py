@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.report.ranking import Standing, decide, rank, tie_reason
 from retrystorm.experiment.report.text import count, percent, seconds, times
 
@@ -75,6 +76,13 @@ def validity_phrase(row: Row) -> str | None:
         why.append(f"its users started {started:,.0f} requests/s of the {demanded:,.0f}/s they demanded")
     detail = f" ({'; '.join(why)})" if why else ""
     shown = percent(share) if isinstance(share, int | float) else "part"
+    missed = validity.get("readings_missed_share")
+    if isinstance(missed, int | float) and missed > ValidityRule().max_missing_share:
+        also = f"; saturated {shown} of the seconds read{detail}" if validity.get("saturated_s") else ""
+        return (
+            f"not valid: {percent(missed)} of its load generator's readings went unanswered (too busy to be "
+            f"read{also}), so these figures may measure the generator, not the service"
+        )
     return (
         f"not valid: its load generator was saturated {shown} of the run{detail}, "
         "so these figures measure the generator, not the service"

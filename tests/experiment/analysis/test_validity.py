@@ -131,3 +131,27 @@ def test_a_drain_is_judged_by_the_demand_over_each_second_not_at_its_end():
     verdict = assess(run, ExponentialThink(average_s=1.0), open_loop=False)
     assert verdict.valid and verdict.short_s == 0
     assert abs(verdict.worst_ratio - 0.95) < 1e-9
+
+
+def test_a_generator_whose_readings_go_missing_is_not_judged_fine():
+    """21 of 25 readings missed (a busy machine, a 0.8 s read timeout): the seconds read look fine, the run is not."""
+    read = dataclasses.replace(seconds([0.3] * 4, 100.0), readings=25, readings_missed=21)
+    verdict = assess(read, THINK, open_loop=False)
+    assert not verdict.valid and verdict.saturated_s == 0
+    assert verdict.to_json()["readings_missed_share"] == 0.84
+    few = dataclasses.replace(seconds([0.3] * 100, 100.0), readings=100, readings_missed=10)  # 10 %: allowed
+    assert assess(few, THINK, open_loop=False).valid
+    one = dataclasses.replace(seconds([0.3] * 5, 100.0), readings=5, readings_missed=1)  # one lost reading: a blip
+    assert assess(one, THINK, open_loop=False).valid
+
+
+def test_the_why_line_says_the_readings_went_missing():
+    from retrystorm.experiment.report.why import validity_phrase
+
+    read = dataclasses.replace(seconds([0.3] * 4, 100.0), readings=25, readings_missed=21)
+    row = {"strategy": "s", "validity": assess(read, THINK, open_loop=False).to_json()}
+    phrase = validity_phrase(row)
+    assert phrase == (
+        "not valid: 84.0 % of its load generator's readings went unanswered (too busy to be read), "
+        "so these figures may measure the generator, not the service"
+    )
