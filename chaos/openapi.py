@@ -1,4 +1,5 @@
-"""The chaos API as an OpenAPI 3.1 document, built from its pydantic body models.
+"""The chaos API as an OpenAPI 3.1 document, built from its pydantic body models with the shared builder
+(:mod:`retrystorm.openapi`, which the target's document uses too).
 
 ``chaos/openapi.json`` is this document, kept in the repository and served at
 ``/openapi.json``; the tests check that the file, the generator and the served routes
@@ -9,12 +10,12 @@ agree, and fuzz the API from it. Regenerate the file after changing the API::
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
-from retrystorm import __version__
 from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest
+from retrystorm.openapi import GUARD_MEANING, document, guard_answers, guarded, json_answer, json_body, ref
+from retrystorm.openapi import render as render_document
 
 _ERROR = {
     "type": "object",
@@ -89,119 +90,119 @@ _TARGET = {
 }
 
 
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
+_PROMETHEUS: dict[str, Any] = {"text/plain": {"schema": {}}}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return json_answer(ref("Error"), description)
+
+
+_MEANING = {
+    "400": "a malformed field",
+    "403": f"{GUARD_MEANING['403']}; or a target that may not be paused or throttled "
+    "(e.g. no writable cgroup cpu controller)",
+    "404": "no such target or outage",
+    "413": "a body larger than 16 KiB",
+    "429": "too many faults in force: of this target, or in this controller (end one first)",
+    "502": "the backend could not act (e.g. the Docker engine is unreachable)",
+}
 
 
 def _refusals(*codes: str) -> dict[str, Any]:
-    meaning = {
-        "400": "a malformed field",
-        "401": "a missing or wrong bearer token (a server bound beyond loopback)",
-        "403": "a cross-site request, a Host that is not loopback without a token, or a target that may not be "
-        "paused or throttled (e.g. no writable cgroup cpu controller)",
-        "404": "no such target or outage",
-        "413": "a body larger than 16 KiB",
-        "415": "a body that is not application/json",
-        "429": "too many faults in force: of this target, or in this controller (end one first)",
-        "502": "the backend could not act (e.g. the Docker engine is unreachable)",
-    }
-    return {code: _json({"$ref": "#/components/schemas/Error"}, meaning[code]) for code in codes}
+    return {code: _error(_MEANING[code]) for code in codes}
+
+
+def _op(summary: str, answers: dict[str, Any], *, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An operation behind the token: the guard's 401, 403 and (with a ``body``) 415 added."""
+    operation: dict[str, Any] = {"summary": summary, "responses": answers}
+    if body is not None:
+        operation = {"summary": summary, "requestBody": json_body(body), "responses": answers}
+    return guarded(operation, _error, body=body is not None)
+
+
+def _open(summary: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """An operation without the token (liveness, metrics, this document): still the guard's 403."""
+    return {"summary": summary, "responses": {"200": answer, **guard_answers(_error, token=False)}}
 
 
 def _outage_id(name: str = "outage_id") -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
 
 
-def build_openapi() -> dict[str, Any]:
-    """The chaos API as an OpenAPI 3.1 document."""
+def _paths() -> dict[str, Any]:
     pause = PauseRequest.model_json_schema(by_alias=True)
     throttle = ThrottleRequest.model_json_schema(by_alias=True)
-    outage_ref = {"$ref": "#/components/schemas/Outage"}
-    throttle_ref = {"$ref": "#/components/schemas/Throttle"}
+    outage, cut = ref("Outage"), ref("Throttle")
+    start_refusals = _refusals("400", "403", "404", "413", "429", "502")
     return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "retrystorm chaos API",
-            "version": __version__,
-            "description": "Pause or throttle registered targets for a while; each ends by its deadline.",
+        "/outages": {
+            "post": _op(
+                "Pause a registered target for a duration",
+                {"201": json_answer(outage, "the outage, active"), **start_refusals},
+                body=pause,
+            ),
+            "get": _op(
+                "Every outage of this controller, oldest first",
+                {"200": json_answer({"type": "array", "items": outage}, "the outages")},
+            ),
         },
-        "paths": {
-            "/outages": {
-                "post": {
-                    "summary": "Pause a registered target for a duration",
-                    "requestBody": {"required": True, "content": {"application/json": {"schema": pause}}},
-                    "responses": {
-                        "201": _json(outage_ref, "the outage, active"),
-                        **_refusals("400", "401", "403", "404", "413", "415", "429", "502"),
-                    },
-                },
-                "get": {
-                    "summary": "Every outage of this controller, oldest first",
-                    "responses": {"200": _json({"type": "array", "items": outage_ref}, "the outages")},
-                },
-            },
-            "/outages/{outage_id}": {
-                "parameters": [_outage_id()],
-                "get": {
-                    "summary": "One outage",
-                    "responses": {"200": _json(outage_ref, "the outage"), **_refusals("404")},
-                },
-                "delete": {
-                    "summary": "End an outage now (resume its target)",
-                    "responses": {"200": _json(outage_ref, "the outage, ended"), **_refusals("404", "502")},
-                },
-            },
-            "/throttles": {
-                "post": {
-                    "summary": "Cut a registered target's CPU to a fraction of its allowance for a duration",
-                    "requestBody": {"required": True, "content": {"application/json": {"schema": throttle}}},
-                    "responses": {
-                        "201": _json(throttle_ref, "the throttle, active"),
-                        **_refusals("400", "401", "403", "404", "413", "415", "429", "502"),
-                    },
-                },
-                "get": {
-                    "summary": "Every throttle of this controller, oldest first",
-                    "responses": {"200": _json({"type": "array", "items": throttle_ref}, "the throttles")},
-                },
-            },
-            "/throttles/{throttle_id}": {
-                "parameters": [_outage_id("throttle_id")],
-                "get": {
-                    "summary": "One throttle",
-                    "responses": {"200": _json(throttle_ref, "the throttle"), **_refusals("404")},
-                },
-                "delete": {
-                    "summary": "End a throttle now (restore the target's original CPU settings)",
-                    "responses": {"200": _json(throttle_ref, "the throttle, ended"), **_refusals("404", "502")},
-                },
-            },
-            "/targets": {
-                "get": {
-                    "summary": "The targets this controller may pause, with their state",
-                    "responses": {
-                        "200": _json({"type": "array", "items": {"$ref": "#/components/schemas/Target"}}, "targets")
-                    },
-                }
-            },
-            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": _json({"type": "object"}, "ok")}}},
-            "/metrics": {
-                "get": {
-                    "summary": "Prometheus text format",
-                    "responses": {"200": {"description": "metrics", "content": {"text/plain": {"schema": {}}}}},
-                }
-            },
-            "/openapi.json": {
-                "get": {"summary": "This document", "responses": {"200": _json({"type": "object"}, "the document")}}
-            },
+        "/outages/{outage_id}": {
+            "parameters": [_outage_id()],
+            "get": _op("One outage", {"200": json_answer(outage, "the outage"), **_refusals("404")}),
+            "delete": _op(
+                "End an outage now (resume its target)",
+                {"200": json_answer(outage, "the outage, ended"), **_refusals("404", "502")},
+            ),
         },
-        "components": {"schemas": {"Error": _ERROR, "Outage": _OUTAGE, "Throttle": _THROTTLE, "Target": _TARGET}},
+        "/throttles": {
+            "post": _op(
+                "Cut a registered target's CPU to a fraction of its allowance for a duration",
+                {"201": json_answer(cut, "the throttle, active"), **start_refusals},
+                body=throttle,
+            ),
+            "get": _op(
+                "Every throttle of this controller, oldest first",
+                {"200": json_answer({"type": "array", "items": cut}, "the throttles")},
+            ),
+        },
+        "/throttles/{throttle_id}": {
+            "parameters": [_outage_id("throttle_id")],
+            "get": _op("One throttle", {"200": json_answer(cut, "the throttle"), **_refusals("404")}),
+            "delete": _op(
+                "End a throttle now (restore the target's original CPU settings)",
+                {"200": json_answer(cut, "the throttle, ended"), **_refusals("404", "502")},
+            ),
+        },
+        "/targets": {
+            "get": _op(
+                "The targets this controller may pause, with their state",
+                {"200": json_answer({"type": "array", "items": ref("Target")}, "targets")},
+            )
+        },
+        "/healthz": {"get": _open("Liveness", json_answer({"type": "object"}, "ok"))},
+        "/metrics": {"get": _open("Prometheus text format", {"description": "metrics", "content": _PROMETHEUS})},
+        "/openapi.json": {"get": _open("This document", json_answer({"type": "object"}, "the document"))},
     }
 
 
+def build_openapi() -> dict[str, Any]:
+    """The chaos API as an OpenAPI 3.1 document."""
+    return document(
+        title="retrystorm chaos API",
+        description="Pause or throttle registered targets for a while; each ends by its deadline. Every request "
+        "passes the request guard: with a token (chaos serve --token, RETRYSTORM_CHAOS_TOKEN; required beyond "
+        "loopback) every route but /healthz, /metrics and /openapi.json needs Authorization: Bearer TOKEN; "
+        "requests other sites' pages make are refused, and so are bodies that are not application/json.",
+        paths=_paths(),
+        schemas={"Error": _ERROR, "Outage": _OUTAGE, "Throttle": _THROTTLE, "Target": _TARGET},
+        scheme_description="chaos serve's --token (RETRYSTORM_CHAOS_TOKEN); not asked when it runs without one "
+        "(then on loopback only)",
+    )
+
+
 def render() -> str:
-    """The document as the file holds it: indented JSON with a final newline."""
-    return json.dumps(build_openapi(), indent=2, sort_keys=True) + "\n"
+    """The document as the file holds it: indented JSON, keys sorted, with a final newline."""
+    return render_document(build_openapi(), sort_keys=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,7 @@
 """The target's HTTP API as an OpenAPI 3.1 document; the request bodies' schemas are their models'.
 
+Built with the shared builder (:mod:`retrystorm.openapi`), which the chaos API's document uses too.
+
 The bodies are pydantic models (:mod:`retrystorm.target.service.bodies`), the model bodies generated
 from the model registry; their JSON schema is the document's, so a model or parameter
 registered later is documented as it is validated. ``target/openapi.json`` is this
@@ -12,43 +14,29 @@ Regenerate the file after changing a model's parameters::
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from retrystorm import __version__
+from retrystorm.openapi import document, guarded, json_answer, json_body, ref, text_answer
+from retrystorm.openapi import render as render_document
 from retrystorm.target.faults import RECENT_CAPACITY
 from retrystorm.target.models.capacity import MIN_CAPACITY
 from retrystorm.target.service.bodies import MODEL_REQUEST, CapacityRequest, FaultRuleRequest, ResetRequest
 from retrystorm.target.service.http import MAX_BODY_BYTES
 
-_TEXT = {"text/plain": {"schema": {"type": "string"}}}
-
-
-def _text(description: str) -> dict[str, Any]:
-    return {"description": description, "content": _TEXT}
-
 
 def _bad_input(description: str) -> dict[str, Any]:
     return {
-        "400": _text(f"{description}: one line naming the field and what is accepted"),
-        "413": _text(f"the body is larger than {MAX_BODY_BYTES} bytes"),
+        "400": text_answer(f"{description}: one line naming the field and what is accepted"),
+        "413": text_answer(f"the body is larger than {MAX_BODY_BYTES} bytes"),
     }
 
 
-#: What every admin operation adds: the bearer token (when the target has one) and its 401.
-_ADMIN_SECURITY: list[dict[str, list[str]]] = [{"adminToken": []}]
-_UNAUTHORIZED = _text(
-    "the target was started with --admin-token and the request lacks Authorization: Bearer TOKEN "
-    "(header WWW-Authenticate: Bearer)"
-)
-
-
 def _admin(operation: dict[str, Any]) -> dict[str, Any]:
-    """``operation`` of an admin path, with its security requirement and 401."""
-    return {**operation, "security": _ADMIN_SECURITY, "responses": {**operation["responses"], "401": _UNAUTHORIZED}}
+    """``operation`` of an admin path: the token's security requirement and the request guard's answers."""
+    return guarded(operation, text_answer, body="requestBody" in operation)
 
 
 #: Where the request bodies' schemas go, and how they refer to each other.
@@ -95,7 +83,7 @@ def _fault_document() -> dict[str, Any]:
         "required": ["rule", "injected", "passed", "remaining", "recent"],
         "properties": {
             "rule": {
-                "anyOf": [{"$ref": "#/components/schemas/FaultRuleRequest"}, {"type": "null"}],
+                "anyOf": [ref("FaultRuleRequest"), {"type": "null"}],
                 "description": "the rule armed, as PUT /admin/faults takes it; null: none",
             },
             "injected": {"type": "integer", "minimum": 0, "description": "attempts failed by the last rule armed"},
@@ -143,12 +131,12 @@ def _schemas() -> dict[str, Any]:
     }
 
 
-def _json_body(ref: str, *, required: bool = True) -> dict[str, Any]:
-    return {"required": required, "content": {"application/json": {"schema": {"$ref": ref}}}}
+def _json_body(name: str, *, required: bool = True) -> dict[str, Any]:
+    return json_body(ref(name), required=required)
 
 
-def _json_response(description: str, ref: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": {"$ref": ref}}}}
+def _json_response(description: str, name: str) -> dict[str, Any]:
+    return json_answer(ref(name), description)
 
 
 def _api_path() -> dict[str, Any]:
@@ -164,21 +152,23 @@ def _api_path() -> dict[str, Any]:
             "summary": "The modelled endpoint: answers after the model's delay (the seed's endpoint)",
             "parameters": [attempt],
             "responses": {
-                "200": _text("OK"),
-                "400": _text("a fault rule is armed and Retrystorm-Attempt is not a whole number >= 1"),
-                "503": _text("the model rejected the request, or the fault rule failed it"),
-                "default": _text("the fault rule's status (429 or 5xx), with Retry-After when the rule sets one"),
+                "200": text_answer("OK"),
+                "400": text_answer("a fault rule is armed and Retrystorm-Attempt is not a whole number >= 1"),
+                "503": text_answer("the model rejected the request, or the fault rule failed it"),
+                "default": text_answer("the fault rule's status (429 or 5xx), with Retry-After when the rule sets one"),
             },
         }
     }
 
 
 def _paths() -> dict[str, Any]:
-    model_doc = "#/components/schemas/ModelDocument"
+    model_doc = "ModelDocument"
     return {
         "/api": _api_path(),
-        "/healthz": {"get": {"summary": "Liveness", "responses": {"200": _text("OK")}}},
-        "/metrics": {"get": {"summary": "Prometheus metrics, text format", "responses": {"200": _text("exposition")}}},
+        "/healthz": {"get": {"summary": "Liveness", "responses": {"200": text_answer("OK")}}},
+        "/metrics": {
+            "get": {"summary": "Prometheus metrics, text format", "responses": {"200": text_answer("exposition")}}
+        },
         "/openapi.json": {
             "get": {
                 "summary": "This document",
@@ -192,7 +182,7 @@ def _paths() -> dict[str, Any]:
             "put": _admin(
                 {
                     "summary": "Switch the model live; requests in flight stay in flight",
-                    "requestBody": _json_body("#/components/schemas/ModelRequest"),
+                    "requestBody": _json_body("ModelRequest"),
                     "responses": {"200": _json_response("the new model", model_doc), **_bad_input("bad model")},
                 }
             ),
@@ -203,9 +193,9 @@ def _paths() -> dict[str, Any]:
             "post": _admin(
                 {
                     "summary": "Zero the counters and histograms between scenario runs; full capacity again",
-                    "requestBody": _json_body("#/components/schemas/ResetRequest", required=False),
+                    "requestBody": _json_body("ResetRequest", required=False),
                     "responses": {
-                        "200": _json_response("reset done", "#/components/schemas/ResetResult"),
+                        "200": _json_response("reset done", "ResetResult"),
                         **_bad_input("bad body"),
                     },
                 }
@@ -215,7 +205,7 @@ def _paths() -> dict[str, Any]:
 
 
 def _faults_path() -> dict[str, Any]:
-    document = "#/components/schemas/FaultDocument"
+    document = "FaultDocument"
     return {
         "get": {
             "summary": "The fault rule (null: off, the default), what it did, and the attempts it judged lately",
@@ -223,7 +213,7 @@ def _faults_path() -> dict[str, Any]:
         },
         "put": {
             "summary": "Arm a fault rule: fail chosen attempts of /api at once; its counters start at zero",
-            "requestBody": _json_body("#/components/schemas/FaultRuleRequest"),
+            "requestBody": _json_body("FaultRuleRequest"),
             "responses": {"200": _json_response("the rule armed", document), **_bad_input("bad rule")},
         },
         "delete": {
@@ -234,7 +224,7 @@ def _faults_path() -> dict[str, Any]:
 
 
 def _capacity_path() -> dict[str, Any]:
-    document = "#/components/schemas/CapacityDocument"
+    document = "CapacityDocument"
     return {
         "get": {
             "summary": "The fraction of its capacity the model runs at (1: full, the default)",
@@ -242,7 +232,7 @@ def _capacity_path() -> dict[str, Any]:
         },
         "put": {
             "summary": "Run the model at a fraction of its capacity (a slow trigger); work in flight slows too",
-            "requestBody": _json_body("#/components/schemas/CapacityRequest"),
+            "requestBody": _json_body("CapacityRequest"),
             "responses": {"200": _json_response("the capacity set", document), **_bad_input("bad capacity")},
         },
         "delete": {
@@ -254,36 +244,25 @@ def _capacity_path() -> dict[str, Any]:
 
 def build_openapi() -> dict[str, Any]:
     """The OpenAPI document of the target service."""
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "retrystorm target",
-            "version": __version__,
-            "description": "An HTTP service that answers after a modelled, load-dependent delay. "
-            "Every 4xx carries a one-line plain-text message. The admin API (/admin/*) needs "
-            "Authorization: Bearer TOKEN when the target was started with --admin-token "
-            "(RETRYSTORM_ADMIN_TOKEN); without a token the target listens on loopback only. "
-            "Every model and fault-rule parameter has a ceiling (the schemas' maximum).",
-        },
-        "servers": [{"url": "http://127.0.0.1:8070"}],
-        "paths": _paths(),
-        "components": {
-            "schemas": _schemas(),
-            "securitySchemes": {
-                "adminToken": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "the target's --admin-token (RETRYSTORM_ADMIN_TOKEN); "
-                    "not required when it was started without one (then on loopback only)",
-                }
-            },
-        },
-    }
+    return document(
+        title="retrystorm target",
+        description="An HTTP service that answers after a modelled, load-dependent delay. "
+        "Every 4xx carries a one-line plain-text message. The admin API (/admin/*) passes the request guard: "
+        "Authorization: Bearer TOKEN when the target was started with --admin-token (RETRYSTORM_ADMIN_TOKEN), "
+        "no request another site's page made, bodies only as application/json; without a token the target "
+        "listens on loopback only and answers loopback Host names only. "
+        "Every model and fault-rule parameter has a ceiling (the schemas' maximum).",
+        servers=[{"url": "http://127.0.0.1:8070"}],
+        paths=_paths(),
+        schemas=_schemas(),
+        scheme_description="the target's --admin-token (RETRYSTORM_ADMIN_TOKEN); "
+        "not required when it was started without one (then on loopback only)",
+    )
 
 
 def render() -> str:
     """The document as the text of ``target/openapi.json``."""
-    return json.dumps(build_openapi(), indent=2) + "\n"
+    return render_document(build_openapi())
 
 
 if __name__ == "__main__":  # pragma: no cover
