@@ -385,7 +385,9 @@ def run(
 ) -> None:
     """Run SCENARIO live: each strategy against a fresh (or freshly reset) target, the outages, the verdicts.
 
-    SCENARIO is a shipped scenario's name (`retrystorm scenarios` lists them) or a YAML file.
+    SCENARIO is a shipped scenario's name (`retrystorm scenarios` lists them) or a YAML file named as a path
+    (`./mine.yaml`; a bare name is always a shipped scenario's). Run as root, a file another user can change is
+    refused.
 
     Writes results.json, timeseries.csv, PNGs and report.html to the run folder. Exit 0
     when every assertion holds, 1 when one fails, 2 on bad input, 3 when the run could

@@ -3,9 +3,12 @@
 They live in ``experiment/scenario/shipped/NAME.yaml`` and are read through
 :mod:`importlib.resources`, so a name resolves the same in a checkout, an installed
 wheel or a container. What a user types as a scenario is a path or a name
-(:func:`find_scenario`): an existing file wins; a bare word (no directory, no
-``.yaml``) is a shipped scenario's name; an unknown name is a :class:`ScenarioError`
-that lists the shipped names and suggests the closest.
+(:func:`find_scenario`): a bare word (no directory, no ``.yaml``) is always a shipped
+scenario's name, never a file of that name in the current folder (a file another user
+planted there must not run in place of a shipped scenario); a file is named as a path
+(``./x``, ``x.yaml``, ``dir/x``). An unknown name is a :class:`ScenarioError` that lists
+the shipped names and suggests the closest, or, if a file of that name is there, says how
+to name it as a path.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from retrystorm.experiment.scenario.errors import ScenarioError
+from retrystorm.experiment.scenario.trust import refuse_untrusted
 
 SUFFIX = ".yaml"
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -48,17 +52,31 @@ def is_bare_name(text: str) -> bool:
 
 
 def find_scenario(given: str | os.PathLike[str] | Traversable) -> Traversable:
-    """The scenario file a user means by ``given``: an existing file, else a shipped scenario's name.
+    """The scenario file a user means by ``given``: a shipped scenario for a bare name, else the path given.
 
-    Anything else comes back as the path it is, so that reading it fails with the
+    A path comes back as it is, once checked that no other user can change it when root runs it
+    (:func:`~retrystorm.experiment.scenario.trust.refuse_untrusted`), so that reading it fails with the
     reader's own error (:func:`missing_hint` adds what it may have meant).
     """
     if not isinstance(given, str | os.PathLike):
         return given  # a resource already (a shipped file inside an archive)
-    path = Path(given)
-    if path.is_file() or not is_bare_name(str(given)):
+    if not is_bare_name(str(given)):
+        path = Path(given)
+        if not _is_shipped(path):
+            refuse_untrusted(path)
         return path
-    return shipped_scenario(str(given))
+    name = str(given)
+    if name not in shipped_names() and Path(name).exists():
+        raise ScenarioError(
+            f"scenario {name!r}: no shipped scenario of that name; to run the file {name!r} in this folder, "
+            f"name it as a path: ./{name}"
+        )
+    return shipped_scenario(name)
+
+
+def _is_shipped(path: Path) -> bool:
+    """True for a shipped scenario's file (a checkout's or an installed package's: trusted as its code is)."""
+    return path.resolve().parent == Path(str(shipped_folder())).resolve()
 
 
 def missing_hint(path: Path) -> str:

@@ -47,7 +47,9 @@ _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def load_scenario(given: str | os.PathLike[str] | Traversable, *, overrides: dict[str, Any] | None = None) -> Scenario:
     """Read, parse and validate a scenario: a file, or a shipped scenario's name (``smira-laptop``).
 
-    An existing file wins over a shipped name (:func:`~retrystorm.experiment.scenario.catalog.find_scenario`).
+    A bare name is always a shipped scenario's (:func:`~retrystorm.experiment.scenario.catalog.find_scenario`);
+    run as root, a file another user can change is refused
+    (:func:`~retrystorm.experiment.scenario.trust.refuse_untrusted`).
     ``overrides`` are merged into the top level before validation (dotted keys such as
     ``"load.users"`` reach into sections), so flags can change a file's settings and
     still get the same validation.

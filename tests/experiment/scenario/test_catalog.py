@@ -1,4 +1,4 @@
-"""The shipped scenarios: found by name through importlib.resources; paths still win."""
+"""The shipped scenarios: found by name through importlib.resources; a file is named as a path."""
 
 import pytest
 
@@ -40,14 +40,22 @@ def test_what_counts_as_a_name(text, bare):
     assert is_bare_name(text) is bare
 
 
-def test_a_name_finds_the_shipped_file_and_an_existing_file_wins(tmp_path, monkeypatch):
+def test_a_name_is_always_the_shipped_scenario_and_a_file_runs_only_as_a_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert find_scenario("smira-laptop").read_text() == (shipped_folder() / "smira-laptop.yaml").read_text()
     assert load_scenario("smira-laptop").name == "smira-laptop"
-    (tmp_path / "smira-laptop").write_text(
-        "name: mine\nmodel: fixed\nload: {users: 1, duration: 5s}\nstrategies: [none]\n"
+    mine = "name: mine\nmodel: fixed\nload: {users: 1, duration: 5s}\nstrategies: [none]\n"
+    (tmp_path / "smira-laptop").write_text(mine)
+    assert load_scenario("smira-laptop").name == "smira-laptop"  # a file in this folder never shadows it
+    assert load_scenario("./smira-laptop").name == "mine"
+    (tmp_path / "mine").write_text(mine)
+    with pytest.raises(ScenarioError) as bare:
+        load_scenario("mine")
+    assert str(bare.value) == (
+        "scenario 'mine': no shipped scenario of that name; to run the file 'mine' in this folder, "
+        "name it as a path: ./mine"
     )
-    assert load_scenario("smira-laptop").name == "mine"
+    assert load_scenario("./mine").name == "mine"
 
 
 def test_an_unknown_name_lists_the_shipped_ones_and_the_closest(tmp_path, monkeypatch):
