@@ -42,6 +42,7 @@ from retrystorm.loadgen.strategies import (
 from retrystorm.loadgen.strategies.controls import MAX_ATTEMPTS, MAX_DEADLINE_S
 from retrystorm.loadgen.strategies.retry_on import RetryOn
 from retrystorm.loadgen.think import ThinkTime, parse_think_time
+from retrystorm.user_files import UserFileError, read_user_file
 
 DEFAULT_STRATEGY = "exponential:base=100ms,factor=2.718,max=5m,jitter=full"
 #: The ceiling of --attempt-timeout and --metrics-linger: one day, as a request's deadline.
@@ -173,16 +174,26 @@ def _requests(text: str) -> tuple[RequestSpec, ...]:
     return parse_request_lines(lines) if any(line.strip() for line in lines) else ()
 
 
+#: The largest requests file read: :data:`MAX_REQUESTS` lines of at most 80 KiB.
+MAX_REQUESTS_FILE_BYTES = MAX_REQUESTS * 80 * 1024
+
+
 def read_requests_file(text: str) -> str:
     """The text of a requests file (one request per line), checked; ``""`` for none."""
     value = _none_or(text)
     if value is None:
         return ""
     try:
-        with open(value, encoding="utf-8") as handle:  # noqa: PTH123 - a path as typed on the command line
-            content = handle.read(MAX_REQUESTS * 80 * 1024)
-    except OSError as error:
-        raise SpecError(f"cannot read {shown(value)}: {error.strerror or error}") from None
+        raw = read_user_file(value, MAX_REQUESTS_FILE_BYTES)
+    except UserFileError as error:
+        raise SpecError(f"cannot read {shown(value)}: {error}") from None
+    if len(raw) > MAX_REQUESTS_FILE_BYTES:
+        limit_kib = MAX_REQUESTS_FILE_BYTES // 1024
+        raise SpecError(f"{shown(value)}: larger than {limit_kib} KiB; a requests file holds at most {MAX_REQUESTS}")
+    try:
+        content = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"cannot read {shown(value)}: not UTF-8 text; expected one request per line") from None
     _requests(content)
     return content
 

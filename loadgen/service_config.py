@@ -25,6 +25,7 @@ from retrystorm.errors import SpecError
 from retrystorm.loadgen.strategies import RetryStrategy, parse_strategy
 from retrystorm.loadgen.strategies.base import SERVICE_CONFIG
 from retrystorm.loadgen.strategies.presets import preset_from_service_config
+from retrystorm.user_files import UserFileError, read_user_file
 
 #: The largest service config read (real ones are a few KiB).
 MAX_BYTES = 1024 * 1024
@@ -51,10 +52,9 @@ def read_service_config(target: str) -> RetryStrategy:
     path = Path(path_text.strip())
     where = f"{SERVICE_CONFIG}: {path}"
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as error:
-        raise SpecError(f"{where}: cannot read it: {error.strerror or error}") from None
+        raw = read_user_file(path, MAX_BYTES)
+    except UserFileError as error:
+        raise SpecError(f"{where}: cannot read it: {error}") from None
     if len(raw) > MAX_BYTES:
         raise SpecError(f"{where}: larger than {MAX_BYTES // 1024} KiB; expected a gRPC service config")
     try:

@@ -29,6 +29,7 @@ from retrystorm.experiment.scenario.errors import ScenarioError
 from retrystorm.experiment.scenario.fields import REQUIRE_UNITS
 from retrystorm.experiment.scenario.model import Loc, Scenario
 from retrystorm.experiment.scenario.triggers import TRIGGER_TYPES
+from retrystorm.user_files import UserFileError, read_user_file
 
 __all__ = ["ScenarioError", "load_scenario", "parse_scenario", "scenario_data", "scenario_from_data"]
 
@@ -74,13 +75,18 @@ def scenario_data(given: str | os.PathLike[str] | Traversable) -> tuple[dict[str
 
 
 def _read_text(path: Path | Traversable) -> str:
-    """The file as text: at most :data:`MAX_FILE_BYTES`, UTF-8, no NUL byte."""
+    """The file as text: a regular file (a FIFO or a device is refused, never waited on), at most
+    :data:`MAX_FILE_BYTES`, UTF-8, no NUL byte."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        hint = missing_hint(path) if isinstance(path, Path) else ""
-        raise ScenarioError(f"{path}: cannot read the scenario: {error.strerror or error}{hint}") from None
+        if isinstance(path, Path):
+            raw = read_user_file(path, MAX_FILE_BYTES)
+        else:
+            with path.open("rb") as handle:  # a shipped scenario inside an archive
+                raw = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, UserFileError) as error:
+        hint = missing_hint(path) if isinstance(path, Path) and not path.exists() else ""
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ScenarioError(f"{path}: cannot read the scenario: {reason}{hint}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise ScenarioError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is a short YAML file")
     try:
