@@ -2,7 +2,7 @@
 
 A change of level ends the throttle in force and starts the next; a restore (or the
 controller's end) puts the process back in its own cgroup, exactly; a runner SIGKILLed
-mid-cut leaves the restore to the throttle's watchdog. Membership is read from
+mid-cut has its service (in cgroups of its own, cut in place) ended by the watchdog. Membership is read from
 ``/proc/PID/cgroup``, independently of the code under test. Every process is killed by
 pid (a group by its pgid); every throttle group a test leaves is removed, and fails it.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -24,7 +23,10 @@ from pathlib import Path
 import pytest
 
 from retrystorm.chaos.backends import ProcessBackend
+from retrystorm.chaos.cgroupfs import members as cgroup_members
+from retrystorm.chaos.cgroupfs import mounts
 from retrystorm.chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
+from retrystorm.chaos.containment import PREFIX as SERVICE_PREFIX
 from retrystorm.chaos.controller import OutageController
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal
@@ -202,18 +204,6 @@ def start_own_run(tmp_path: Path, slow_for: str) -> subprocess.Popen[bytes]:
     )  # fmt: skip
 
 
-def cut_service(before: set[Path]) -> tuple[Path, int]:
-    """The slow's throttle group, once the service is in it, and the service's pid."""
-    wait_for(lambda: throttle_groups() - before, timeout_s=90, what="the slow's throttle group")
-    (group,) = throttle_groups() - before
-    wait_for(lambda: (group / "cgroup.procs").read_text().split(), what="the service in the throttle group")
-    return group, int((group / "cgroup.procs").read_text().split()[0])
-
-
-def journal_records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 @contextlib.contextmanager
 def killed_at_the_end(runner: subprocess.Popen[bytes], service: list[int]) -> Iterator[None]:
     try:
@@ -227,39 +217,42 @@ def killed_at_the_end(runner: subprocess.Popen[bytes], service: list[int]) -> It
                 os.killpg(os.getpgid(pid), signal.SIGKILL)
 
 
-def test_a_runner_sigkilled_mid_slow_leaves_the_restore_to_the_watchdog(tmp_path):
-    before, service = throttle_groups(), []
-    runner = start_own_run(tmp_path, "3s")
-    with killed_at_the_end(runner, service):
-        group, pid = cut_service(before)
-        service.append(pid)
-        original = str(Path(cpu_group(pid)).parent)  # v1: the group is a child of the service's own cgroup
-        os.killpg(runner.pid, signal.SIGKILL)  # the runner and its Locust; the service has a session of its own
-        runner.wait(timeout=20)
-        assert GROUP_PREFIX in cpu_group(pid)  # cut still: its watchdog waits for the level's deadline
-        wait_for(lambda: GROUP_PREFIX not in cpu_group(pid), timeout_s=30, what="the watchdog to restore")
-        assert cpu_group(pid) == original or locate(os.getpid()).hierarchy.version == 2
-        wait_for(lambda: not group.exists(), what="the throttle group to be removed")
-        restores = [r for r in journal_records(tmp_path / "journal.jsonl") if r["op"] == "restore"]
-        assert [(r["reason"], r["backend"], r["ident"]) for r in restores] == [("watchdog", "cgroup", str(group))]
+def service_groups() -> set[Path]:
+    """The cgroups of services a runner started (``retrystorm-svc-*``) in the hierarchy that accounts CPU."""
+    cpu = next(mount for mount in mounts() if mount.has("cpu"))
+    return set(cpu.path.glob(f"{SERVICE_PREFIX}*"))
 
 
-def test_chaos_recover_restores_a_slow_a_sigkilled_runner_left_before_its_deadline(tmp_path):
-    before, service = throttle_groups(), []
+def quota_cut(group: Path) -> bool:
+    """Whether ``group``'s own CPU quota is lowered (v1 ``cpu.cfs_quota_us`` not -1, v2 ``cpu.max`` not max)."""
+    v1 = group / "cpu.cfs_quota_us"
+    if v1.exists():
+        return v1.read_text().strip() != "-1"
+    return not (group / "cpu.max").read_text().startswith("max")
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_runner_sigkilled_mid_slow_leaves_nothing_cut_its_service_ended_by_the_watchdog(tmp_path):
+    """A command runs in cgroups of its own; a slow lowers their quota; the runner's death ends the service."""
+    before, throttles_before, service = service_groups(), throttle_groups(), []
     runner = start_own_run(tmp_path, "60s")
     with killed_at_the_end(runner, service):
-        group, pid = cut_service(before)
-        service.append(pid)
-        os.killpg(runner.pid, signal.SIGKILL)
+        wait_for(lambda: service_groups() - before, timeout_s=90, what="the service's own cgroup")
+        (group,) = service_groups() - before
+        wait_for(lambda: cgroup_members(group), what="the service in its cgroup")
+        service.extend(cgroup_members(group))
+        wait_for(lambda: quota_cut(group), timeout_s=60, what="the slow to lower the cgroup's own quota")
+        assert throttle_groups() == throttles_before  # cut in place: no throttle group of its own
+        os.killpg(runner.pid, signal.SIGKILL)  # the runner and its Locust; the service has cgroups of its own
         runner.wait(timeout=20)
-        recovered = subprocess.run(
-            [sys.executable, "-m", "retrystorm", "chaos", "recover", "--journal", tmp_path / "journal.jsonl"],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert recovered.returncode == 0, recovered.stderr
-        assert "restored the CPU of cgroup" in recovered.stdout
-        assert GROUP_PREFIX not in cpu_group(pid) and not group.exists()  # long before the watchdog's deadline
-        assert journal_records(tmp_path / "journal.jsonl") == []  # compacted: nothing pending
+        wait_for(lambda: not group.exists(), timeout_s=30, what="the watchdog to end the service and its cgroups")
+        assert not any(alive(pid) for pid in service)  # even the server that ignores SIGTERM
 
 
 def test_slow_refusal_names_what_is_missing_and_locates_the_pid_or_the_runner(monkeypatch):
