@@ -91,7 +91,10 @@ def _channel_of(user: GrpcUser) -> _Channel:
         found = _Channel((user.host or "").removeprefix("grpc://"), user.settings, options)
         _CHANNELS[user.environment] = found
         if user.settings.mode is GrpcMode.REAL:
-            gevent.spawn(_count_attempts, found, user.metrics_for_request)
+            metrics = user.metrics_for_request
+            gevent.spawn(_count_attempts, found, metrics)
+            # and once more when the users have stopped: the last second's attempts are counted too
+            user.environment.events.test_stop.add_listener(lambda **_: _count_once(found, metrics))
     return found
 
 
@@ -99,14 +102,21 @@ def _count_attempts(channel: _Channel, metrics: RequestMetrics) -> None:
     """Real mode: move channelz's attempts into ``attempts_started`` every second."""
     while True:
         gevent.sleep(CHANNELZ_INTERVAL_S)
-        try:
-            started = channel.attempts_started()
-        except (ValueError, KeyError, RuntimeError):
-            logger.exception("channelz could not be read; attempts are not counted")
+        if not _count_once(channel, metrics):
             return
-        if started > channel.counted:
-            metrics.attempts_started.inc(started - channel.counted)
-            channel.counted = started
+
+
+def _count_once(channel: _Channel, metrics: RequestMetrics) -> bool:
+    """Move the attempts channelz has seen since the last count into ``attempts_started``; ``False``: unreadable."""
+    try:
+        started = channel.attempts_started()
+    except (ValueError, KeyError, RuntimeError):
+        logger.exception("channelz could not be read; attempts are not counted")
+        return False
+    if started > channel.counted:
+        metrics.attempts_started.inc(started - channel.counted)
+        channel.counted = started
+    return True
 
 
 class GrpcUser(User):

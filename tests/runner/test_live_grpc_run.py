@@ -59,8 +59,10 @@ def test_a_grpc_scenario_runs_through_the_same_analysis_and_its_emulation_stays_
         assert row["grpc"]["method"] == "/retrystorm.target.v1.Target/Echo"
         assert row["grpc"]["channels"] == 1  # one Locust process: one channel, one throttle
         # counted at the client (channelz, or as sent) and at the target: calls whose deadline passed
-        # during the freeze were cancelled before the target's handler saw them
-        assert 0.8 * row["attempts"] <= row["grpc"]["attempts_at_target"] <= row["attempts"] + 5, row
+        # during the freeze were cancelled before the target's handler saw them; the two are read once a
+        # second each, from two processes, so their last readings may be up to a second of attempts apart
+        one_second = row["attempts"] / 20
+        assert 0.8 * row["attempts"] <= row["grpc"]["attempts_at_target"] <= row["attempts"] + one_second, row
         assert row["steady_state"]["ok_share_by_request"] == {"/retrystorm.target.v1.Target/Echo": 1.0}
         assert row["validity"]["valid"] is True
         assert row["amplification"] > 1.05, row  # the UNAVAILABLE answers were retried
