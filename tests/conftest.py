@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.cgroups import throttle_groups
 from tests.support.processes import stop
 from tests.support.tiers import (  # the tiers' hooks: which tests are live, and none other starts a process
     pytest_collection_modifyitems,
@@ -49,17 +50,6 @@ def victim() -> Iterator[subprocess.Popen[bytes]]:
 __all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_runtest_makereport", "pytest_runtest_protocol"]
 
 
-def _throttle_groups() -> set[str]:
-    """The CPU-cut groups (``retrystorm-throttle-*``) beside this process's cgroup: each is a cut not yet undone."""
-    from retrystorm.chaos.cgroups import GROUP_PREFIX, CgroupUnavailableError, locate
-
-    try:
-        base = locate(os.getpid()).base()
-        return {path.name for path in base.iterdir() if path.name.startswith(GROUP_PREFIX)}
-    except (CgroupUnavailableError, OSError):
-        return set()
-
-
 @pytest.fixture(autouse=True)
 def _no_cut_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     """A live test that leaves a CPU cut's group behind fails, naming it (a cut is undone on every exit path).
@@ -70,7 +60,7 @@ def _no_cut_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     if request.node.get_closest_marker("live") is None or os.environ.get("RETRYSTORM_CHECK_LEFTOVERS") != "1":
         yield
         return
-    before = _throttle_groups()
+    before = throttle_groups()
     yield
-    left = sorted(_throttle_groups() - before)
+    left = sorted(group.name for group in throttle_groups() - before)
     assert not left, f"the test left CPU-cut groups behind: {left}"

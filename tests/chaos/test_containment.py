@@ -26,7 +26,7 @@ from retrystorm.chaos.controller import OutageController
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.runner.local.processes import ManagedProcess
-from tests.support.procfs import process_state_letter
+from tests.support.procfs import is_alive, process_state_letter
 
 from .conftest import RecordingSwitch, wait_for
 
@@ -59,10 +59,6 @@ SERVICE = textwrap.dedent(
         time.sleep(0.05)
     """
 )
-
-
-def alive(pid: int) -> bool:
-    return process_state_letter(pid) not in (None, "Z")
 
 
 def uid(pid: int) -> int | None:
@@ -116,7 +112,7 @@ def test_a_pause_freezes_everything_the_command_started_and_its_end_ends_them_al
         asyncio.run(pause())
         assert not any(frozen(pid) for pid in members)
         asyncio.run(process.stop_group(grace_s=1.0))  # the deaf member is killed after the grace
-        assert not any(alive(pid) for pid in members)
+        assert not any(is_alive(pid) for pid in members)
         assert containment.gone()
     finally:
         containment.end(grace_s=0)
@@ -154,7 +150,7 @@ def test_a_sigkilled_runner_leaves_no_process_of_its_command(script, tmp_path):
     members = containment.members()
     os.killpg(runner.pid, signal.SIGKILL)
     runner.communicate(timeout=10)
-    wait_for(lambda: not any(alive(pid) for pid in members), 10, "every process of the command to end")
+    wait_for(lambda: not any(is_alive(pid) for pid in members), 10, "every process of the command to end")
     wait_for(containment.gone, 10, "its cgroups to be removed")
 
 

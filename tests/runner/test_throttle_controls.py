@@ -35,6 +35,8 @@ from retrystorm.experiment.scenario.service import ServiceTarget
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.local import throttle
 from retrystorm.runner.throttle_controls import ThrottleControls
+from tests.support.cgroups import throttle_groups
+from tests.support.procfs import is_alive
 from tests.support.waiting import wait_until
 
 
@@ -59,11 +61,6 @@ def cpu_group(pid: int) -> str:
         if "cpu" in controllers.split(","):
             return path
     return next(path for number, _, path in lines if number == "0")
-
-
-def throttle_groups() -> set[Path]:
-    base = locate(os.getpid()).base()
-    return set(base.glob(f"{GROUP_PREFIX}*"))
 
 
 def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
@@ -231,13 +228,6 @@ def quota_cut(group: Path) -> bool:
     return not (group / "cpu.max").read_text().startswith("max")
 
 
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_a_runner_sigkilled_mid_slow_leaves_nothing_cut_its_service_ended_by_the_watchdog(tmp_path):
     """A command runs in cgroups of its own; a slow lowers their quota; the runner's death ends the service."""
     before, throttles_before, service = service_groups(), throttle_groups(), []
@@ -252,7 +242,7 @@ def test_a_runner_sigkilled_mid_slow_leaves_nothing_cut_its_service_ended_by_the
         os.killpg(runner.pid, signal.SIGKILL)  # the runner and its Locust; the service has cgroups of its own
         runner.wait(timeout=20)
         wait_for(lambda: not group.exists(), timeout_s=30, what="the watchdog to end the service and its cgroups")
-        assert not any(alive(pid) for pid in service)  # even the server that ignores SIGTERM
+        assert not any(is_alive(pid) for pid in service)  # even the server that ignores SIGTERM
 
 
 def test_slow_refusal_names_what_is_missing_and_locates_the_pid_or_the_runner(monkeypatch):

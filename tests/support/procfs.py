@@ -14,6 +14,11 @@ def process_state_letter(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[0]
 
 
+def is_alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (neither gone nor a zombie)."""
+    return process_state_letter(pid) not in (None, "Z")
+
+
 def is_stopped(pid: int) -> bool:
     """Whether ``pid`` is stopped (``T``) or stopped by a tracer (``t``)."""
     return process_state_letter(pid) in ("T", "t")
