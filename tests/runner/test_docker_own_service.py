@@ -99,7 +99,10 @@ def test_a_labelled_container_is_paused_and_resumed_through_the_docker_backend(t
         assert end - start >= 2.5
         with (tmp_path / "run" / "timeseries.csv").open() as table:
             frozen = [r for r in csv.DictReader(table) if start + 1 < float(r["t_s"]) <= end]
-        assert frozen and all(float(r["goodput"]) == 0 for r in frozen)  # nothing answered while it was paused
+        # Nothing answered while it was paused. Counters are interpolated between readings taken at slightly uneven
+        # times (retrystorm/runner/series.py), so an answer just after the resume can leak a fraction of itself into
+        # the last frozen second (0.0017 was seen): the frozen seconds together hold less than one answer.
+        assert frozen and sum(float(r["goodput"]) for r in frozen) < 1, frozen
         assert docker("inspect", "-f", "{{.State.Status}}", name).stdout.strip() == "running"
     finally:
         docker("rm", "-f", started.stdout.strip())

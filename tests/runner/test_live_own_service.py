@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -100,7 +101,11 @@ def test_a_command_whose_app_is_missing_shows_the_first_line_of_its_error(exampl
     done = run(scenario, tmp_path, "--out", str(tmp_path / "run"), timeout_s=120)
     assert done.returncode == 3, done.stdout + done.stderr
     line = next(line for line in done.stderr.splitlines() if line.startswith("retrystorm run:"))
-    assert "exited before the service was ready: exited with status 3: ModuleNotFoundError: No module named " in line
+    # gunicorn's own status varies: 3 (a worker failed to boot), or 1 where gunicorn 27 with two workers raises
+    # its HaltServer a second time while it stops. The line names whichever, then the first line of the error.
+    assert re.search(
+        r"exited before the service was ready: exited with status [0-9]+: ModuleNotFoundError: No module named ", line
+    ), line
     assert "Traceback" not in done.stderr and "Worker failed to boot" not in done.stderr
 
 
