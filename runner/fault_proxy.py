@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from retrystorm.chaos.backends.base import BackendError
-from retrystorm.chaos.network.control import ProxyControl
+from retrystorm.chaos.network.control import RUN_FOLDER_PREFIX, ProxyControl
 from retrystorm.chaos.network.process import ProxyProcess, start_proxy
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
@@ -130,7 +130,7 @@ class FaultProxies:
     ) -> ProxiedTarget:
         """A proxy in front of ``target``, listening; :class:`RunFailedError` if it does not start."""
         upstream = upstream_of(target.base_url)
-        folder = Path(tempfile.mkdtemp(prefix="retrystorm-proxy-"))  # mode 0700; short: a socket path's limit
+        folder = Path(tempfile.mkdtemp(prefix=RUN_FOLDER_PREFIX))  # mode 0700; short: a socket path's limit
         try:
             proxy = await runtime.run_blocking(
                 lambda: start_proxy(

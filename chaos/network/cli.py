@@ -30,7 +30,7 @@ def host_port(text: str, option: str) -> tuple[str, int]:
 async def _serve(
     listen: tuple[str, int], upstream: tuple[str, int], control: Path, seed: int, exit_after_s: float | None
 ) -> None:
-    from retrystorm.chaos.network.control import private_socket_path, serve_control
+    from retrystorm.chaos.network.control import private_socket_path, remove_private_folder, serve_control
     from retrystorm.chaos.network.proxy import Proxy
 
     proxy = Proxy(upstream, rng=random.Random(f"{seed}/proxy"))
@@ -53,6 +53,7 @@ async def _serve(
         await proxy.close()
         with contextlib.suppress(FileNotFoundError):
             control.unlink()
+        remove_private_folder(control.parent)
 
 
 @click.command("proxy")

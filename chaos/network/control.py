@@ -79,6 +79,18 @@ def _toxic_id(value: object) -> str:
     return value
 
 
+#: The prefix of the private folder ``retrystorm run`` makes for a proxy's control socket.
+RUN_FOLDER_PREFIX = "retrystorm-proxy-"
+
+
+def remove_private_folder(folder: Path) -> None:
+    """Remove the folder ``retrystorm run`` made for the socket, once empty, so a runner killed by SIGKILL leaves
+    nothing in ``/tmp`` after its proxy's bounded life; any other folder (a user's ``--control``) is left alone."""
+    if folder.name.startswith(RUN_FOLDER_PREFIX):
+        with contextlib.suppress(OSError):  # not empty, or already gone: leave it
+            folder.rmdir()
+
+
 def private_socket_path(path: Path) -> Path:
     """Make ``path``'s folder (mode 0700 if created) and remove a stale socket there; refuse anything else."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -105,11 +105,15 @@ def test_a_delay_ends_at_its_deadline_after_a_sigkill_of_the_runner(tmp_path):
         assert still["id"] == delay["id"] and still["toxic"]["latency_s"] == 0.3
         time.sleep(still["left_s"] + 1.0)  # 1 s past its deadline
         assert toxics() == []  # the proxy ended it by itself
+        os.kill(proxy, signal.SIGTERM)  # its bounded life, cut short: it leaves nothing in /tmp behind
+        wait_until(lambda: not Path(f"/proc/{proxy}").exists(), timeout_s=10)
+        assert not control.parent.exists(), sorted(control.parent.iterdir())
     finally:
         if runner.poll() is None:
             runner.kill()
             runner.wait()
-        if proxy is not None and control is not None:  # bounded life; stop it now, remove what its runner would
+        if proxy is not None and Path(f"/proc/{proxy}").exists():  # a failure above: stop it now
             os.kill(proxy, signal.SIGTERM)
             wait_until(lambda: not Path(f"/proc/{proxy}").exists(), timeout_s=10)
+        if control is not None:
             shutil.rmtree(control.parent, ignore_errors=True)
