@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Sweep trigger size, duration and load in the simulator: where each strategy tips over.",
     ),
     "init": (
-        "retrystorm.experiment.cli:init",
+        "retrystorm.runner.init_cli:init",
         "Write a starter scenario for your own service: a URL, what a pause freezes.",
     ),
     "run": (

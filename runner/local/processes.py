@@ -206,6 +206,7 @@ class ManagedProcess:
                     os.killpg(self.pid, signum)
 
         async def members_gone() -> bool | None:
+            self.popen.poll()  # reap the leader once it exits: a zombie still has its /proc entry
             return None if any(process_start_ticks(pid) == ticks for pid, ticks in members) else True
 
         with contextlib.suppress(TimeoutError):

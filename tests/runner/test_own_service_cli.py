@@ -84,7 +84,9 @@ def test_the_simulator_has_no_model_of_ones_own_service_unless_one_is_given(tmp_
 
 def test_init_writes_a_scenario_that_loads_and_refuses_to_overwrite_it(tmp_path):
     journal = tmp_path / "j.jsonl"
-    done = retrystorm("init", "http://127.0.0.1:8000", "--command", "gunicorn app:app", cwd=tmp_path, journal=journal)
+    done = retrystorm(
+        "init", "http://127.0.0.1:8000", "--command", "gunicorn app:app", "--no-probe", cwd=tmp_path, journal=journal
+    )
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "scenario.yaml").read_text()
     assert 'command: "gunicorn app:app"' in text and "faults:\n  - {pause: target" in text
@@ -92,7 +94,7 @@ def test_init_writes_a_scenario_that_loads_and_refuses_to_overwrite_it(tmp_path)
     assert plan.returncode == 0, plan.stderr
     again = retrystorm("init", "http://127.0.0.1:8000", cwd=tmp_path, journal=journal)
     assert "scenario.yaml exists; pass --force to overwrite it" in error_line(again)
-    forced = retrystorm("init", "http://127.0.0.1:8000", "--force", cwd=tmp_path, journal=journal)
+    forced = retrystorm("init", "http://127.0.0.1:8000", "--force", "--no-probe", cwd=tmp_path, journal=journal)
     assert forced.returncode == 0 and "faults: []" in (tmp_path / "scenario.yaml").read_text()
 
 
