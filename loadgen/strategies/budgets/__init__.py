@@ -1,8 +1,10 @@
-"""Retry budgets shared by the users of one process: tokens, quota, ratio, adaptive, concurrency, aws-rate-limiter."""
+"""Retry budgets shared by the users of one process: tokens, quota, ratio, adaptive, concurrency, aws-rate-limiter,
+circuit."""
 
 from retrystorm.loadgen.strategies.budgets.adaptive import AdaptiveBudget, AdaptiveState
 from retrystorm.loadgen.strategies.budgets.aws_rate_limiter import AwsRateLimiterBudget, AwsRateLimiterState
 from retrystorm.loadgen.strategies.budgets.base import BUDGETS, BudgetState, RetryBudget, parse_budget
+from retrystorm.loadgen.strategies.budgets.circuit import CircuitBudget, CircuitState
 from retrystorm.loadgen.strategies.budgets.concurrency import ConcurrencyBudget, ConcurrencyState
 from retrystorm.loadgen.strategies.budgets.quota import QuotaBudget, QuotaState
 from retrystorm.loadgen.strategies.budgets.ratio import RatioBudget, RatioState
@@ -16,6 +18,8 @@ __all__ = [
     "AwsRateLimiterBudget",
     "AwsRateLimiterState",
     "BudgetState",
+    "CircuitBudget",
+    "CircuitState",
     "ConcurrencyBudget",
     "ConcurrencyState",
     "QuotaBudget",

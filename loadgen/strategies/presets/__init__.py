@@ -7,9 +7,19 @@ Importing this package registers them as strategies: ``grpc-retry``, ``envoy``,
 retry controls; see :mod:`.base` for the precedence.
 """
 
-from retrystorm.loadgen.strategies.presets import aws, envoy, finagle, grpc, polly, resilience4j, urllib3  # noqa: F401 - registers
+from retrystorm.loadgen.strategies.presets import (  # noqa: F401 - registers
+    aws,
+    dotnet,
+    envoy,
+    finagle,
+    grpc,
+    polly,
+    resilience4j,
+    urllib3,
+)
 from retrystorm.loadgen.strategies.presets.aws import AwsAdaptive, AwsLegacy, AwsStandard, AwsStandard2025
 from retrystorm.loadgen.strategies.presets.base import NONE, Preset, resolve
+from retrystorm.loadgen.strategies.presets.dotnet import DotnetStandard
 from retrystorm.loadgen.strategies.presets.envoy import EnvoyRetry
 from retrystorm.loadgen.strategies.presets.finagle import FinagleRetry
 from retrystorm.loadgen.strategies.presets.grpc import GrpcRetry
@@ -24,6 +34,7 @@ __all__ = [
     "AwsLegacy",
     "AwsStandard",
     "AwsStandard2025",
+    "DotnetStandard",
     "EnvoyRetry",
     "FinagleRetry",
     "GrpcRetry",
