@@ -2,9 +2,12 @@
 
 One ``<testsuite>`` per strategy (``name``: the scenario and the label). Each assertion of the strategy is a
 ``<testcase>`` (``classname``: the strategy, ``name``: the assertion and its bound) with a ``<failure>`` naming what
-was measured when it did not hold. Two more cases per strategy say whether its verdicts can be trusted:
-``valid`` (a ``<failure>`` when its load generator was saturated) and, when the scenario has stop conditions,
-``slo`` (a ``<failure>`` naming the breach that stopped the run there; the strategies it skipped are ``<skipped>``).
+was measured when it did not hold. An assertion that a strategy never recovers (bound ``never``) that held is an
+expected failure, confirmed, not a success: its case is ``<skipped type="xfail">`` with that message, as pytest
+reports an ``xfail``, so a test reporter counts it apart from the passes. Two more cases per strategy say whether
+its verdicts can be trusted: ``valid`` (a ``<failure>`` when its load generator was saturated) and, when the
+scenario has stop conditions, ``slo`` (a ``<failure>`` naming the breach that stopped the run there; the strategies
+it skipped are ``<skipped>``).
 A run that could not produce results (it could not go on, or was interrupted) is one suite with an ``<error>``
 case naming the exit status, so a CI step never shows a green report for it.
 
@@ -14,6 +17,7 @@ JUnit schema (``testsuites/testsuite/testcase`` with ``failure``, ``error``, ``s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -42,38 +46,55 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
     return ET.SubElement(suite, "testcase", {"classname": classname, "name": name, "time": "0"})
 
 
-def _suite(root: ET.Element, name: str, cases: Sequence[tuple[str, str, str | None]], time_s: float) -> None:
-    """A suite of ``(name, classname, failure message or None)`` cases."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Case:
+    """One ``<testcase>``: a ``failure`` message when it did not hold, an ``expected`` one for a confirmed xfail."""
+
+    name: str
+    classname: str
+    failure: str | None = None
+    expected: str | None = None
+
+
+def _suite(root: ET.Element, name: str, cases: Sequence[Case], time_s: float) -> None:
+    """A suite of cases, with its counts."""
     suite = ET.SubElement(root, "testsuite", {"name": name, "time": f"{time_s:.3f}"})
-    failures = 0
-    for case_name, classname, failure in cases:
-        case = _case(suite, classname, case_name)
-        if failure is not None:
-            failures += 1
-            ET.SubElement(case, "failure", {"message": failure, "type": "AssertionError"}).text = failure
+    for each in cases:
+        case = _case(suite, each.classname, each.name)
+        if each.failure is not None:
+            ET.SubElement(case, "failure", {"message": each.failure, "type": "AssertionError"}).text = each.failure
+        elif each.expected is not None:
+            ET.SubElement(case, "skipped", {"message": each.expected, "type": "xfail"}).text = each.expected
     suite.set("tests", str(len(cases)))
-    suite.set("failures", str(failures))
+    suite.set("failures", str(sum(each.failure is not None for each in cases)))
     suite.set("errors", "0")
+    suite.set("skipped", str(sum(each.failure is None and each.expected is not None for each in cases)))
 
 
-def _strategy_cases(row: Mapping[str, Any], slo: Mapping[str, Any] | None) -> list[tuple[str, str, str | None]]:
+def _assertion_case(verdict: Mapping[str, Any], label: str) -> Case:
+    name = f"{verdict['check']} {verdict['bound']}"
+    measured = f"{name}: measured {json.dumps(verdict['measured'])}"
+    if not verdict["passed"]:
+        return Case(name, label, failure=measured)
+    if verdict["bound"] == "never":  # a strategy that never recovers, as the scenario expected: no success
+        return Case(name, label, expected=f"expected failure, confirmed: {measured}")
+    return Case(name, label)
+
+
+def _strategy_cases(row: Mapping[str, Any], slo: Mapping[str, Any] | None) -> list[Case]:
     label = str(row["strategy"])
-    cases: list[tuple[str, str, str | None]] = []
-    for verdict in row.get("assertions") or []:
-        name = f"{verdict['check']} {verdict['bound']}"
-        message = None if verdict["passed"] else f"{name}: measured {json.dumps(verdict['measured'])}"
-        cases.append((name, label, message))
+    cases = [_assertion_case(verdict, label) for verdict in row.get("assertions") or []]
     validity = row.get("validity")
     if isinstance(validity, Mapping):
         share = validity.get("saturated_share", 0)
         not_valid = f"not valid: the load generator was saturated {share:.1%} of the run"
-        cases.append(("valid", label, None if validity.get("valid", True) else not_valid))
+        cases.append(Case("valid", label, failure=None if validity.get("valid", True) else not_valid))
     if slo is not None:
         breach = slo.get("breached")
         message = None
         if isinstance(breach, Mapping) and breach.get("strategy") == label:
             message = f"stopped early: {breach['condition']}: {breach['value']} at {breach['at_s']}s"
-        cases.append(("slo", label, message))
+        cases.append(Case("slo", label, failure=message))
     return cases
 
 

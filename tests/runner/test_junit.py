@@ -51,6 +51,36 @@ def test_each_assertion_and_each_runs_validity_is_a_test_case():
     ]
 
 
+def test_a_confirmed_never_is_an_expected_failure_not_a_plain_pass_and_an_unexpected_recovery_fails():
+    document = {
+        "experiment": "gate",
+        "results": [
+            {
+                "strategy": "fixed:100ms",
+                "assertions": [{"check": "server_recovers_within", "bound": "never", "measured": None, "passed": True}],
+            },
+            {
+                "strategy": "backoff",
+                "assertions": [{"check": "server_recovers_within", "bound": "never", "measured": 6.0, "passed": False}],
+            },
+        ],
+    }
+    xml = junit_xml(document, 1)
+    assert cases(xml) == [
+        (
+            "fixed:100ms",
+            "server_recovers_within never",
+            "expected failure, confirmed: server_recovers_within never: measured null",
+        ),
+        ("backoff", "server_recovers_within never", "server_recovers_within never: measured 6.0"),
+    ]
+    root = ET.fromstring(xml)  # noqa: S314 (the XML this project wrote)
+    (skipped,) = root.iter("skipped")
+    assert skipped.get("type") == "xfail"
+    suites = root.findall("testsuite")
+    assert [(s.get("tests"), s.get("failures"), s.get("skipped")) for s in suites] == [("1", "0", "1"), ("1", "1", "0")]
+
+
 @pytest.mark.parametrize(("status", "words"), [(3, "could not go on"), (130, "interrupted")])
 def test_a_run_without_results_is_one_error_never_a_green_report(status, words):
     ((classname, name, message),) = cases(junit_xml(None, status))
