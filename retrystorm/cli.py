@@ -17,6 +17,7 @@ import click
 from retrystorm import __version__
 from retrystorm.errors import EnvironmentFailureError, UserError, did_you_mean
 from retrystorm.extras import missing_extra_of
+from retrystorm.host import command_problem, python_problem
 
 #: Subcommand name -> "module:attribute" of its click command.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -97,6 +98,7 @@ def cli(verbose: int) -> None:
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI; a user error prints one line and exits 2, a failure of the environment 3."""
     try:
+        refuse_where_it_cannot_run(sys.argv[1:] if argv is None else argv)
         try:
             result = cli.main(args=argv, prog_name="retrystorm", standalone_mode=False)
         except ModuleNotFoundError as error:  # a package of an extra that is not installed: which extra, one line
@@ -122,6 +124,13 @@ def main(argv: list[str] | None = None) -> NoReturn:
         click.echo(f"{command}: error: {message} (see {command} --help)", err=True)
         sys.exit(error.exit_code)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def refuse_where_it_cannot_run(argv: list[str]) -> None:
+    """A Python too old, or a Linux command on another system: a user error saying where it runs, before it starts."""
+    problem = python_problem() or command_problem(argv)
+    if problem:
+        raise UserError(problem)
 
 
 def command_path(argv: list[str]) -> str:

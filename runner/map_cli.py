@@ -21,6 +21,8 @@ import click
 
 from retrystorm.console import err, out
 from retrystorm.durations import format_duration
+from retrystorm.errors import UserError
+from retrystorm.host import linux_problem
 from retrystorm.runner.orchestrate import RunInterruptedError
 from retrystorm.sim.map.cli import map_options, show_map, simulate_map
 from retrystorm.sim.map.confirm import LivePick, choose_live_cells, with_agreements
@@ -100,6 +102,8 @@ def map_command(*, as_json: bool, live_cells: int, **options: Any) -> None:
     """
     check = None
     if live_cells:
+        if problem := linux_problem("retrystorm map --live"):
+            raise UserError(problem)
         from retrystorm.runner.map_live import check_live  # noqa: PLC0415
 
         check = check_live
