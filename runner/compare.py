@@ -18,6 +18,7 @@ from retrystorm.errors import UserError
 from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 from retrystorm.experiment.report import StrategyCurves
 from retrystorm.experiment.scenario import Scenario, StrategyEntry
+from retrystorm.experiment.scenario.grpc import refuse_simulating
 
 FIGURES = (
     "attempts",
@@ -42,6 +43,7 @@ def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Non
     """
     from retrystorm.sim.config import RunConfig, no_model_message  # noqa: PLC0415 - only with --simulate
 
+    refuse_simulating(scenario.grpc, "--simulate")
     if scenario.model is None:
         url = scenario.target.url if scenario.target is not None else "target:"
         raise UserError(f"--simulate: {no_model_message(scenario.name, url)}")

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from retrystorm.errors import SpecError, shown
+from retrystorm.errors import SpecError, UserError, shown
 from retrystorm.loadgen.grpc_settings import DEFAULT_METHOD, GrpcMode, GrpcSettings, check_method, check_request
 from retrystorm.loadgen.strategies.presets import GrpcRetry
 
@@ -186,6 +186,17 @@ def _real_entry_problems(scenario: _Scenario, index: int) -> Iterator[tuple[Loc,
     for field in ("max_attempts", "budget"):
         if getattr(entry, field) is not None:
             yield ("strategies", index, field), _FROM_CONFIG
+
+
+def refuse_simulating(section: GrpcSection | None, command: str) -> None:
+    """Refuse (:class:`UserError`) to simulate a scenario with a ``grpc:`` section: the simulator models HTTP
+    attempts, not grpcio's channels (transparent retries, calls failed locally in ``TRANSIENT_FAILURE``), and a
+    ``map --live`` cell would run over HTTP."""
+    if section is not None:
+        raise UserError(
+            f"{command}: does not model a grpc: scenario (the simulator models HTTP attempts, not grpcio's channels); "
+            "accepted: retrystorm run without --simulate, or the scenario without its grpc: section"
+        )
 
 
 def _spec(strategy: object) -> str:
