@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from retrystorm.loadgen.strategies import RetryStrategy
+from retrystorm.loadgen.strategies.stats import retries_shown
 
 
 def delay_samples(
@@ -28,19 +29,23 @@ def delay_samples(
     return samples
 
 
-def plot_strategies(
-    strategies: list[RetryStrategy], output: Path, *, retries: int, draws: int, think_time_s: float, seed: int
-) -> None:
-    """Write a PNG with a linear and a log panel: median line, 5-95 % band per strategy."""
+def strategies_figure(
+    strategies: list[RetryStrategy], *, retries: int, draws: int, think_time_s: float, seed: int
+) -> Figure:
+    """A linear and a log panel: median line, 5-95 % band per strategy, each drawn up to its last retry (a preset's
+    attempt cap ends it, :func:`~retrystorm.loadgen.strategies.stats.retries_shown`, and its legend entry says so);
+    the legend sits below both panels, covering neither."""
     rng = random.Random(seed)
-    attempts = np.arange(1, retries + 1)
-    figure = Figure(figsize=(13, 5), layout="constrained")
+    figure = Figure(figsize=(13, 5.6), layout="constrained")
     axes = figure.subplots(1, 2)
     for strategy in strategies:
-        samples = delay_samples(strategy, retries=retries, draws=draws, think_time_s=think_time_s, rng=rng)
-        low, median, high = np.percentile(samples, [5, 50, 95], axis=0)
+        allowed = retries_shown(strategy, retries)
+        capped = f" (at most {allowed + 1} attempts)" if allowed < retries else ""
+        attempts = np.arange(1, allowed + 1)
+        samples = delay_samples(strategy, retries=allowed, draws=draws, think_time_s=think_time_s, rng=rng)
+        low, median, high = np.percentile(samples, [5, 50, 95], axis=0) if allowed else ([], [], [])
         for axis in axes:
-            (line,) = axis.plot(attempts, median, marker="o", markersize=3, label=strategy.spec())
+            (line,) = axis.plot(attempts, median, marker="o", markersize=3, label=strategy.spec() + capped)
             axis.fill_between(attempts, low, high, color=line.get_color(), alpha=0.2)
     axes[0].set_title("delay before retry n (median, 5-95 % band)")
     axes[1].set_title("same, log scale")
@@ -48,8 +53,19 @@ def plot_strategies(
     for axis in axes:
         axis.set_xlabel("retry number n")
         axis.set_ylabel("delay (s)")
+        axis.set_xlim(0.5, retries + 0.5)
         axis.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=7, loc="upper left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    columns = 1 if any(len(label) > 60 for label in labels) else 2  # long specs one per line, within the page
+    figure.legend(handles, labels, loc="outside lower center", ncols=columns, fontsize=7)
     figure.suptitle(f"{draws} draws per strategy, think time exp(mean {think_time_s:g} s)", fontsize=9)
+    return figure
+
+
+def plot_strategies(
+    strategies: list[RetryStrategy], output: Path, *, retries: int, draws: int, think_time_s: float, seed: int
+) -> None:
+    """Write :func:`strategies_figure` as a PNG to ``output``."""
+    figure = strategies_figure(strategies, retries=retries, draws=draws, think_time_s=think_time_s, seed=seed)
     output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(output, dpi=110)

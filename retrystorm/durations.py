@@ -129,6 +129,15 @@ def format_duration(seconds: float) -> str:
     return f"{seconds!r}s"
 
 
+def seconds_text(seconds: float) -> str:
+    """``seconds`` for reading, in one unit whatever the size, to the millisecond: ``7.5s``, ``60s``, ``13.333s``,
+    ``3,000s``. Lines that list several times (a plan) use it so that they all read alike; a duration to be parsed
+    back is :func:`format_duration`'s."""
+    if math.isinf(seconds):
+        return "inf"
+    return f"{seconds:,.3f}".rstrip("0").rstrip(".") + "s"
+
+
 def _plain(number: float) -> str:
     """``5.0`` -> ``5``, ``1.5`` -> ``1.5``, never scientific notation for short values."""
     if float(number).is_integer():

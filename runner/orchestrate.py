@@ -198,7 +198,7 @@ class StrategyRun:
             label=spec.label,
             index=self.index,
             total=self.total,
-            phase=phase_at(float(tick), self.outages),
+            phase=phase_at(float(tick), [*self.outages, *self.triggers]),
             elapsed_s=float(tick),
             duration_s=spec.duration_s,
             remaining_total_s=spec.duration_s - tick + self.later_s,

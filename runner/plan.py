@@ -2,9 +2,10 @@
 
 Times are seconds after the load starts (time 0 of every strategy's run). Phases:
 ``ramp-up`` until the steady window, ``steady`` during it (the second half of the time
-before the first outage, whose levels the recovery verdicts compare with), ``outage``
-while a target is paused, ``recovery`` after an outage, and ``steady`` throughout a
-run without outages.
+before the first trigger, whose levels the recovery verdicts compare with), ``outage``
+while a target is paused, the trigger's kind (``slow``, ``spike``, ``errors``; ``slow and
+spike`` for two at once) while one of them is in force, ``recovery`` after the first
+trigger, and ``steady`` throughout a run without triggers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from retrystorm.durations import format_duration
+from retrystorm.durations import seconds_text
 from retrystorm.errors import UserError, did_you_mean
 from retrystorm.experiment.analysis import default_steady_window
 from retrystorm.experiment.scenario import Assertions, OutageWindow, RunSpec, Scenario, StrategyEntry, TriggerWindow
@@ -21,14 +22,15 @@ from retrystorm.experiment.scenario import Assertions, OutageWindow, RunSpec, Sc
 OVERHEAD_S = 10.0
 
 
-def phase_at(time_s: float, outages: Sequence[OutageWindow]) -> str:
-    """The phase at ``time_s`` (see the module docstring)."""
-    window = default_steady_window(outages)
+def phase_at(time_s: float, windows: Sequence[TriggerWindow]) -> str:
+    """The phase at ``time_s`` among the trigger ``windows``, outages included (see the module docstring)."""
+    window = default_steady_window(windows)
     if window is None:
         return "steady"
-    if any(outage.start_s <= time_s < outage.end_s for outage in outages):
-        return "outage"
-    if time_s >= min(outage.start_s for outage in outages):
+    active = [found for found in windows if found.start_s <= time_s < found.end_s]
+    if active:
+        return " and ".join(dict.fromkeys("outage" if found.kind == "pause" else found.kind for found in active))
+    if time_s >= min(found.start_s for found in windows):
         return "recovery"
     return "steady" if time_s >= window[0] else "ramp-up"
 
@@ -108,7 +110,7 @@ def _checks(assertions: Assertions | None) -> list[str]:
         return []
     found = []
     for name, value in assertions.model_dump(exclude_none=True).items():
-        shown = format_duration(value) if name.endswith("_within") and value != "never" else value
+        shown = seconds_text(value) if name.endswith("_within") and value != "never" else value
         found.append(f"{name} {shown}")
     return found
 
@@ -130,12 +132,12 @@ def make_plan(scenario: Scenario, entries: Sequence[StrategyEntry], repeat: int 
     window = default_steady_window(timeline.episodes())
     steps = [Step(0.0, "load starts: time 0")]
     if window is not None:
-        steps.append(Step(window[0], f"steady window until {format_duration(window[1])} (levels for recovery)"))
+        steps.append(Step(window[0], f"steady window until {seconds_text(window[1])} (levels for recovery)"))
     for outage in outages:
-        steps.append(Step(outage.start_s, f"pause {outage.target} for {format_duration(outage.duration_s)}"))
+        steps.append(Step(outage.start_s, f"pause {outage.target} for {seconds_text(outage.duration_s)}"))
         steps.append(Step(outage.end_s, f"resume {outage.target}"))
     for trigger in timeline.triggers:
-        steps.append(Step(trigger.start_s, trigger.describe()))
+        steps.append(Step(trigger.start_s, f"{trigger.effect()} for {seconds_text(trigger.duration_s)}"))
         steps.append(Step(trigger.end_s, f"end: {trigger.effect()}"))
     steps.append(Step(scenario.load.duration, "stop the load and the target; analyse"))
     steps.sort(key=lambda step: step.at_s)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from retrystorm.console import wide
-from retrystorm.durations import format_duration
+from retrystorm.durations import seconds_text
 from retrystorm.experiment.analysis import RunResult, results_document
 from retrystorm.experiment.report.text import count, percent, seconds, times, verdict_mark
 from retrystorm.experiment.report.why import headline_lines, steady_phrase, validity_phrase
@@ -35,13 +35,13 @@ def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> lis
         (
             f"{len(plan.strategies)} strategies in turn, "
             + (f"each {plan.repeat} times, " if plan.repeat > 1 else "")
-            + f"each against {fresh}; about {format_duration(round(plan.estimated_s))} in all"
+            + f"each against {fresh}; about {seconds_text(round(plan.estimated_s))} in all"
         ),
     ]
     for index, (strategy, load) in enumerate(zip(plan.strategies, loads, strict=True), start=1):
         lines.append(f"[{index}/{len(plan.strategies)}] {strategy.spec.label}")
         lines.append(f"    load: {load}")
-        lines.extend(f"    at {format_duration(step.at_s):>6}: {step.what}" for step in strategy.steps)
+        lines.extend(f"    at {seconds_text(step.at_s):>8}: {step.what}" for step in strategy.steps)
         checks = ", ".join(strategy.checks) if strategy.checks else "none"
         lines.append(f"    checks: {checks}")
     return lines

@@ -111,6 +111,7 @@ def _offered(figures: Mapping[str, Any]) -> str:
 
 
 def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
+    end = trigger_end(row)
     held = figures.get("in_flight_end")
     held = float(held) if isinstance(held, int | float) else _number(row, "in_flight_end")
     server = f" against a server holding {_requests(held)}{_abandoned(row, held)}" if held is not None else ""
@@ -120,19 +121,41 @@ def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
     if waiting:
         were = "was" if round(waiting) == 1 else "were"
         tail = f"; {_requests(waiting)} {were} still waiting when the run ended (p99 {seconds(p99)} and counting)"
-    return f"{label} never came back{which}: after the resume {_offered(figures)}{server}{tail}."
+    return f"{label} never came back{which}: after {end} {_offered(figures)}{server}{tail}."
 
 
 def _requests(value: float) -> str:
     return f"{count(value)} request" if round(value) == 1 else f"{count(value)} requests"
 
 
-def _after(value: float) -> str:
-    """``6s after the resume``; ``right at the resume`` for 0."""
-    return "right at the resume" if value <= 0 else f"{seconds(value)} after the resume"
+#: What recovery is measured from, by the kind of trigger: the resume of a pause, the end of any other.
+TRIGGER_ENDS = {
+    "pause": "the resume",
+    "slow": "the end of the slow",
+    "spike": "the end of the spike",
+    "errors": "the end of the error burst",
+}
 
 
-def _came_back(label: str, figures: Mapping[str, Any], server_s: float, client_s: float | None) -> str:
+def trigger_end(row: Row) -> str:
+    """What a run's recovery times are measured from, in words: ``the resume`` when its triggers were pauses (or it
+    lists none), ``the end of the slow`` (spike, error burst) when they were all of one other kind, ``the end of the
+    trigger`` for a mix."""
+    triggers = row.get("triggers")
+    kinds = {str(window.get("kind")) for window in triggers or [] if isinstance(window, Mapping)}
+    if not kinds or kinds == {"pause"}:
+        return TRIGGER_ENDS["pause"]
+    return TRIGGER_ENDS.get(kinds.pop(), "the end of the trigger") if len(kinds) == 1 else "the end of the trigger"
+
+
+def _after(value: float, end: str = TRIGGER_ENDS["pause"]) -> str:
+    """``6s after the resume``; ``right at the resume`` for 0 (``end``: what the time is measured from)."""
+    return f"right at {end}" if value <= 0 else f"{seconds(value)} after {end}"
+
+
+def _came_back(
+    label: str, figures: Mapping[str, Any], server_s: float, client_s: float | None, end: str = TRIGGER_ENDS["pause"]
+) -> str:
     ratio = figures.get("attempts_ratio")
     peak = figures.get("peak_in_flight")  # the window's, as the table beside it gives it
     if not isinstance(ratio, int | float):
@@ -144,7 +167,7 @@ def _came_back(label: str, figures: Mapping[str, Any], server_s: float, client_s
     else:  # no server readings: only what the users offered
         drained = f"while it drained its users offered {times(ratio)} the steady attempts"
     if client_s is not None:
-        users = f"its users had their goodput back {_after(client_s)}"
+        users = f"its users had their goodput back {_after(client_s, end)}"
     else:
         goodput, steady = figures.get("goodput_end_per_s"), figures.get("steady_goodput_per_s")
         level = (
@@ -153,7 +176,7 @@ def _came_back(label: str, figures: Mapping[str, Any], server_s: float, client_s
             else ""
         )
         users = f"its users never got 90 % of their goodput back within the run{level}"
-    return f"{label} came back: the server {_after(server_s)}; {drained}; {users}."
+    return f"{label} came back: the server {_after(server_s, end)}; {drained}; {users}."
 
 
 def strategy_line(row: Row) -> str:
@@ -176,7 +199,8 @@ def strategy_line(row: Row) -> str:
         if never is not None:
             line = _never(row, label, aftermath, which)
         else:
-            line = _came_back(label, aftermath, server[pick] or 0.0, client[pick] if pick < len(client) else None)
+            client_s = client[pick] if pick < len(client) else None
+            line = _came_back(label, aftermath, server[pick] or 0.0, client_s, trigger_end(row))
             if len(server) > 1:
                 line = line.replace(f"{label} came back:", f"{label} came back after each of {len(server)} outages:")
     invalid = validity_phrase(row)
@@ -189,30 +213,30 @@ def _total(values: Sequence[float | None]) -> float:
     return sum(value or 0.0 for value in values)
 
 
-def _win_reason(key_name: str, winner: Standing, runner_up: Standing) -> str:
-    """Why ``winner`` ranks above ``runner_up`` on the key named ``key_name``, in words."""
+def _win_reason(key_name: str, winner: Standing, runner_up: Standing, end: str = TRIGGER_ENDS["pause"]) -> str:
+    """Why ``winner`` ranks above ``runner_up`` on the key named ``key_name``, in words (times after ``end``)."""
     w, r = winner, runner_up
     single = w.outages == 1
     if key_name == "server recoveries":
         if single:
-            return f"its server came back {_after(w.server[0] or 0.0)}; {r.label}'s never did"
+            return f"its server came back {_after(w.server[0] or 0.0, end)}; {r.label}'s never did"
         return (
             f"its server came back after {w.servers_recovered} of {w.outages} outages, "
             f"{r.label}'s after {r.servers_recovered}"
         )
     if key_name == "user recoveries":
         if single:
-            return f"its users had their goodput back {_after(w.client[0] or 0.0)}; {r.label}'s never did"
+            return f"its users had their goodput back {_after(w.client[0] or 0.0, end)}; {r.label}'s never did"
         return (
             f"its users recovered after {w.clients_recovered} of {w.outages} outages, "
             f"{r.label}'s after {r.clients_recovered}"
         )
     if key_name == "user recovery time":
         mine, theirs = seconds(_total(w.client)), seconds(_total(r.client))
-        return f"its users were back sooner: {mine} after the resume against {theirs} for {r.label}"
+        return f"its users were back sooner: {mine} after {end} against {theirs} for {r.label}"
     if key_name == "server recovery time":
         mine, theirs = seconds(_total(w.server)), seconds(_total(r.server))
-        return f"its server was back sooner: {mine} after the resume against {theirs} for {r.label}"
+        return f"its server was back sooner: {mine} after {end} against {theirs} for {r.label}"
     if key_name == "success ratio":
         mine, theirs = _apart(w.success_ratio, r.success_ratio)
         return f"{mine} of its requests succeeded against {theirs} for {r.label}"
@@ -259,7 +283,8 @@ def winner_line(document: Mapping[str, Any]) -> str:
     winner, runner_up, key = decision.winner, decision.runner_up, decision.comparison.key
     if runner_up is None or key is None:
         return f"{winner.label} wins.{caveat}"
-    return f"{winner.label} wins: {_win_reason(key.name, winner, runner_up)}.{caveat}"
+    end = trigger_end(rows[0]) if rows else TRIGGER_ENDS["pause"]
+    return f"{winner.label} wins: {_win_reason(key.name, winner, runner_up, end)}.{caveat}"
 
 
 def headline_lines(document: Mapping[str, Any]) -> list[str]:

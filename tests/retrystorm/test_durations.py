@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrystorm.durations import MAX_DURATION_S, format_duration, parse_duration
+from retrystorm.durations import MAX_DURATION_S, format_duration, parse_duration, seconds_text
 from retrystorm.errors import DurationError
 
 
@@ -135,3 +135,11 @@ def test_a_long_text_is_refused_without_quoting_it_whole():
 def test_values_that_are_not_text_or_numbers_are_refused(value):
     with pytest.raises(DurationError, match=r"^timeout: got .*expected"):
         parse_duration(value, what="timeout")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(7.5, "7.5s"), (60.0, "60s"), (40 / 3, "13.333s"), (3000.0, "3,000s"), (0.25, "0.25s"), (math.inf, "inf")],
+)
+def test_seconds_text_reads_every_time_in_one_unit(seconds, text):
+    assert seconds_text(seconds) == text

@@ -5,6 +5,8 @@ import pytest
 from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import (
     ErrorsFault,
+    ErrorWindow,
+    Fault,
     OutageWindow,
     RunSpec,
     SlowFault,
@@ -25,6 +27,33 @@ OUTAGES = [OutageWindow(20.0, 35.0), OutageWindow(50.0, 55.0)]
 )  # fmt: skip
 def test_phase_at(time_s, phase):
     assert phase_at(time_s, OUTAGES) == phase
+
+
+@pytest.mark.parametrize(
+    ("time_s", "phase"),
+    [(9.0, "ramp-up"), (12.0, "steady"), (20.0, "slow"), (26.0, "slow and spike"), (30.0, "recovery"),
+     (40.0, "errors")],
+)  # fmt: skip
+def test_the_phase_names_the_trigger_in_force_not_steady(time_s, phase):
+    windows = [
+        SlowWindow(20.0, 30.0, capacity=0.2), SpikeWindow(25.0, 28.0, "load", factor=2.0),
+        ErrorWindow(40.0, 45.0, status=503, probability=0.5),
+    ]  # fmt: skip
+    assert phase_at(time_s, windows) == phase
+
+
+def test_every_time_in_a_plan_reads_in_seconds_one_way(small):
+    faults = [
+        Fault.model_validate({"pause": "target", "at": 40 / 3 * 2, "for": 7.5}),
+        SlowFault.model_validate({"slow": "target", "capacity": 0.4, "at": 60, "for": 60}),
+    ]
+    scenario = small.model_copy(update={"faults": faults, "load": small.load.model_copy(update={"duration": 150})})
+    plan = make_plan(scenario, scenario.strategies)
+    steps = [(step.at_s, step.what) for step in plan.strategies[0].steps]
+    texts = " ".join(what for _, what in steps)
+    assert "steady window until 26.667s" in texts and "pause target for 7.5s" in texts
+    assert "slow target to 0.4x its capacity for 60s" in texts
+    assert not any(unit in texts for unit in ("ms ", "1m", "3333"))
 
 
 def test_without_outages_every_moment_is_steady():
