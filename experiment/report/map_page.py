@@ -79,6 +79,24 @@ def grids(document: Mapping[str, Any]) -> list[Grid]:
     return found
 
 
+def edge_text(axis: Mapping[str, Any], row: Mapping[str, Any]) -> str:
+    """``between 0.1 and 0.2, recovers above``; ``none on the map: recovers across it`` (a row of ``map.json``'s
+    ``edge``: :func:`retrystorm.sim.map.document.row_edge`)."""
+    if row.get("edge") is None:
+        across = row.get("across")
+        return f"none on the map: {across} across it" if across else "none on the map"
+    flips = row.get("flips") or [row]
+    return "; ".join(_flip_text(axis, flip) for flip in flips)
+
+
+def _flip_text(axis: Mapping[str, Any], flip: Mapping[str, Any]) -> str:
+    between, side = flip.get("between"), flip.get("recovers")
+    if not between or side not in ("below", "above"):  # a map.json written before the edge had a direction
+        return value_text(axis, flip["edge"])
+    low, high = (value_text(axis, value) for value in between)
+    return f"between {low} and {high}, recovers {side}"
+
+
 def summary(document: Mapping[str, Any]) -> list[str]:
     """A line per strategy: how many cells recover, are mixed, stay metastable; where the edge runs."""
     axes = document["axes"]
@@ -87,8 +105,7 @@ def summary(document: Mapping[str, Any]) -> list[str]:
         counts = f"{entry['recovers']} cells recover, {entry['mixed']} mixed, {entry['metastable']} metastable"
         edges = []
         for row in entry["edge"]:
-            edge = row["edge"]
-            where = value_text(axes[0], edge) if edge is not None else "none on the map"
+            where = edge_text(axes[0], row)
             if len(axes) > 1:
                 edges.append(f"{value_text(axes[1], row[axes[1]['path']])}: {where}")
             else:

@@ -7,9 +7,16 @@ time to recover (of the runs that recovered), peak in flight, amplification. Eac
 cell has an ``agreement`` slot, ``null`` here: where a live run confirms the cell,
 it says whether live and simulated verdicts agree.
 
-The *edge* of a strategy, per value of the second axis (or once for a one-axis map):
-the first value of the first axis from which every cell on is metastable, ``null`` when
-the row ends before that.
+The *edge* of a strategy, per value of the second axis (or once for a one-axis map), is
+where the verdict flips along the first axis, in whichever direction: between a cell that
+is metastable and its neighbour that is not (it recovers, or is mixed). ``edge`` is the
+metastable cell's value and ``recovers`` the side that recovers: ``below`` when larger
+values are worse (a longer freeze, more users: the first value from which every cell on is
+metastable), ``above`` when smaller ones are (a ``slow`` cut to a smaller ``capacity``: the
+last value up to which every cell is metastable); ``between`` gives the two values the
+boundary lies between. A row that flips more than once lists every flip under ``flips``
+(``edge`` is then the one at the row's metastable end). A row without a flip has ``edge``
+``null`` and says what holds ``across`` it: ``recovers`` or ``metastable``.
 """
 
 from __future__ import annotations
@@ -122,6 +129,21 @@ def by_strategy(plan: MapPlan, figures: Sequence[RunFigures]) -> dict[str, list[
     return grouped
 
 
+def row_edge(values: Sequence[float], verdicts: Sequence[str]) -> dict[str, object]:
+    """The edge of one row of cells along the first axis (see the module docstring)."""
+    metastable = [found == "metastable" for found in verdicts]
+    flips = []
+    for i in range(len(values) - 1):
+        if metastable[i] != metastable[i + 1]:
+            tipped, side = (i + 1, "below") if metastable[i + 1] else (i, "above")
+            flips.append({"edge": values[tipped], "recovers": side, "between": [values[i], values[i + 1]]})
+    if not flips:
+        return {"edge": None, "across": "metastable" if all(metastable) else "recovers"}
+    # the flip at the row's metastable end: the last when it ends metastable (larger is worse), else the first
+    chosen = flips[-1] if metastable[-1] else flips[0]
+    return {**chosen, "flips": flips} if len(flips) > 1 else chosen
+
+
 def edges(plan: MapPlan, verdicts: Sequence[str]) -> list[dict[str, object]]:
     """A strategy's edge per row (see the module docstring), from its cells' verdicts in grid order."""
     first = plan.axes[0]
@@ -131,8 +153,7 @@ def edges(plan: MapPlan, verdicts: Sequence[str]) -> list[dict[str, object]]:
     for row in range(rows):
         # itertools.product varies the last axis fastest: the first axis is the outer loop
         row_verdicts = [verdicts[column * rows + row] for column in range(columns)]
-        edge = next((first.values[i] for i in range(columns) if all(v == "metastable" for v in row_verdicts[i:])), None)
-        entry: dict[str, object] = {"edge": edge}
+        entry = row_edge(first.values, row_verdicts)
         if len(plan.axes) > 1:
             second = plan.axes[1]
             entry = {second.path: round(second.values[row]) if second.integer else second.values[row], **entry}
