@@ -87,8 +87,28 @@ class _Kind:
         return headers or None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class AttemptEnd:
+    """How one attempt ended: its number, outcome, HTTP status (0: none), latency, start, body length, answer."""
+
+    number: int
+    outcome: AttemptOutcome
+    status: int
+    latency_s: float
+    started_epoch: float
+    length: int
+    response: Any = None
+    error: BaseException | None = None
+
+    def exception(self) -> AttemptError | None:
+        """What Locust's failure table shows for it (``None``: it succeeded)."""
+        if self.outcome is AttemptOutcome.OK:
+            return None
+        return _attempt_error(self.outcome, self.status, self.error)
+
+
 @dataclasses.dataclass(slots=True)
-class _Request:
+class LogicalRequest:
     """The bookkeeping of one logical request."""
 
     slept_s: float
@@ -177,7 +197,7 @@ class RetryingUser(FastHttpUser):
     def run_request(self, slept_s: float) -> None:
         """Attempts and backoffs until success or give-up; fires the logical event."""
         session = self.idle_sessions.pop() if self.idle_sessions else self.new_session()
-        request = _Request(slept_s, self.kinds[self.mix.choose(self.rng).name])
+        request = LogicalRequest(slept_s, self.kinds[self.mix.choose(self.rng).name])
         token = self.metrics.begin_request(request.started)
         try:
             self.retry_loop(session, request)
@@ -189,7 +209,7 @@ class RetryingUser(FastHttpUser):
         """Retry state for one logical request at a time (reused by the user's next ones)."""
         return RetrySession(self.options.policy, budget=self.budget, rng=self.rng)
 
-    def retry_loop(self, session: RetrySession, request: _Request) -> None:
+    def retry_loop(self, session: RetrySession, request: LogicalRequest) -> None:
         session.start_request(request.started, slept_s=request.slept_s)
         request.kind.metrics.requests_started.inc()
         while True:
@@ -232,7 +252,7 @@ class RetryingUser(FastHttpUser):
         finally:
             gauge.dec()
 
-    def finish(self, request: _Request, reason: str | None) -> None:
+    def finish(self, request: LogicalRequest, reason: str | None) -> None:
         """Record the logical request: metrics, then one Locust event."""
         latency_s = time.monotonic() - request.started
         outcome = RequestOutcome.OK if reason is None else RequestOutcome.GAVE_UP
@@ -262,7 +282,7 @@ class RetryingUser(FastHttpUser):
         """What a failed answer asks the next retry to wait, as the policy reads it."""
         return _read_retry_after(response, self.options.policy.retry_after)
 
-    def attempt(self, request: _Request, remaining_s: float) -> tuple[AttemptOutcome, int, float | None]:
+    def attempt(self, request: LogicalRequest, remaining_s: float) -> tuple[AttemptOutcome, int, float | None]:
         """Send attempt number ``request.attempts``; its outcome, HTTP status (0: none) and ``Retry-After``."""
         number = request.attempts
         kind = request.kind
@@ -298,20 +318,31 @@ class RetryingUser(FastHttpUser):
         else:
             timed_out = isinstance(error, gevent.Timeout | socket.timeout)
             outcome = AttemptOutcome.TIMEOUT if timed_out else AttemptOutcome.CONNECTION_ERROR
-        kind.metrics.attempt(outcome, latency_s)
+        ended = AttemptEnd(number, outcome, status, latency_s, started_epoch, len(body), response, error)
+        self.record_attempt(request, ended)
+        return outcome, status, retry_after_s
+
+    def record_attempt(self, request: LogicalRequest, ended: AttemptEnd) -> None:
+        """Count one attempt that ended (its start was counted as it was sent) and fire its Locust event."""
+        kind = request.kind
+        kind.metrics.attempt(ended.outcome, ended.latency_s)
         self.fire(
             request_type=kind.spec.method,
             name=kind.spec.name,
-            response_time=latency_s * 1000,
-            response_length=len(body),
-            response=response,
-            context={**self.context(), "attempt": number, "outcome": outcome.value, "strategy": self.metrics.strategy},
-            exception=None if outcome is AttemptOutcome.OK else _attempt_error(outcome, status, error),
-            start_time=started_epoch,
+            response_time=ended.latency_s * 1000,
+            response_length=ended.length,
+            response=ended.response,
+            context={
+                **self.context(),
+                "attempt": ended.number,
+                "outcome": ended.outcome.value,
+                "strategy": self.metrics.strategy,
+            },
+            exception=ended.exception(),
+            start_time=ended.started_epoch,
             url=kind.url,
         )
-        request.length = len(body)
-        return outcome, status, retry_after_s
+        request.length = ended.length
 
 
 def _read_retry_after(response: Any, mode: RetryAfter) -> float | None:
