@@ -10,7 +10,10 @@ workers' series keeps them apart (:mod:`retrystorm.loadgen.aggregate`):
 * ``retrystorm_client_generator_saturated``: 1 while the process used at least
   :data:`SATURATED_SHARE` (0.9, Locust's own warning threshold) of a core over the last
   :data:`WINDOW_S` (at least 1 s, measured between collections), else 0: the
-  saturation rule's CPU signal, readable in Prometheus and Grafana during the run.
+  saturation rule's CPU signal, readable in Prometheus and Grafana during the run;
+* ``retrystorm_client_generator_attempts_started_total``: the attempts this process sent, so a master's
+  sum shows each worker's share of the load, wherever the workers run (a run across hosts checks that every
+  worker's load was counted).
 
 The share is computed from the process's own clock and CPU times, so any number of
 readers (a scrape, a worker's report to its master) see the same value.
@@ -29,6 +32,7 @@ from prometheus_client.registry import Collector
 
 CPU_SECONDS = "retrystorm_client_generator_cpu_seconds"
 SATURATED = "retrystorm_client_generator_saturated"
+ATTEMPTS_STARTED = "retrystorm_client_generator_attempts_started"
 #: Share of one core at or above which a load-generator process counts as saturated.
 SATURATED_SHARE = 0.9
 #: The shortest span over which the saturated gauge is judged.
@@ -44,9 +48,14 @@ class GeneratorCpu(Collector):
     """This process's CPU seconds and whether it was saturated over its last window (module docstring)."""
 
     def __init__(
-        self, cpu_s: Callable[[], float] = _own_cpu_s, clock: Callable[[], float] = time.monotonic, name: str = ""
+        self,
+        cpu_s: Callable[[], float] = _own_cpu_s,
+        clock: Callable[[], float] = time.monotonic,
+        name: str = "",
+        attempts_started: Callable[[], float] | None = None,
     ) -> None:
         self.cpu_s = cpu_s
+        self.attempts_started = attempts_started
         self.clock = clock
         self.name = name or f"{socket.gethostname()} pid {os.getpid()}"
         self._mark = (clock(), cpu_s())
@@ -76,3 +85,9 @@ class GeneratorCpu(Collector):
         )
         saturated.add_metric([self.name], 1.0 if share is not None and share >= SATURATED_SHARE else 0.0)
         yield saturated
+        if self.attempts_started is not None:
+            attempts = CounterMetricFamily(
+                ATTEMPTS_STARTED, "Attempts this load-generator process sent (every strategy).", labels=["process"]
+            )
+            attempts.add_metric([self.name], self.attempts_started())
+            yield attempts

@@ -39,6 +39,7 @@ import bisect
 import dataclasses
 import functools
 import itertools
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
@@ -152,11 +153,23 @@ class ClientMetrics:
         self.load_factor.labels(strategy).set(factor)
 
 
+def _total(counter: Counter) -> float:
+    """The sum of a counter's ``_total`` samples over every label."""
+    return math.fsum(s.value for metric in counter.collect() for s in metric.samples if s.name.endswith("_total"))
+
+
 def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
     """Create the client metrics on ``registry``."""
     label = ["strategy"]
     by_request = ["strategy", "request"]
     by_outcome = ["strategy", "request", "outcome"]
+    attempts_started = Counter(
+        PREFIX + "attempts_started",
+        "Attempts (HTTP requests on the wire) counted when they are sent; started minus ended "
+        "(attempts_total) is the number awaiting an answer.",
+        by_request,
+        registry=registry,
+    )
     return ClientMetrics(
         registry=registry,
         attempts=Counter(
@@ -166,13 +179,6 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             by_outcome,
             registry=registry,
         ),
-        attempts_started=Counter(
-            PREFIX + "attempts_started",
-            "Attempts (HTTP requests on the wire) counted when they are sent; started minus ended "
-            "(attempts_total) is the number awaiting an answer.",
-            by_request,
-            registry=registry,
-        ),
         responses=Counter(
             PREFIX + "responses",
             "Attempts that got an HTTP answer, by its status code (200, 404, 503, ...): what a service answered "
@@ -180,6 +186,7 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             ["strategy", "request", "status"],
             registry=registry,
         ),
+        attempts_started=attempts_started,
         requests=Counter(
             PREFIX + "requests",
             "Logical requests by outcome: ok, or gave_up (attempts, deadline or budget exhausted).",
@@ -237,7 +244,7 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
             registry=registry,
         ),
         in_progress=_registered(RequestsInProgress(), registry),
-        generator_cpu=_registered(GeneratorCpu(), registry),
+        generator_cpu=_registered(GeneratorCpu(attempts_started=lambda: _total(attempts_started)), registry),
     )
 
 

@@ -7,6 +7,8 @@ import ipaddress
 import socket
 import urllib.parse
 
+from retrystorm.errors import UserError
+
 
 class BadPortError(ValueError):
     """The address's port is not a number from 1 to 65535."""
@@ -87,3 +89,12 @@ def _is_loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped.is_loopback  # ::ffff:127.0.0.1 (Python 3.11 calls it not loopback)
     return address.is_loopback
+
+
+def host_port(text: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[V6]:PORT`` for IPv6) as a pair; a :class:`UserError` naming ``option`` otherwise."""
+    host, colon, port = text.strip().rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536 or len(text) > 300:
+        raise UserError(f"{option}: got {text[:80]!r}, expected HOST:PORT, e.g. 10.0.0.1:5557")
+    return host, int(port)

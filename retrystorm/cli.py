@@ -48,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "retrystorm.runner.cli:run",
         "Run a scenario live: each strategy against a fresh target, outages, verdicts.",
     ),
+    "worker": (
+        "retrystorm.runner.worker_cli:worker",
+        "Run a Locust worker that joins a run's master on another host (a scenario's hosts.master).",
+    ),
     "demo": ("retrystorm.runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),
     "dashboards": (
         "retrystorm.dashboards.cli:dashboards",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -215,10 +216,23 @@ def not_valid(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _hosts_stack(scenario: Scenario, folder: Path, options: RunOptions) -> Stack:
+    """A scenario across hosts (``hosts:``): the hosts backend, whatever ``--backend`` the environment suggests."""
+    if options.compose is not None:
+        raise UserError("--backend compose: a scenario with hosts: runs on its hosts (leave --backend out)")
+    if options.workers is not None:
+        raise UserError("--workers: a scenario with hosts: takes its workers from hosts.workers")
+    from retrystorm.runner.hosts import hosts_stack
+
+    return hosts_stack(scenario, folder / "logs", admin_token=os.environ.get("RETRYSTORM_ADMIN_TOKEN", ""))
+
+
 def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: bool, options: RunOptions) -> int:
     """Validate, show the plan, and (unless ``dry_run``) run it; the exit status."""
     folder = options.folder or default_folder(scenario.name)
-    if options.compose is None:
+    if scenario.hosts is not None:
+        stack = _hosts_stack(scenario, folder, options)
+    elif options.compose is None:
         from retrystorm.runner.local import local_stack  # each backend only when used: no Docker SDK for a local run
 
         stack = local_stack(

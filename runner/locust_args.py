@@ -30,8 +30,11 @@ from __future__ import annotations
 
 import base64
 import math
+import socket
 from collections.abc import Sequence
+from pathlib import Path
 
+import retrystorm.loadgen
 from retrystorm.durations import format_duration
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
 from retrystorm.loadgen.grpc_settings import GrpcMode, GrpcSettings, real_service_config
@@ -41,6 +44,16 @@ from retrystorm.loadgen.think import ExponentialThink, ThinkTime
 
 #: A load generator's own time limit is the run's duration plus this: a bound if the runner is gone.
 LOCUST_RUN_MARGIN_S = 30.0
+#: The locustfile every backend starts Locust with (the retrystorm user and its options).
+LOCUSTFILE = Path(retrystorm.loadgen.__file__).with_name("locustfile.py")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` now (for Locust, which cannot report the one it took)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def think_time(spec: RunSpec) -> ThinkTime:

@@ -20,7 +20,8 @@ import dataclasses
 import itertools
 import math
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from retrystorm.chaos.annotations import GrafanaAnnotations, annotations_from_env, trigger_annotation
 from retrystorm.chaos.controller import MAX_OUTAGE_CEILING_S, Outage, OutageController
@@ -333,6 +334,7 @@ async def run_strategy(
     finally:
         await controller.resume_all(f"end of {spec.label}")
         await target.stop()
+    agents = await agent_readings(stack, runtime)
     return StrategyRecord(
         spec=slo.ran(spec) if slo is not None else spec,
         readings=run.readings,
@@ -347,6 +349,7 @@ async def run_strategy(
         steady_ticks=run.steady_ticks,
         repeat=repeat,
         user_processes=load.user_processes,
+        agents=agents,
     )
 
 
@@ -369,6 +372,13 @@ async def end_faults(controller: OutageController, triggers: LiveTriggers, netwo
             await triggers.restore()
         finally:
             await network.restore()
+
+
+async def agent_readings(stack: Stack, runtime: Runtime) -> Mapping[str, Any] | None:
+    """Each chaos agent's own record of its outages, by host, when the stack faults through agents on several
+    hosts (a provider with ``agent_outages``); ``None`` otherwise."""
+    read = getattr(stack.targets, "agent_outages", None)
+    return None if read is None else dict(await runtime.run_blocking(read))
 
 
 def watch_slo(slo: SloGuard | None, runtime: Runtime, t0: float) -> asyncio.Task[None] | None:
@@ -449,6 +459,9 @@ async def execute(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await stack.metrics.close()
+        close_load = getattr(stack.load, "close", None)  # a driver with processes for the whole run (hosts)
+        if close_load is not None:
+            await close_load()
         if slo is not None:
             await slo.close()
     if annotations is not None:

@@ -139,6 +139,8 @@ def run_document(
             "ended_utc": record.ended_utc,
             "t0_unix_s": record.wall_t0,
             "t0_utc": utc_text(record.wall_t0),
+            **({"generators": generators} if (generators := record.generator_attempts()) else {}),
+            **({"agents": dict(record.agents)} if record.agents is not None else {}),
         }
         for record in records
     }

@@ -68,6 +68,8 @@ class ClientReading:
     #: Attempts that ended, by ``(request, outcome)``; and attempts answered, by ``(request, HTTP status)``.
     outcomes_by_request: Mapping[tuple[str, str], float] = dataclasses.field(default_factory=dict)
     statuses_by_request: Mapping[tuple[str, str], float] = dataclasses.field(default_factory=dict)
+    #: Attempts sent by each load-generator process (``process`` label: a master's workers, kept apart).
+    generator_attempts: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def attempts_total(self) -> float:
@@ -167,6 +169,7 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         attempt_latency_count=_total(samples, CLIENT + "attempt_latency_seconds_count"),
         outcomes_by_request=_by_labels(samples, CLIENT + "attempts_total", "request", "outcome"),
         statuses_by_request=_by_labels(samples, CLIENT + "responses_total", "request", "status"),
+        generator_attempts=_by_label(samples, CLIENT + "generator_attempts_started_total", "process"),
     )
 
 

@@ -48,7 +48,8 @@ the last (the end of the run), so counters that did not start at zero read the s
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from retrystorm.experiment.analysis import LatencySummary, RunResult, default_steady_window, recoveries
 from retrystorm.experiment.analysis.mechanism import after_resumes
@@ -95,6 +96,8 @@ class StrategyRecord:
     repeat: int = 1
     #: How many processes ran users (one gRPC channel each); ``None``: not known.
     user_processes: int | None = None
+    #: Across hosts: each chaos agent's own record of its outages, by host (``None``: no agents).
+    agents: Mapping[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -104,6 +107,18 @@ class StrategyRecord:
     def series(self) -> LiveSeries:
         """The readings on the one-second grid."""
         return build_series(self.readings, self.spec.duration_s)
+
+    def generator_attempts(self) -> dict[str, float]:
+        """The attempts each load-generator process sent during the run (first to last reading), by process:
+        every worker's share of the load, as its master counted it."""
+        ends = _ends(self.readings)
+        if ends is None:
+            return {}
+        first, last = ends
+        return {
+            process: sent - first.generator_attempts.get(process, 0.0)
+            for process, sent in sorted(last.generator_attempts.items())
+        }
 
     def missed(self) -> dict[str, int]:
         """How many readings had no target part and no client part."""

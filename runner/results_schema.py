@@ -14,7 +14,7 @@ series nobody could read is an empty cell): a spreadsheet or a CI step can addre
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -209,6 +209,16 @@ class StrategyRun(_Closed):
     ended_utc: str = Field(description="When it ended.")
     t0_unix_s: float | None = Field(description="The wall clock (Unix seconds) at this strategy's time 0 (t_s = 0).")
     t0_utc: str | None = Field(description="The same moment in UTC, ISO 8601 with milliseconds.")
+    generators: dict[str, float] | None = Field(
+        default=None,
+        description="Attempts each load-generator process sent (a master's workers kept apart by process): every "
+        "worker's share of the load.",
+    )
+    agents: dict[str, list[dict[str, Any]]] | None = Field(
+        default=None,
+        description="Across hosts: each chaos agent's own record of the outages it held for this strategy, by host, "
+        "as its GET /outages lists them.",
+    )
 
 
 class RunInfo(_Closed):

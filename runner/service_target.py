@@ -81,7 +81,7 @@ class ServiceTarget:
         self.grpc: GrpcEndpoint | None = None
         self.controls = AdminControls(api) if foreign is None else None
         self.base_url = load_url
-        self.metrics_url = api.base_url + "/metrics"
+        self.metrics_url: str | None = api.base_url + "/metrics"
         self.faults: Mapping[str, FaultTarget] = {refs[0].target: FaultTarget(refs[0].target, backend)}
         #: A foreign service's slow cuts what a pause freezes through the controller's throttle (its containers'
         #: docker update, or the chaos API's POST /throttles); the built-in target's scales its model.

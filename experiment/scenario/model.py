@@ -29,6 +29,7 @@ from retrystorm.experiment.scenario.fields import (
     ThinkTimeField,
 )
 from retrystorm.experiment.scenario.grpc import GrpcSection, grpc_problems
+from retrystorm.experiment.scenario.hosts import Hosts, hosts_problems
 from retrystorm.experiment.scenario.service import (
     Requests,
     RetryOnField,
@@ -254,8 +255,8 @@ class Scenario(_Strict):
     strategies: list[StrategyEntry] = Field(min_length=1, max_length=MAX_STRATEGIES)
     """The strategies to compare, each run in turn against a fresh target (1 to 100)."""
     faults: list[Trigger] = Field(default=[], max_length=MAX_FAULTS)
-    """The triggers on the timeline: ``pause``, ``slow``, ``spike``, ``errors`` (at most 1,000 entries, 10,000
-    windows once repeated).
+    """The triggers on the timeline: ``pause``, ``slow``, ``spike``, ``errors``, and faults in the network
+    (``delay``, ``loss``, ``hang``, ``reset``, ``partition``) (at most 1,000 entries, 10,000 windows once repeated).
     """
     assertions: dict[str, Assertions] = {}
     """What each strategy's run must show, by label; checked after every outage."""
@@ -263,6 +264,9 @@ class Scenario(_Strict):
     """Stop conditions: a query and a bound whose breach stops the run early, every fault reverted, exit 4."""
     sim: SimOptions = SimOptions()
     """Simulator-only settings; the live runner ignores them."""
+    hosts: Hosts | None = None
+    """Where the load's workers and the targets' chaos agents are, when they run on several hosts: the Locust
+    master's address for workers, how many must join, and each host's agent."""
 
     def labels(self) -> list[str]:
         """The strategies' labels, in order."""
@@ -335,6 +339,13 @@ class Scenario(_Strict):
         if self.model is None and self.target is None:
             yield ("model",), "missing; give model: (the built-in model server) or target: (your own service)"
         yield from request_problems(self.requests)
+        target_host = self.target.host if self.target is not None else None
+        located = {index: (fault.kind, fault.target) for index, fault in enumerate(self.faults)}
+        yield from hosts_problems(self.hosts, target_host, located)
+        if self.hosts is not None and self.target is None:
+            yield ("target",), "hosts: needs target: {url, host} (with model_server: true for `retrystorm target`)"
+        if self.hosts is not None and self.grpc is not None:
+            yield ("grpc",), "a gRPC load does not run across hosts yet; remove hosts: to run it on this host"
         if self.target is None:
             return
         yield from self.target.problems()
@@ -342,6 +353,10 @@ class Scenario(_Strict):
             yield ("target", "url"), "a gRPC service; add a grpc: section saying what one call is (method, request)"
         if self.target.grpc_address is None and self.grpc is not None:
             yield ("target", "url"), "a gRPC load calls grpc://HOST:PORT; give the service's gRPC address"
+        if self.target.model_server and self.model is None:
+            yield ("target", "model_server"), "needs model: (the model each strategy sets on the target)"
+        if self.target.host is not None:
+            return  # its agent pauses what it registered
         pauses = [index for index, fault in enumerate(self.faults) if fault.kind == "pause"]
         if pauses and self.target.pause_kind is None:
             yield (

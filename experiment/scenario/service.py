@@ -207,6 +207,11 @@ class ServiceTarget(_Strict):
     its port accepting a connection)."""
     metrics: ServerMetrics | None = None
     """Server-side readings of your service; without them, its recovery is judged from what its clients see."""
+    host: str | None = Field(default=None, min_length=1, max_length=63)
+    """The host it runs on, a key of ``hosts.agents``: its faults go through that host's chaos agent."""
+    model_server: bool = False
+    """It is ``retrystorm target`` (with its admin API): each strategy sets the scenario's ``model:`` and resets
+    it, as the compose stack's target."""
 
     @property
     def grpc_address(self) -> str | None:
@@ -255,6 +260,11 @@ class ServiceTarget(_Strict):
             yield ("target", given[1]), f"give one of {', '.join(_NAMED_KINDS)} (got {', '.join(given)})"
         if self.grpc_address is not None and self.ready is not None:
             yield ("target", "ready"), "an HTTP path; a grpc:// service is ready when its port accepts a connection"
+        if self.host is not None:
+            local = [kind for kind in PAUSE_KINDS if getattr(self, kind) is not None]
+            if local:
+                registered = "with host: the target's agent pauses what it registered (chaos serve --target NAME=PID)"
+                yield ("target", local[0]), f"{registered}; remove {local[0]}"
 
 
 class RequestEntry(_Strict):

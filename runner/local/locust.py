@@ -31,14 +31,12 @@ import asyncio
 import dataclasses
 import math
 import os
-import socket
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import aiohttp
 
-import retrystorm.loadgen
 from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
 from retrystorm.loadgen.options import FLAG_DESTS
@@ -47,11 +45,18 @@ from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.interfaces import TargetHandle
 from retrystorm.runner.local.cpu import CpuMeter
 from retrystorm.runner.local.processes import ManagedProcess
-from retrystorm.runner.locust_args import attempt_timeout_s, check_options, describe_load, locust_options, think_time
+from retrystorm.runner.locust_args import (
+    LOCUSTFILE,
+    attempt_timeout_s,
+    check_options,
+    describe_load,
+    free_port,
+    locust_options,
+    think_time,
+)
 from retrystorm.runner.paths import slug
 from retrystorm.runner.readings import parse_client
 
-LOCUSTFILE = Path(retrystorm.loadgen.__file__).with_name("locustfile.py")
 GRPC_LOCUSTFILE = LOCUSTFILE.with_name("grpc_locustfile.py")
 #: The longest argument Locust's command line may take here (Linux: 128 KiB per argument), with margin.
 MAX_ARGUMENT_CHARS = 100_000
@@ -62,14 +67,6 @@ PLANNED_ATTEMPTS_PER_WORKER = 1000.0
 #: The same for gRPC calls: a gRPC call costs the load generator about 2.8 times an HTTP request's CPU
 #: (bench/grpc_costs.py: 1,448 against 3,973 calls per CPU-second, docs/guides/grpc.md).
 PLANNED_GRPC_ATTEMPTS_PER_WORKER = 350.0
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (for Locust, which cannot report the one it took)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def peak_attempts_per_s(spec: RunSpec) -> float:

@@ -54,3 +54,19 @@ def test_the_client_metrics_carry_this_processes_real_cpu():
     names = {sample.labels.get("process") for family in registry.collect() for sample in family.samples}
     process = next(name for name in names if name and "pid" in name)
     assert registry.get_sample_value(SECONDS, {"process": process}) > 0
+
+
+def test_each_process_counts_the_attempts_it_sent_and_a_master_keeps_them_apart():
+    registry = CollectorRegistry()
+    bound = build_metrics(registry).for_strategy("fixed")
+    for _ in range(3):
+        bound.attempts_started.inc()
+    own = [value for name, _, value in snapshot(registry)["retrystorm_client_generator_attempts_started"][2]]
+    assert own == [3.0]  # this process's attempts, every strategy and request
+    workers = []
+    for name, sent in (("w1", 3.0), ("w2", 5.0)):
+        worker = CollectorRegistry()
+        worker.register(GeneratorCpu(cpu_s=lambda: 0.0, name=name, attempts_started=lambda sent=sent: sent))
+        workers.append((snapshot(worker), True))
+    samples = merge(workers)["retrystorm_client_generator_attempts_started"][2]
+    assert {labels["process"]: value for _, labels, value in samples} == {"w1": 3.0, "w2": 5.0}

@@ -27,6 +27,7 @@ def test_names_types_and_labels():
         "retrystorm_client_requests_in_progress_age_seconds": "gaugehistogram",
         "retrystorm_client_generator_cpu_seconds": "counter",
         "retrystorm_client_generator_saturated": "gauge",
+        "retrystorm_client_generator_attempts_started": "counter",
     }
     for metric in registry.collect():
         for sample in metric.samples:

@@ -270,7 +270,7 @@ def test_every_problem_of_a_scenario_is_one_line_of_its_own(workdir, tmp_path):
         (
             "retrystorm: error: bad.yaml:3: lod: unknown field (did you mean 'load'?); accepted: "
             "name, description, seed, model, target, grpc, requests, retry_on, load, strategies, faults, assertions, "
-            "slo, sim"
+            "slo, sim, hosts"
         ),
         "retrystorm: error: bad.yaml:1: load: missing; this field is required",
         (

@@ -209,7 +209,7 @@ def test_every_problem_is_listed_one_line_each_with_the_closest_name():
         (
             "s.yaml:3: lod: unknown field (did you mean 'load'?); accepted: "
             "name, description, seed, model, target, grpc, requests, retry_on, load, strategies, faults, assertions, "
-            "slo, sim"
+            "slo, sim, hosts"
         ),
         "s.yaml:1: load: missing; this field is required",
         (
