@@ -242,6 +242,11 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
     else:
         if scenario.grpc is not None:
             raise UserError("grpc: the compose stack's target and Locust speak HTTP only; run it with --backend local")
+        if any(entry.http_client == "urllib3" for entry in scenario.strategies):
+            raise UserError(
+                "http_client: urllib3: the compose stack's Locust runs the emulating user only; run it with "
+                "--backend local"
+            )
         from retrystorm.runner.compose import compose_stack
 
         timeline = scenario.timeline()

@@ -38,9 +38,10 @@ import retrystorm.loadgen
 from retrystorm.durations import format_duration
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
 from retrystorm.loadgen.grpc_settings import GrpcMode, GrpcSettings, real_service_config
-from retrystorm.loadgen.options import FLAG_DESTS, OPTIONS, load_options, overlay_form
+from retrystorm.loadgen.options import AUTO, FLAG_DESTS, OPTIONS, load_options, overlay_form
 from retrystorm.loadgen.spikes import LoadSpike, format_load_spikes
 from retrystorm.loadgen.think import ExponentialThink, ThinkTime
+from retrystorm.loadgen.urllib3_settings import real_preset
 
 #: A load generator's own time limit is the run's duration plus this: a bound if the runner is gone.
 LOCUST_RUN_MARGIN_S = 30.0
@@ -114,6 +115,8 @@ def locust_options(
     options["ignore_retry_after"] = "false" if policy.honour_retry_after else "true"
     if spec.grpc is not None:
         options.update(grpc_options(spec.grpc))
+    if spec.http_client == "urllib3":  # urllib3's Retry takes them from the preset: the flags stay at their defaults
+        options.update(max_attempts=AUTO, retry_budget=AUTO, retry_on=AUTO, request_deadline="none")
     return options
 
 
@@ -128,9 +131,12 @@ def check_options(spec: RunSpec) -> None:
 
     Raises :class:`~retrystorm.errors.UserError` naming the flag.
     """
-    options = load_options(overlay_form({}, locust_options(spec)))
+    values = overlay_form({}, locust_options(spec))
+    options = load_options(values)
     if spec.grpc is not None and spec.grpc.mode is GrpcMode.REAL:
         real_service_config(spec.policy.strategy.spec(), options.policy.strategy)
+    if spec.http_client == "urllib3":
+        real_preset(options.policy.strategy, values)
 
 
 def describe_load(spec: RunSpec) -> str:
@@ -150,6 +156,8 @@ def describe_load(spec: RunSpec) -> str:
     if spec.grpc is not None:
         who = "grpcio retries (real)" if spec.grpc.mode is GrpcMode.REAL else "the strategy retries (emulated)"
         extra.append(f"gRPC calls of {spec.grpc.method}, {who}")
+    if spec.http_client == "urllib3":
+        extra.append("urllib3's own Retry retries")
     return ", ".join(
         [
             f"{spec.users} users (spawn {spawn_rate(spec):g}/s)",

@@ -30,6 +30,7 @@ from retrystorm.experiment.scenario.fields import (
 )
 from retrystorm.experiment.scenario.grpc import GrpcSection, grpc_problems
 from retrystorm.experiment.scenario.hosts import Hosts, hosts_problems
+from retrystorm.experiment.scenario.http_client import HttpClient, http_client_problems
 from retrystorm.experiment.scenario.service import (
     Requests,
     RetryOnField,
@@ -127,6 +128,10 @@ class StrategyEntry(_Strict):
     grpc_mode: Literal["real", "emulated"] | None = None
     """A gRPC load only: who retries this strategy's calls, overriding ``grpc.mode`` (``real``: grpcio from the
     strategy's service config; ``emulated``: the strategy over grpcio)."""
+    http_client: HttpClient | None = None
+    """An HTTP load only: who retries this strategy's requests: ``retrystorm`` (default), the strategy's loop;
+    ``urllib3``, urllib3's own ``Retry`` from the ``urllib3`` preset's settings (see
+    :mod:`retrystorm.experiment.scenario.http_client`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -286,6 +291,7 @@ class Scenario(_Strict):
         yield from self._target_problems()
         yield from self._load_problems()
         yield from grpc_problems(self)
+        yield from http_client_problems(self)
         seen: dict[str, int] = {}
         for index, entry in enumerate(self.strategies):
             if entry.label in seen:

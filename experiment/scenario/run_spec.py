@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
+from retrystorm.experiment.scenario.http_client import HttpClient
 from retrystorm.experiment.scenario.model import Scenario, StrategyEntry
 from retrystorm.loadgen.grpc_settings import GrpcSettings
 from retrystorm.loadgen.request_mix import RequestSpec
@@ -54,6 +55,8 @@ class RunSpec:
     seed: int = 1
     requests: tuple[RequestSpec, ...] = ()
     grpc: GrpcSettings | None = None
+    #: Who retries an HTTP load: the strategy's loop (``retrystorm``) or urllib3's own ``Retry`` (``urllib3``).
+    http_client: HttpClient = "retrystorm"
 
     @classmethod
     def of(cls, scenario: Scenario, entry: StrategyEntry) -> RunSpec:
@@ -77,4 +80,5 @@ class RunSpec:
             seed=scenario.seed,
             requests=tuple(entry.spec() for entry in scenario.requests or ()),
             grpc=scenario.grpc.settings(entry.grpc_mode) if scenario.grpc is not None else None,
+            http_client=entry.http_client or "retrystorm",
         )

@@ -58,6 +58,7 @@ from retrystorm.runner.paths import slug
 from retrystorm.runner.readings import parse_client
 
 GRPC_LOCUSTFILE = LOCUSTFILE.with_name("grpc_locustfile.py")
+URLLIB3_LOCUSTFILE = LOCUSTFILE.with_name("urllib3_locustfile.py")
 #: The longest argument Locust's command line may take here (Linux: 128 KiB per argument), with margin.
 MAX_ARGUMENT_CHARS = 100_000
 LOAD_START_S = 90.0
@@ -93,8 +94,11 @@ def default_workers(spec: RunSpec, cores: int | None = None) -> int:
 
 
 def locustfile(spec: RunSpec) -> Path:
-    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, else the HTTP user's."""
-    return GRPC_LOCUSTFILE if spec.grpc is not None else LOCUSTFILE
+    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, the urllib3 user's for
+    ``http_client: urllib3``, else the HTTP user's."""
+    if spec.grpc is not None:
+        return GRPC_LOCUSTFILE
+    return URLLIB3_LOCUSTFILE if spec.http_client == "urllib3" else LOCUSTFILE
 
 
 def load_host(target: TargetHandle, spec: RunSpec) -> str:

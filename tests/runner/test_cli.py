@@ -186,6 +186,17 @@ def test_compose_dry_run_names_every_address_and_touches_nothing(workdir, tmp_pa
     assert "through the chaos API at http://127.0.0.1:9" in chaos.stdout, chaos.stderr
 
 
+def test_compose_refuses_urllib3_s_own_retry_in_one_line(workdir, tmp_path):
+    (workdir / "u.yaml").write_text(STANDSTILL.replace("[fixed:100ms]", "[{strategy: urllib3, http_client: urllib3}]"))
+    done = retrystorm(
+        "run", "u.yaml", "--backend", "compose", "--dry-run", cwd=workdir, journal=tmp_path / "j", env=NOWHERE
+    )
+    assert error_line(done) == (
+        "retrystorm: error: http_client: urllib3: the compose stack's Locust runs the emulating user only; run it "
+        "with --backend local"
+    )
+
+
 def test_compose_defaults_are_the_compose_service_names(workdir, tmp_path):
     env = {name: "" for name in NOWHERE if name.startswith("RETRYSTORM_")}
     args = ("run", "smira-laptop", "--backend", "compose", "--dry-run")

@@ -196,3 +196,31 @@ def test_real_mode_refuses_a_strategy_with_no_grpcio_form_as_the_user_would():
     with pytest.raises(UserError) as caught:
         check_options(spec)
     assert "--grpc-mode real: --retry-strategy 'fixed:100ms' has no grpcio form" in str(caught.value)
+
+
+URLLIB3_SCENARIO = """\
+name: u
+model: exponential
+load: {users: 10, duration: 20s}
+strategies:
+  - {label: real, strategy: "urllib3:total=3,backoff_factor=0.1", http_client: urllib3}
+  - {label: emulated, strategy: "urllib3:total=3,backoff_factor=0.1"}
+"""
+
+
+def test_urllib3_s_own_retry_runs_the_urllib3_user_with_the_preset_s_flags_left_to_it(tmp_path):
+    found = parse_scenario(URLLIB3_SCENARIO, source="u.yaml")
+    real, emulated = (RunSpec.of(found, entry) for entry in found.strategies)
+    options = locust_options(real)
+    assert [options[dest] for dest in ("max_attempts", "retry_budget", "retry_on", "request_deadline")] == [
+        "auto", "auto", "auto", "none"
+    ]  # fmt: skip
+    check_options(real)  # what the urllib3 user checks at its start
+    assert locust_options(emulated)["max_attempts"] == "4"  # the emulation takes the preset's cap as a flag
+    driver = LocustDriver(tmp_path)
+    argv = driver.argv("http://127.0.0.1:9", real, 1)
+    assert argv[argv.index("-f") + 1].endswith("urllib3_locustfile.py")
+    other = driver.argv("http://127.0.0.1:9", emulated, 1)
+    assert other[other.index("-f") + 1].endswith("/locustfile.py")
+    assert "urllib3's own Retry retries" in describe_load(real)
+    assert "urllib3's own Retry" not in describe_load(emulated)
