@@ -6,8 +6,9 @@
   (:mod:`retrystorm.loadgen.urllib3_settings`, the Locust user of ``loadgen/urllib3_locustfile.py``). urllib3
   takes its attempt cap and retried statuses from the ``Retry`` and has no budget and no request deadline,
   so the entry's or ``load``'s ``max_attempts``, ``budget`` and ``request_deadline``, and the scenario's
-  ``retry_on``, are refused (write ``total`` and ``status_forcelist`` into the preset), and so is a ``grpc:``
-  load. One scenario can run ``urllib3`` beside its emulation: the same preset under two labels.
+  ``retry_on``, are refused (write ``total`` and ``status_forcelist`` into the preset), and so are a ``grpc:``
+  load and a ``hosts:`` run (its workers start the emulating user). One scenario can run ``urllib3`` beside
+  its emulation: the same preset under two labels.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from retrystorm.loadgen.strategies.presets import Urllib3Retry
 
 Loc = tuple[str | int, ...]
 HttpClient = Literal["retrystorm", "urllib3"]
+ACROSS_HOSTS = "urllib3's own Retry does not run across hosts yet; remove hosts: to run it on this host"
 #: What urllib3's Retry cannot take, and what to write instead.
 _INSTEAD = {
     "max_attempts": "write total into the preset (urllib3:total=N, N retries)",
@@ -59,6 +61,8 @@ def http_client_problems(scenario: _Scenario) -> Iterator[tuple[Loc, str]]:
         where: Loc = ("strategies", index)
         if scenario.grpc is not None:
             yield (*where, "http_client"), "applies to an HTTP load; a grpc: load has grpc_mode"
+        if getattr(scenario, "hosts", None) is not None:
+            yield (*where, "http_client"), ACROSS_HOSTS
         if not isinstance(entry.strategy, Urllib3Retry):
             yield (*where, "strategy"), "urllib3's own Retry runs the urllib3 preset only; give urllib3:total=N,..."
         for field, instead in _INSTEAD.items():

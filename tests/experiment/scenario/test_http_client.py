@@ -50,3 +50,12 @@ def test_a_grpc_load_and_an_unknown_client_are_refused():
     assert "strategies[0].http_client: applies to an HTTP load; a grpc: load has grpc_mode" in grpc
     unknown = problems("strategies: [{strategy: urllib3, http_client: requests}]\n")
     assert "strategies[0].http_client" in unknown and "urllib3" in unknown
+
+
+def test_urllib3_across_hosts_is_refused_in_one_line():
+    text = (
+        'hosts: {master: "10.0.0.1:5557", workers: 1, agents: {app: "http://10.0.0.4:8071"}}\n'
+        'target: {url: "http://10.0.0.4:8070", host: app}\n'
+        "strategies: [{strategy: urllib3, http_client: urllib3}]\n"
+    )
+    assert "strategies[0].http_client: urllib3's own Retry does not run across hosts yet" in problems(text)
