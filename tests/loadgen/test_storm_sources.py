@@ -3,7 +3,6 @@
 import argparse
 import http.server
 import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -23,6 +22,7 @@ from retrystorm.loadgen.storm_sources import (
     gauge_in,
     metrics_url,
 )
+from tests.support.http import serving
 
 TARGET_METRICS = """\
 # HELP retrystorm_target_in_flight_requests Requests being served.
@@ -124,15 +124,8 @@ class _Metrics(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def metrics_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving(_Metrics) as url:
+        yield url
 
 
 def test_the_gauge_is_read_from_a_real_metrics_endpoint(metrics_server):

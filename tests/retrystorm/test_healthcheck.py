@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import http.server
 import os
-import threading
 from collections.abc import Iterator
 
 import pytest
 
 from retrystorm.healthcheck import check_fresh, check_url, main
+from tests.support.http import serving
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -26,14 +26,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(_Handler) as url:
+        yield url
 
 
 def test_a_2xx_answer_is_healthy_anything_else_is_not(server):

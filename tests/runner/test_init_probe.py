@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 
 import pytest
 
 from retrystorm.experiment.scenario import load_scenario
 from retrystorm.experiment.scenario.starter import suggest_load
+from tests.support.http import serving
 from tests.support.ports import refused_port
 
 from .test_cli import error_line, retrystorm
@@ -33,15 +33,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def service() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/api"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(_Handler) as url:
+        yield url + "/api"
 
 
 def test_a_scenario_whose_requests_all_fail_is_refused_in_one_line_and_not_written(tmp_path, service):

@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threaded HTTP server answering with ``handler`` on a free loopback port, for the block; yields its base
+    URL (``http://127.0.0.1:PORT``) and stops it after."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def get_text(url: str, timeout_s: float = 5.0) -> str:
