@@ -3,7 +3,8 @@
 Before it writes anything, ``init`` sends each request once (:mod:`retrystorm.runner.probe_once`) and prints its
 status and latency. With ``--command`` it starts the command first, as a run would (cwd: the scenario's folder;
 this interpreter's folder first on ``PATH``), waits until the URL answers (60 s), and stops everything it started
-afterwards; without one, the service must be answering already (5 s). A scenario whose requests all fail is
+afterwards (nothing may answer at the URL before it starts: the probe would measure that instead); without one,
+the service must be answering already (5 s). A scenario whose requests all fail is
 refused (exit 2, one line, nothing written): every attempt of its run would fail, steady state included. The load
 written is :func:`retrystorm.experiment.scenario.starter.suggest_load`'s, from the slowest working request's
 latency. ``--no-probe`` writes the modest default load without sending anything. ``--example`` writes the worked
@@ -30,6 +31,7 @@ from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.local.processes import ManagedProcess, first_error
 from retrystorm.runner.probe_once import ProbeAnswer, probe_requests
 from retrystorm.runner.readiness import READY_TIMEOUT_S, wait_ready
+from retrystorm.runner.readiness import probe as readiness_probe
 
 #: A service init does not start must answer within this long; one it starts, within the run's own limit.
 RUNNING_READY_TIMEOUT_S = 5.0
@@ -143,6 +145,11 @@ async def _probe_service(url: str, mix: list[tuple[str, str]], command: str | No
         except RunFailedError as error:
             raise UserError(f"{error}; start it first, or give --command to have init start it") from None
         return await probe_requests(url, mix)
+    if await readiness_probe(url, None) is None:  # else the probe would measure that service, not the command's
+        raise UserError(
+            f"something already answers at {url}: stop it, as --command is started for the probe (and for each "
+            "strategy of the run), or leave out --command to probe the running service"
+        )
     with tempfile.TemporaryDirectory(prefix="retrystorm-init-") as scratch:
         process = ManagedProcess(
             "--command", shlex.split(command), Path(scratch) / "service.log", cwd=folder, tools_on_path=True

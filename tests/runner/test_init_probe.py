@@ -106,3 +106,13 @@ def test_the_suggested_load_is_one_workers_pace_within_bounds(latency_s, users, 
     load = suggest_load(latency_s)
     assert (load.users, load.attempt_timeout_s) == (users, timeout_s)
     assert load.think_s == 3.0 and load.latency_s == max(latency_s, 0.001)
+
+
+def test_a_command_to_start_where_a_service_already_answers_is_refused_before_starting_it(tmp_path, service):
+    marker = tmp_path / "started"
+    done = retrystorm(
+        "init", service, "--request", "GET /orders", "--command", f"touch {marker}", cwd=tmp_path,
+        journal=tmp_path / "j.jsonl",
+    )  # fmt: skip
+    assert f"something already answers at {service}: stop it" in error_line(done)
+    assert not marker.exists() and not (tmp_path / "scenario.yaml").exists()
