@@ -46,6 +46,25 @@ from typing import Any
 
 from retrystorm.experiment.report.text import count, per_outage, percent, seconds, times
 
+#: What recovery is measured from, by the kind of trigger: the resume of a pause, the end of any other.
+TRIGGER_ENDS = {
+    "pause": "the resume",
+    "slow": "the end of the slow",
+    "spike": "the end of the spike",
+    "errors": "the end of the error burst",
+}
+
+
+def trigger_end(row: Mapping[str, Any]) -> str:
+    """What a run's recovery times are measured from, in words: ``the resume`` when its triggers were pauses (or it
+    lists none), ``the end of the slow`` (spike, error burst) when they were all of one other kind, ``the end of the
+    trigger`` for a mix."""
+    triggers = row.get("triggers")
+    kinds = {str(window.get("kind")) for window in triggers or [] if isinstance(window, Mapping)}
+    if not kinds or kinds == {"pause"}:
+        return TRIGGER_ENDS["pause"]
+    return TRIGGER_ENDS.get(kinds.pop(), "the end of the trigger") if len(kinds) == 1 else "the end of the trigger"
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Standing:
@@ -61,6 +80,8 @@ class Standing:
     latency_p99: float | None
     #: Each key's spread over this strategy's repeated runs (``--repeat``), by key name; empty for one run.
     spreads: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: What its recovery times are measured from, in words (:func:`trigger_end`).
+    end: str = "the resume"
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Standing:
@@ -74,6 +95,7 @@ class Standing:
             amplification=_number(row.get("amplification")),
             peak_in_flight=_number(row.get("peak_in_flight")),
             latency_p99=_number(row.get("latency_p99")),
+            end=trigger_end(row),
         )
 
     @property
@@ -279,10 +301,10 @@ def deciding_key(winner: Standing, runner_up: Standing) -> Key | None:
     return found.key if found.order < 0 else None
 
 
-def _recovery_phrase(who: str, values: Sequence[float | None]) -> str:
+def _recovery_phrase(who: str, values: Sequence[float | None], end: str = "the resume") -> str:
     if len(values) == 1:
         value = values[0]
-        return f"{who} never recovered" if value is None else f"{who} back {seconds(value)} after resume"
+        return f"{who} never recovered" if value is None else f"{who} back {seconds(value)} after {end}"
     seen = [value for value in values if value is not None]
     if not seen:
         return f"{who} never recovered ({len(values)} outages)"
@@ -290,10 +312,14 @@ def _recovery_phrase(who: str, values: Sequence[float | None]) -> str:
 
 
 def summary(standing: Standing) -> str:
-    """``server back 6s after resume, users back 41s after resume, peak 130 in flight, ...``."""
+    """``server back 6s after the resume, users back 41s after the resume, peak 130 in flight, ...`` (after the end
+    of the slow, spike or error burst for those triggers)."""
     parts = []
     if standing.outages:
-        parts += [_recovery_phrase("server", standing.server), _recovery_phrase("users", standing.client)]
+        parts += [
+            _recovery_phrase("server", standing.server, standing.end),
+            _recovery_phrase("users", standing.client, standing.end),
+        ]
     parts += [
         f"success {percent(standing.success_ratio)}",
         f"amplification {times(standing.amplification)}",

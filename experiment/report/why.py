@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrystorm.experiment.analysis.validity import ValidityRule
-from retrystorm.experiment.report.ranking import Standing, decide, rank, tie_reason
+from retrystorm.experiment.report.ranking import TRIGGER_ENDS, Standing, decide, rank, tie_reason, trigger_end
 from retrystorm.experiment.report.text import count, percent, seconds, times
 
 Row = Mapping[str, Any]
@@ -126,26 +126,6 @@ def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
 
 def _requests(value: float) -> str:
     return f"{count(value)} request" if round(value) == 1 else f"{count(value)} requests"
-
-
-#: What recovery is measured from, by the kind of trigger: the resume of a pause, the end of any other.
-TRIGGER_ENDS = {
-    "pause": "the resume",
-    "slow": "the end of the slow",
-    "spike": "the end of the spike",
-    "errors": "the end of the error burst",
-}
-
-
-def trigger_end(row: Row) -> str:
-    """What a run's recovery times are measured from, in words: ``the resume`` when its triggers were pauses (or it
-    lists none), ``the end of the slow`` (spike, error burst) when they were all of one other kind, ``the end of the
-    trigger`` for a mix."""
-    triggers = row.get("triggers")
-    kinds = {str(window.get("kind")) for window in triggers or [] if isinstance(window, Mapping)}
-    if not kinds or kinds == {"pause"}:
-        return TRIGGER_ENDS["pause"]
-    return TRIGGER_ENDS.get(kinds.pop(), "the end of the trigger") if len(kinds) == 1 else "the end of the trigger"
 
 
 def _after(value: float, end: str = TRIGGER_ENDS["pause"]) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrystorm.experiment.report.why import strategy_line, trigger_end
+from retrystorm.experiment.report.ranking import Standing, summary, trigger_end
+from retrystorm.experiment.report.why import strategy_line
 
 
 def _row(kinds: list[str], server_s: float | None, client_s: float | None) -> dict[str, object]:
@@ -45,3 +46,9 @@ def test_a_spike_never_recovered_from_reads_after_the_end_of_the_spike():
 
 def test_a_pause_still_reads_after_the_resume():
     assert strategy_line(_row(["pause"], 0.0, 6.0)).startswith("smira came back: the server right at the resume;")
+
+
+def test_the_report_summary_of_a_slow_says_after_the_end_of_the_slow():
+    line = summary(Standing.of({**_row(["slow"], 4.0, 6.0), "success_ratio": 0.9}))
+    assert line.startswith("server back 4s after the end of the slow, users back 6s after the end of the slow, ")
+    assert summary(Standing.of(_row(["pause"], 4.0, None))).startswith("server back 4s after the resume, users never")
