@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from retrystorm.extras import EXTRAS
+
 pytestmark = pytest.mark.live
 
-#: The import names of every extra's packages (retrystorm/extras.py: EXTRAS).
-EXTRA_MODULES = (
-    "locust", "gevent", "geventhttpclient", "flask", "httptools", "matplotlib", "jinja2", "markupsafe",
-    "docker", "grpc", "opentelemetry", "chaoslib", "grafana_foundation_sdk",
-)  # fmt: skip
+#: The top-level import names of every extra's packages, from the one list of them (retrystorm/extras.py).
+EXTRA_MODULES = tuple(sorted({module.partition(".")[0] for extra in EXTRAS.values() for module in extra.modules}))
 CORE_ONLY = f"""
 import importlib.abc, sys
 class Absent(importlib.abc.MetaPathFinder):
