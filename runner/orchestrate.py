@@ -32,6 +32,7 @@ from retrystorm.experiment.scenario import OutageWindow, SlowWindow, SpikeWindow
 from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
 from retrystorm.runner.errors import RunFailedError, SteadyStateError
 from retrystorm.runner.fault_proxy import FaultProxies, control_of
+from retrystorm.runner.fresh_probe import FreshProbe, probe_for
 from retrystorm.runner.interfaces import (
     LoadDriver,
     LoadHandle,
@@ -67,6 +68,9 @@ class Stack:
     metrics: MetricsSource
     #: A fault proxy per strategy in front of the target, for the network windows (``None``: refused).
     network: FaultProxies | None = None
+    #: Whether the runner sends fresh requests to the target (:mod:`retrystorm.runner.fresh_probe`): where it
+    #: reaches the address the load is sent to.
+    fresh_requests: bool = False
 
     def trigger_refusal(self, kind: str) -> str | None:
         """Why a trigger of ``kind`` cannot be played live on this stack, and what would; ``None``: it can."""
@@ -295,6 +299,7 @@ async def run_strategy(
     run = strategy_run(plan, (index, repeat), controller, display=display, runtime=runtime, slo=slo)
     started_utc = utc_now()
     wall_t0: float | None = None
+    probe: FreshProbe | None = None
     # each run of a repeated strategy writes logs of its own
     run_spec = spec if plan.repeat == 1 else dataclasses.replace(spec, label=f"{spec.label} run {repeat}")
     target = await stack.targets.start(run_spec.label, scenario.model, scenario.seed)
@@ -307,6 +312,8 @@ async def run_strategy(
         try:
             t0 = run.clock()
             wall_t0 = runtime.wall()
+            probe = probe_for(run_spec, target.base_url, runtime.clock) if stack.fresh_requests else None
+            fresh = asyncio.create_task(probe.run(t0, spec.duration_s)) if probe is not None else None
             faults = asyncio.create_task(run.play_faults(target, t0), name=f"faults of {spec.label}")
             played = asyncio.create_task(triggers.play(t0, run.steady_passed), name=f"triggers of {spec.label}")
             in_network = asyncio.create_task(network.play(t0, run.steady_passed), name=f"network of {spec.label}")
@@ -319,7 +326,7 @@ async def run_strategy(
                     await played
                     await in_network
             finally:
-                for task in (faults, played, in_network, queries):
+                for task in (faults, played, in_network, queries, fresh):
                     if task is not None:
                         task.cancel()
                 await end_faults(controller, triggers, network, spec.label)
@@ -350,6 +357,7 @@ async def run_strategy(
         repeat=repeat,
         user_processes=load.user_processes,
         agents=agents,
+        fresh=list(probe.answers) if probe is not None else None,
     )
 
 

@@ -68,6 +68,15 @@ CHOICES = [
         "most max(1.5 x the largest steady second, mean + 4 sqrt(mean)) + 1; steady = the second half of the time "
         "before the first outage. Each result's server_recovery_signals says which readings judged it."
     ),
+    (
+        "Fresh requests (local stack, HTTP): once a second, at the middle of the second, the runner sends the "
+        "scenario's first request on a new connection of its own, outside every user's retry loop, and waits at most "
+        "the attempt timeout. The server is back only from a second whose fresh request, and those of the 5 s after "
+        "it, were answered below 400 in time, beside the gauges or the clients' signals; a gauge can read steady "
+        "while new clients wait behind the backlog. They are not used when fewer than 90 % of the steady window's "
+        "were answered in time (server_recovery_signals then says so); results.json fresh_requests counts them and "
+        "timeseries.csv fresh_in_time shows each second."
+    ),
 ]
 
 

@@ -38,6 +38,8 @@ the last (the end of the run), so counters that did not start at zero read the s
   ``attempts_at_target``, the gRPC attempts the built-in target counted arriving (``null`` for a service of
   one's own): beside ``attempts``, which the client counted (emulated: as sent; real: channelz's
   ``calls_started`` of the channel's subchannels).
+* ``fresh_requests``: how many fresh requests the run sent (one a second on a new connection) and how many were
+  answered in time (:mod:`retrystorm.runner.fresh_probe`); server recovery asks them too.
 * ``validity``: whether the load generator kept up (:mod:`retrystorm.experiment.analysis.validity`),
   from each generator process's CPU and the requests started against those demanded.
   happened (pause and resume times measured, not planned); with slow or errors
@@ -59,6 +61,7 @@ from retrystorm.experiment.analysis.validity import GeneratorSeconds, Validity, 
 from retrystorm.experiment.analysis.verdicts import evaluate
 from retrystorm.experiment.scenario import Assertions, OutageWindow, RunSpec, TriggerWindow
 from retrystorm.experiment.scenario.timeline import episodes
+from retrystorm.runner.fresh_probe import FreshAnswer, fresh_timeout_s, summary
 from retrystorm.runner.locust_args import think_time
 from retrystorm.runner.readings import ClientReading, Reading
 from retrystorm.runner.series import LiveSeries, build_series
@@ -98,6 +101,8 @@ class StrategyRecord:
     user_processes: int | None = None
     #: Across hosts: each chaos agent's own record of its outages, by host (``None``: no agents).
     agents: Mapping[str, Any] | None = None
+    #: The fresh requests' answers (:mod:`retrystorm.runner.fresh_probe`); ``None``: none were sent.
+    fresh: Sequence[FreshAnswer] | None = None
 
     @property
     def label(self) -> str:
@@ -106,7 +111,7 @@ class StrategyRecord:
 
     def series(self) -> LiveSeries:
         """The readings on the one-second grid."""
-        return build_series(self.readings, self.spec.duration_s)
+        return build_series(self.readings, self.spec.duration_s, self.fresh)
 
     def generator_attempts(self) -> dict[str, float]:
         """The attempts each load-generator process sent during the run (first to last reading), by process:
@@ -215,6 +220,8 @@ def analyse(record: StrategyRecord, assertions: Assertions | None = None) -> Run
     }
     if record.spec.grpc is not None:
         extra["grpc"] = grpc_figures(record)
+    if record.fresh is not None:
+        extra["fresh_requests"] = summary(record.fresh, fresh_timeout_s(record.spec))
     if record.triggers:  # a run with pauses only keeps the shape it always had
         windows = sorted([*record.outages, *record.triggers], key=lambda w: (w.start_s, w.end_s))
         extra["triggers"] = [window.to_json() for window in windows]

@@ -46,6 +46,7 @@ TIMESERIES_COLUMNS: tuple[str, ...] = (
     "latency_p95",
     "latency_p99",
     "generator_cpu",  # the busiest load-generator process's share of one core
+    "fresh_in_time",  # 1: the fresh request sent in the interval was answered within the attempt timeout; 0: not
     "repeat",  # which run of its strategy (1 without --repeat)
 )
 
@@ -145,6 +146,15 @@ class GrpcFigures(_Closed):
     )
 
 
+class FreshRequests(_Closed):
+    """The fresh requests: one a second, each on a new connection, outside every user's retry loop."""
+
+    sent: int = Field(description="Fresh requests sent, one at the middle of each second of the run.")
+    answered_in_time: int = Field(description="Of those, the ones answered below 400 within the attempt timeout.")
+    every_s: float = Field(description="Seconds between two fresh requests.")
+    timeout_s: float = Field(description="How long each waited for its answer (the attempt timeout).")
+
+
 class StrategyResult(_Closed):
     """One strategy's run."""
 
@@ -174,7 +184,12 @@ class StrategyResult(_Closed):
         description="Seconds from each resume until goodput is back to 90 % of steady."
     )
     server_recovery_signals: str | None = Field(
-        default=None, description="Which readings judged the server's recovery: its gauges, or the client side."
+        default=None,
+        description="Which readings judged the server's recovery: its gauges, or the client side, and whether "
+        "fresh requests answered in time (or why they were not used).",
+    )
+    fresh_requests: FreshRequests | None = Field(
+        default=None, description="The fresh requests a live HTTP run sent (absent: none, e.g. simulated or gRPC)."
     )
     assertions: list[Verdict] | None = Field(default=None, description="Each assertion checked (absent: none).")
     passed: bool | None = Field(default=None, description="Every assertion held (absent: none).")

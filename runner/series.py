@@ -14,6 +14,8 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
   time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
   such part (also ``generator_cpu``, the busiest load-generator process's share of a
   core over the interval, as the runner measured it);
+* **fresh requests** (``fresh_in_time``) of interval ``i``: 1 when every fresh request sent in it was answered
+  within the attempt timeout, 0 when one was not, ``None`` when none was sent (:mod:`retrystorm.runner.fresh_probe`);
 * **latency percentiles** (``latency_p50``, ``latency_p95``, ``latency_p99``) of interval
   ``i``: the requests that ended between the readings for ``i`` and ``i + 1`` (the
   difference of the client's latency histograms) with the ages of those in progress
@@ -46,10 +48,13 @@ from retrystorm.experiment.analysis.series_names import (
     STARTED,
     TIMEOUTS,
 )
+from retrystorm.runner.fresh_probe import FreshAnswer, in_time_per_second
 from retrystorm.runner.readings import ClientReading, Reading, TargetReading
 
 #: The timeseries column of the busiest load-generator process's share of a core in each second.
 GENERATOR_CPU = "generator_cpu"
+#: The timeseries column of whether each second's fresh request was answered in time (1 or 0; empty: none sent).
+FRESH_IN_TIME = "fresh_in_time"
 #: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
 #: as the simulator counts them; ``timeouts`` when they time out.
 COUNTERS: dict[str, Callable[[ClientReading], float]] = {
@@ -99,6 +104,7 @@ class LiveSeries:
             attempts=[value or 0.0 for value in self.rates[ATTEMPTS]],
             attempt_latency_s=list(self.rates[ATTEMPT_LATENCY_S]),
             timeouts=[value or 0.0 for value in self.rates[TIMEOUTS]],
+            fresh_in_time=self.gauges.get(FRESH_IN_TIME, []),
         )
 
     def rows(self) -> list[dict[str, float | None]]:
@@ -139,8 +145,11 @@ def interpolate(points: Sequence[tuple[float, float]], at: float) -> float | Non
     return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
 
 
-def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
-    """The grid series of ``readings`` (the first taken at time 0) over ``duration_s``."""
+def build_series(
+    readings: Sequence[Reading], duration_s: float, fresh: Sequence[FreshAnswer] | None = None
+) -> LiveSeries:
+    """The grid series of ``readings`` (the first taken at time 0) over ``duration_s``, with the ``fresh`` requests'
+    answers per second (:func:`retrystorm.runner.fresh_probe.in_time_per_second`) when the run sent them."""
     length = max(1, math.ceil(duration_s - 1e-9))
     rates: dict[str, list[float | None]] = {}
     clients = [(reading.time_s, reading.client) for reading in readings if reading.client is not None]
@@ -162,6 +171,8 @@ def build_series(readings: Sequence[Reading], duration_s: float) -> LiveSeries:
             gauges[name][slot] = read_target(reading.target) if reading.target is not None else None
         for name, read_client in CLIENT_GAUGES.items():
             gauges[name][slot] = read_client(reading.client) if reading.client is not None else None
+    if fresh is not None:
+        gauges[FRESH_IN_TIME] = in_time_per_second(fresh, length)
     return LiveSeries(length, rates, gauges, live_latency(readings, length), cpu)
 
 

@@ -35,6 +35,15 @@ by default the second half of the time before the first span):
   attempt ends, so both lag the server by up to the attempt timeout. A server that
   answers again at its steady pace shows both; one that still drowns in a backlog of
   abandoned requests times attempts out.
+* **Fresh requests**, where the run sent them (a live run over HTTP: one a second on a new
+  connection, :mod:`retrystorm.runner.fresh_probe`): the server is back only from a second
+  whose fresh requests, and those of every second of the sustain window, were answered
+  within the attempt timeout, beside the gauges (or the client-side signals). A gauge can
+  read "back" while a new client still waits behind the backlog: a thread pool's
+  in-flight gauge never exceeds its thread count, however many connections queue. The
+  fresh requests are used only when at least ``fresh_steady_share`` (90 %) of those sent in
+  the steady window were answered in time, and at least two were sent; otherwise
+  :attr:`Recovery.server_signals` says why they were not.
 * **Client recovery**: ``a - R`` for the first interval start ``a >= R`` such that
   the mean goodput over ``[a, a + sustain_s)`` is ``>= goodput_fraction * G``
   (90 %). The mean over the window, rather than every one-second reading, keeps a
@@ -66,11 +75,13 @@ class RecoveryRule:
     in_flight_slack: float = 1.0
     latency_mean_factor: float = 2.0
     timeout_slack: float = 1.0
+    fresh_steady_share: float = 0.9
 
 
 #: Which readings a server recovery was judged from (``Recovery.server_signals``).
 SERVER_GAUGES = "server gauges (in flight, modelled delay)"
 CLIENT_SIGNALS = "client side (attempt latency, timeout rate)"
+FRESH_REQUESTS = "fresh requests answered within the attempt timeout"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -105,12 +116,16 @@ def default_steady_window(outages: Sequence[Span]) -> tuple[float, float] | None
     return (first / 2, first)
 
 
-def steady_levels(samples: Samples, window: tuple[float, float]) -> SteadyLevels | None:
-    """The steady levels over ``window``; ``None`` when no interval lies inside it."""
+def _inside(samples: Samples, window: tuple[float, float]) -> list[int]:
     lo, hi = window
-    inside = [
+    return [
         i for i in range(len(samples)) if samples.interval_start(i) >= lo - 1e-9 and samples.gauge_time(i) <= hi + 1e-9
     ]
+
+
+def steady_levels(samples: Samples, window: tuple[float, float]) -> SteadyLevels | None:
+    """The steady levels over ``window``; ``None`` when no interval lies inside it."""
+    inside = _inside(samples, window)
     if not inside:
         return None
     in_flight = [value for i in inside if (value := samples.in_flight[i]) is not None]
@@ -150,17 +165,39 @@ def _first_sustained_gauge(
     return None
 
 
+def fresh_refusal(samples: Samples, window: tuple[float, float], rule: RecoveryRule = RecoveryRule()) -> str | None:
+    """Why the fresh requests cannot judge the server (``None``: they can): none sent, or too few of those sent in
+    the steady ``window`` were answered in time (the probe, not the outage, would decide)."""
+    if not any(value is not None for value in samples.fresh_in_time):
+        return "no fresh requests were sent"
+    steady = [value for i in _inside(samples, window) if (value := samples.fresh_in_time[i]) is not None]
+    if len(steady) < 2:
+        return "fewer than two fresh requests were sent in the steady window"
+    share = math.fsum(steady) / len(steady)
+    if share < rule.fresh_steady_share:
+        return f"only {share:.0%} of the steady window's fresh requests were answered in time"
+    return None
+
+
+def _fresh_ok(samples: Samples, index: int) -> bool:
+    """Whether the fresh requests of interval ``index`` were answered in time (no request sent: no objection)."""
+    value = samples.fresh_in_time[index] if samples.fresh_in_time else None
+    return value is None or value >= 1.0
+
+
 def server_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
-    """Seconds from ``resume_s`` until in-flight and delay are back to steady levels (``None``: not by ``until_s``)."""
+    """Seconds from ``resume_s`` until in-flight and delay are back to steady levels (``None``: not by ``until_s``),
+    and the fresh requests answered in time where ``samples`` holds them."""
     noise = levels.in_flight_mean + rule.noise_sd * math.sqrt(levels.in_flight_mean)
     max_in_flight = max(rule.level_factor * levels.in_flight, noise) + rule.in_flight_slack
     max_delay = rule.level_factor * levels.delay_s + 1e-12
 
     def ok(index: int) -> bool:
         in_flight, delay = samples.in_flight[index], samples.delay_s[index]
-        return in_flight is not None and delay is not None and in_flight <= max_in_flight and delay <= max_delay
+        back = in_flight is not None and delay is not None and in_flight <= max_in_flight and delay <= max_delay
+        return back and _fresh_ok(samples, index)
 
     return _first_sustained_gauge(samples, ok, rule, resume_s, until_s)
 
@@ -168,7 +205,8 @@ def server_recovery_s(
 def client_side_server_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
-    """Seconds from ``resume_s`` until attempt latency and timeouts are back to steady levels, from the clients."""
+    """Seconds from ``resume_s`` until attempt latency and timeouts are back to steady levels, from the clients,
+    and the fresh requests answered in time where ``samples`` holds them."""
     if not samples.attempt_latency_s or not samples.timeouts:
         return None
     max_latency = max(
@@ -179,7 +217,8 @@ def client_side_server_recovery_s(
 
     def ok(index: int) -> bool:
         latency = samples.attempt_latency_s[index]
-        return latency is not None and latency <= max_latency + 1e-12 and samples.timeouts[index] <= max_timeouts
+        back = latency is not None and latency <= max_latency + 1e-12 and samples.timeouts[index] <= max_timeouts
+        return back and _fresh_ok(samples, index)
 
     return _first_sustained_gauge(samples, ok, rule, resume_s, until_s)
 
@@ -225,6 +264,13 @@ def recoveries(
     gauges = samples.has_server_gauges or not samples.attempt_latency_s
     judge = server_recovery_s if gauges else client_side_server_recovery_s
     signals = SERVER_GAUGES if gauges else CLIENT_SIGNALS
+    if samples.fresh_in_time and window is not None:
+        refused = fresh_refusal(samples, window, rule)
+        if refused is None:
+            signals = f"{signals} and {FRESH_REQUESTS}"
+        else:  # judged without them, and said so
+            samples = dataclasses.replace(samples, fresh_in_time=())
+            signals = f"{signals}; fresh requests not used: {refused}"
     found = []
     for index, outage in enumerate(ordered):
         until = ordered[index + 1].start_s if index + 1 < len(ordered) else data_end

@@ -28,6 +28,9 @@ class Samples:
     #: and attempts timed out per second. Empty when not recorded.
     attempt_latency_s: Sequence[float | None] = ()
     timeouts: Sequence[float] = ()
+    #: Fresh requests (:mod:`retrystorm.runner.fresh_probe`): 1.0 where every one sent in the interval was answered
+    #: in time, 0.0 where one was not, ``None`` where none was sent. Empty when not recorded (the simulator).
+    fresh_in_time: Sequence[float | None] = ()
 
     def __post_init__(self) -> None:
         if self.step_s <= 0:
@@ -39,6 +42,8 @@ class Samples:
             len(self.goodput),
         ):
             raise ValueError("attempt_latency_s and timeouts must be empty or have one value per interval")
+        if len(self.fresh_in_time) not in (0, len(self.goodput)):
+            raise ValueError("fresh_in_time must be empty or have one value per interval")
 
     @property
     def has_server_gauges(self) -> bool:

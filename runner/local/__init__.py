@@ -47,8 +47,10 @@ def local_stack(
     driver = LocustDriver(log_dir, workers)
     proxies = FaultProxies(log_dir, grpc=grpc is not None)
     if service is None:
-        return Stack(LOCAL_STACK, LocalTargets(log_dir, grpc), driver, HttpMetricsSource(), proxies)
+        return Stack(
+            LOCAL_STACK, LocalTargets(log_dir, grpc), driver, HttpMetricsSource(), proxies, fresh_requests=True
+        )
     found = server_metrics.endpoint(service.metrics)
     source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
     targets = OwnServiceTargets(service, log_dir, folder or Path.cwd(), grpc, journal=journal)
-    return Stack(OWN_SERVICE_STACK, targets, driver, source, proxies)
+    return Stack(OWN_SERVICE_STACK, targets, driver, source, proxies, fresh_requests=True)

@@ -77,7 +77,13 @@ def test_gunicorn_fixed_retries_never_recover_and_backoff_with_jitter_does(examp
     assert fixed["server_recovery_s"] is None and fixed["client_recovery_s"] is None
     assert backoff["server_recovery_s"] is not None and backoff["client_recovery_s"] is not None
     assert fixed["amplification"] > 2 * backoff["amplification"]
-    assert {row["server_recovery_signals"] for row in rows.values()} == {"client side (attempt latency, timeout rate)"}
+    assert {row["server_recovery_signals"] for row in rows.values()} == {
+        "client side (attempt latency, timeout rate) and fresh requests answered within the attempt timeout"
+    }
+    for row in rows.values():  # one fresh request a second, the last one possibly cut by the run's end
+        assert row["fresh_requests"]["sent"] >= 60, row["fresh_requests"]
+    # fixed retries keep the server drowning: fresh requests go unanswered long after the freeze, unlike backoff's
+    assert fixed["fresh_requests"]["answered_in_time"] < backoff["fresh_requests"]["answered_in_time"]
     assert any("judged from the clients" in choice for choice in document["choices"])
     assert fixed["peak_in_flight"] is None  # no server readings were taken
     assert not Journal(tmp_path / "journal.jsonl").pending()

@@ -1,0 +1,170 @@
+"""Fresh requests: would a new client be served right now?
+
+Once a second, at the middle of each second after the load started, the runner sends the scenario's first request
+(the built-in target's ``GET /api`` without a mix) on a **new connection** of its own, outside every user's retry
+loop, and waits for the status line for at most the attempt timeout. The answer is *in time* when a status line
+below 400 arrives before that timeout (:func:`retrystorm.loadgen.outcomes.outcome_of_status` calls it ``ok``).
+
+This is the signal every service has, metrics or not, and the one a user means by "the server is back": gauges can
+saturate below their threshold (a thread pool's in-flight gauge never exceeds its thread count) or go unread (a
+``/metrics`` queued behind the backlog), but a fresh request behind a drowning backlog still waits. Server recovery
+(:mod:`retrystorm.experiment.analysis.recovery`) asks that the fresh requests of every second of its sustain window
+were answered in time, beside the gauges.
+
+A probe that times out is recorded at the second it was *sent* (a request sent then would not have been served),
+each probe on its own task, so a slow answer never delays the next one. The probe costs the target one request a
+second; during a pause it waits in the target's accept queue like any new client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
+
+from retrystorm.experiment.scenario import RunSpec
+from retrystorm.loadgen.outcomes import AttemptOutcome, outcome_of_status
+from retrystorm.loadgen.request_mix import RequestSpec
+
+#: The request a run without a request mix sends (the built-in target's).
+DEFAULT_PROBE = RequestSpec()
+#: How long a probe waits when the scenario sets no attempt timeout.
+NO_TIMEOUT_WAIT_S = 10.0
+#: Where in each second a probe is sent (its middle: away from the readings taken at whole seconds).
+OFFSET_S = 0.5
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FreshAnswer:
+    """One fresh request: when it was sent (seconds after time 0), whether it was answered in time, and how."""
+
+    sent_s: float
+    in_time: bool
+    #: Seconds to the status line; ``None``: none arrived within the timeout (or the connection failed).
+    latency_s: float | None
+    status: int | None = None
+    error: str | None = None
+
+
+def fresh_timeout_s(spec: RunSpec) -> float:
+    """How long a fresh request of ``spec``'s run waits: its attempt timeout, else :data:`NO_TIMEOUT_WAIT_S`."""
+    return spec.attempt_timeout_s if spec.attempt_timeout_s is not None else NO_TIMEOUT_WAIT_S
+
+
+def probe_for(spec: RunSpec, base_url: str, clock: Callable[[], float]) -> FreshProbe | None:
+    """The probe of a run of ``spec`` against ``base_url``; ``None`` where none is sent (a gRPC load, not http://)."""
+    if spec.grpc is not None or not base_url.startswith("http://"):
+        return None
+    request = spec.requests[0] if spec.requests else DEFAULT_PROBE
+    return FreshProbe(base_url, request, fresh_timeout_s(spec), clock=clock)
+
+
+def request_bytes(request: RequestSpec, host: str) -> bytes:
+    """``request`` as an HTTP/1.1 request on a connection that closes after it."""
+    body = (request.body or "").encode()
+    lines = [f"{request.method} {request.path} HTTP/1.1", f"Host: {host}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in request.headers.items() if name.lower() not in _OWN_HEADERS]
+    if body or request.method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+_OWN_HEADERS = frozenset({"host", "connection", "content-length"})
+
+
+def status_of(line: bytes) -> int | None:
+    """The status code of an HTTP/1.x status line (``None``: not one)."""
+    parts = line.split(None, 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+        return None
+    return int(parts[1])
+
+
+class FreshProbe:
+    """Sends one fresh request a second to ``base_url`` (``http://`` only) and keeps every answer."""
+
+    def __init__(
+        self,
+        base_url: str,
+        request: RequestSpec = DEFAULT_PROBE,
+        timeout_s: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme != "http" or parts.hostname is None:
+            raise ValueError(f"a fresh-request probe needs an http:// URL, got {base_url!r}")
+        self.address = (parts.hostname, parts.port or 80)
+        self.payload = request_bytes(request, parts.netloc)
+        self.timeout_s = timeout_s if timeout_s is not None else NO_TIMEOUT_WAIT_S
+        self.clock = clock
+        self.answers: list[FreshAnswer] = []
+
+    async def run(self, t0: float, duration_s: float) -> None:
+        """Probe at ``t0 + k + 0.5`` for every whole second ``k`` of the run; each probe ends within its timeout."""
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            for second in range(math.ceil(duration_s - 1e-9)):
+                delay = t0 + second + OFFSET_S - self.clock()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                task = asyncio.create_task(self.probe(self.clock() - t0), name=f"fresh request {second}")
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+            if pending:
+                await asyncio.wait(pending)
+        finally:
+            for task in pending:
+                task.cancel()
+
+    async def probe(self, sent_s: float) -> None:
+        """Send one fresh request and record its answer."""
+        started = self.clock()
+        status: int | None = None
+        error: str | None = None
+        try:
+            status = await asyncio.wait_for(self._exchange(), self.timeout_s)
+        except TimeoutError:
+            error = f"no answer within {self.timeout_s:g} s"
+        except OSError as failure:
+            error = failure.strerror or type(failure).__name__
+        latency = self.clock() - started if status is not None else None
+        in_time = status is not None and outcome_of_status(status) is AttemptOutcome.OK
+        self.answers.append(FreshAnswer(round(sent_s, 3), in_time, latency, status, error))
+
+    async def _exchange(self) -> int | None:
+        reader, writer = await asyncio.open_connection(*self.address)
+        try:
+            writer.write(self.payload)
+            await writer.drain()
+            return status_of(await reader.readline())
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+def in_time_per_second(answers: Sequence[FreshAnswer], length: int) -> list[float | None]:
+    """For each second ``[i, i + 1)`` of the run: 1.0 when every fresh request sent in it was answered in time,
+    0.0 when one was not, ``None`` when none was sent."""
+    seconds: list[float | None] = [None] * length
+    for answer in answers:
+        index = math.floor(answer.sent_s)
+        if 0 <= index < length:
+            previous = seconds[index]
+            seconds[index] = float(answer.in_time) if previous is None else min(previous, float(answer.in_time))
+    return seconds
+
+
+def summary(answers: Sequence[FreshAnswer], timeout_s: float) -> dict[str, object]:
+    """What results.json says of a run's fresh requests."""
+    return {
+        "sent": len(answers),
+        "answered_in_time": sum(answer.in_time for answer in answers),
+        "every_s": 1.0,
+        "timeout_s": timeout_s,
+    }
