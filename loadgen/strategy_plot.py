@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from retrystorm.figures import plain_text
 from retrystorm.loadgen.strategies import RetryStrategy
 from retrystorm.loadgen.strategies.stats import retries_shown
 
@@ -68,4 +69,4 @@ def plot_strategies(
     """Write :func:`strategies_figure` as a PNG to ``output``."""
     figure = strategies_figure(strategies, retries=retries, draws=draws, think_time_s=think_time_s, seed=seed)
     output.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(output, dpi=110)
+    plain_text(figure).savefig(output, dpi=110)

@@ -53,9 +53,10 @@ from retrystorm.runner.plan import Plan, check_fault_targets, check_live_trigger
 from retrystorm.runner.progress import Display
 from retrystorm.runner.record import StrategyRecord, analyse
 from retrystorm.runner.runtime import Runtime
-from retrystorm.runner.show import failures, plan_lines, print_verdicts
+from retrystorm.runner.show import draw_report, failures, plan_lines, print_verdicts
 from retrystorm.runner.slo import SloGuard, check_guard
 from retrystorm.runner.throttle_controls import LEVEL_MARGIN_S
+from retrystorm.user_files import prepare_out_folder
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ class RunOptions:
     otel: OtelSettings | None = None
     #: Runs of each strategy (``--repeat``).
     repeat: int = 1
+    #: ``--force``: write into a run folder that already holds results.
+    force: bool = False
 
 
 def prepare(
@@ -124,9 +127,13 @@ def _run_live(plan: Plan, stack: Stack, options: RunOptions) -> list[StrategyRec
 
 
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
-    """Run ``plan`` live, write the run folder, print the verdicts; the exit status."""
+    """Run ``plan`` live, write the results, print the verdicts, then draw the report; the exit status.
+
+    ``results.json`` and the verdicts come before the report: a report that cannot be drawn costs one line on
+    stderr, never the verdicts, and the exit status stays the verdicts'.
+    """
     from retrystorm.experiment.report import StrategyCurves
-    from retrystorm.runner.outputs import live_curves, run_document, write_run
+    from retrystorm.runner.outputs import live_curves, run_document, write_results
 
     scenario = plan.scenario
     try:
@@ -158,15 +165,15 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         skipped = [strategy.spec.label for strategy in plan.strategies[len(records) :]]
         document["slo"] = options.slo.to_json(skipped)
         document["ok"] = document["ok"] and breach is None
-    written = write_run(folder, document, records, simulated_curves)
-    report = next(path for path in written if path.name == "report.html")
+    write_results(folder, document, records)
     runs = "one run per strategy" if plan.repeat == 1 else f"{plan.repeat} runs per strategy"
     title = f"{scenario.name}: live, {runs} (times in seconds)"
     shown = [
         dataclasses.replace(result, strategy=f"{result.strategy} #{record.repeat}") if plan.repeat > 1 else result
         for result, record in zip(results, records, strict=True)
     ]
-    print_verdicts(out, title, shown, report, document)
+    print_verdicts(out, title, shown, None, document)
+    draw_report(out, err, folder, document, records=records, simulated=simulated_curves)
     out.print(f"run folder: {folder}")
     failed = failures(shown)
     for line in failed:
@@ -265,6 +272,7 @@ def run_scenario_file(scenario: Scenario, labels: Sequence[str], *, dry_run: boo
         return 0
     # a local run starts the target and Locust here; every run writes its report here
     require_extra("live" if options.compose is None else "report", "a live run")
+    prepare_out_folder(folder, force=options.force)
     err.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     err.print(f"run folder: {folder}", markup=False)
     started = time.time()
@@ -352,6 +360,7 @@ def compose_endpoints(backend: str, values: dict[str, str | None]) -> ComposeEnd
     "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Run folder (default: runs/<scenario>-<UTC time>).",
 )  # fmt: skip
+@click.option("--force", is_flag=True, help="Write into an --out folder that already holds results, over them.")
 @click.option(
     "--strategy", "labels", multiple=True, metavar="LABEL", help="Only the strategy with this label (repeatable)."
 )
@@ -389,6 +398,7 @@ def run(
     scenario_file: Path,
     dry_run: bool,
     folder: Path | None,
+    force: bool,
     labels: tuple[str, ...],
     simulate: bool,
     seed: int | None,
@@ -432,7 +442,7 @@ def run(
     scenario_dir = scenario_file.resolve().parent if scenario_file.is_file() else None
     options = RunOptions(
         folder=folder, simulate=simulate, journal=journal, compose=compose, scenario_dir=scenario_dir,
-        workers=workers, allow_saturated=allow_saturated, junit=junit, otel=otel, repeat=repeat,
+        workers=workers, allow_saturated=allow_saturated, junit=junit, otel=otel, repeat=repeat, force=force,
     )  # fmt: skip
     status = run_scenario_file(scenario, labels, dry_run=dry_run, options=options)
     click.get_current_context().exit(status)
@@ -443,15 +453,16 @@ def run(
     "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Run folder (default: runs/smira-laptop-<UTC time>).",
 )  # fmt: skip
+@click.option("--force", is_flag=True, help="Write into an --out folder that already holds results, over them.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and start nothing.")
 @JOURNAL_OPTION
-def demo(*, folder: Path | None, dry_run: bool, journal: Path | None) -> None:
+def demo(*, folder: Path | None, force: bool, dry_run: bool, journal: Path | None) -> None:
     """The seed outage, laptop-sized, live: fixed 100 ms retries against the seed's exponential backoff.
 
     No Docker: a local target process frozen with SIGSTOP, headless Locust users; about
     3 minutes. Prints the verdicts and the path of report.html.
     """
     scenario = load_scenario(shipped_scenario(DEMO_SCENARIO))
-    options = RunOptions(folder=folder, journal=journal)
+    options = RunOptions(folder=folder, journal=journal, force=force)
     status = run_scenario_file(scenario, (), dry_run=dry_run, options=options)
     click.get_current_context().exit(status)

@@ -14,6 +14,7 @@ example's app (``app.py``, a WSGI app for gunicorn) instead, so that the Get sta
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import tempfile
 from importlib import resources
@@ -32,6 +33,7 @@ from retrystorm.runner.local.processes import ManagedProcess, first_error
 from retrystorm.runner.probe_once import ProbeAnswer, probe_requests
 from retrystorm.runner.readiness import READY_TIMEOUT_S, wait_ready
 from retrystorm.runner.readiness import probe as readiness_probe
+from retrystorm.user_files import UserFileError, write_user_file
 
 #: A service init does not start must answer within this long; one it starts, within the run's own limit.
 RUNNING_READY_TIMEOUT_S = 5.0
@@ -86,14 +88,13 @@ def init(
              ("service", service)) if value is not None]  # fmt: skip
     if len(given) > 1:
         raise UserError(f"give at most one of --command, --pid, --container, --service (got {len(given)})")
-    if path.exists() and not force:
-        raise UserError(f"{path} exists; pass --force to overwrite it, or -o to write elsewhere")
+    _check_out(path, force=force)
     load = DEFAULT_LOAD
     if not no_probe:
         load = suggest_load(_probe(url, mix, command, path.parent.resolve()))
     name = path.name.removesuffix(".yaml").removesuffix(".yml") or "my-service"
     text = starter_scenario(url, name=name, pause=given[0] if given else None, requests=mix, load=load)
-    path.write_text(text, encoding="utf-8")
+    _write(path, text, force=force)
     out.print(f"wrote {path}; next: retrystorm run {path} --dry-run, then retrystorm run {path}", markup=False)
     if load.latency_s is not None:
         out.print(
@@ -102,6 +103,22 @@ def init(
             f"requests the service serves at once: `retrystorm map {path}` finds it (see the file's comments)",
             markup=False,
         )
+
+
+def _check_out(path: Path, *, force: bool, elsewhere: str = "-o") -> None:
+    """Refuse, before anything is sent, a path that is a symbolic link, or a file that exists without ``force``."""
+    if path.is_symlink():
+        raise UserError(f"{path}: a symbolic link; init never writes through one: remove it or name another file")
+    if os.path.exists(path) and not force:  # noqa: PTH110 - False, not an error, for a name too long
+        raise UserError(f"{path} exists; pass --force to overwrite it, or {elsewhere} to write elsewhere")
+
+
+def _write(path: Path, text: str, *, force: bool) -> None:
+    """Write ``text`` to ``path``, never through a symbolic link (:func:`~retrystorm.user_files.write_user_file`)."""
+    try:
+        write_user_file(path, text, replace=force)
+    except UserFileError as error:
+        raise UserError(f"{path}: cannot write it: {error}") from None
 
 
 def _checked_url(url: str) -> str:
@@ -182,10 +199,9 @@ def _write_example(app: Path, *, url: str | None, force: bool) -> None:
     """Write the worked example's WSGI app to ``app`` and say how to start it."""
     if url is not None:
         raise UserError("--example writes the example app and takes no URL; probe it afterwards with init URL")
-    if app.exists() and not force:
-        raise UserError(f"{app} exists; pass --force to overwrite it, or -o DIR/scenario.yaml to write elsewhere")
+    _check_out(app, force=force, elsewhere="-o DIR/scenario.yaml")
     source = resources.files("retrystorm.experiment.scenario").joinpath("example/app.py")
-    app.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    _write(app, source.read_text(encoding="utf-8"), force=force)
     out.print(
         f"wrote {app} (every request takes 50 ms of a worker); start it with `{EXAMPLE_COMMAND}` in "
         f"{app.parent} (pip install gunicorn), or let init start it: retrystorm init http://127.0.0.1:8000 "

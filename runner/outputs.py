@@ -183,6 +183,27 @@ def standing_records(document: Mapping[str, Any], records: Sequence[StrategyReco
     return [record for record in records if (record.label, record.repeat) in wanted]
 
 
+def write_results(folder: Path, document: Mapping[str, Any], records: Sequence[StrategyRecord]) -> list[Path]:
+    """Write ``results.json`` and ``timeseries.csv`` into ``folder`` (made if missing); the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    results = folder / "results.json"
+    results.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    series = folder / "timeseries.csv"
+    series.write_text(csv_text(timeseries_rows(records), columns=TIMESERIES_COLUMNS), encoding="utf-8")
+    return [results, series]
+
+
+def write_report_files(
+    folder: Path,
+    document: Mapping[str, Any],
+    records: Sequence[StrategyRecord],
+    simulated: Sequence[StrategyCurves] = (),
+) -> list[Path]:
+    """Draw the report of the runs that stand for their strategies into ``folder``: the PNGs and ``report.html``."""
+    live = [live_curves(record) for record in standing_records(document, records)]
+    return write_report(folder, document, live, simulated)
+
+
 def write_run(
     folder: Path,
     document: Mapping[str, Any],
@@ -190,10 +211,4 @@ def write_run(
     simulated: Sequence[StrategyCurves] = (),
 ) -> list[Path]:
     """Write ``results.json``, ``timeseries.csv`` and the report into ``folder``; the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    results = folder / "results.json"
-    results.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    series = folder / "timeseries.csv"
-    series.write_text(csv_text(timeseries_rows(records), columns=TIMESERIES_COLUMNS), encoding="utf-8")
-    live = [live_curves(record) for record in standing_records(document, records)]
-    return [results, series, *write_report(folder, document, live, simulated)]
+    return [*write_results(folder, document, records), *write_report_files(folder, document, records, simulated)]

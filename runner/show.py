@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
@@ -19,6 +19,10 @@ from retrystorm.experiment.report.text import count, percent, seconds, times, ve
 from retrystorm.experiment.report.why import headline_lines, steady_phrase, validity_phrase
 from retrystorm.runner.plan import Plan
 from retrystorm.sim.report import runs_table
+
+if TYPE_CHECKING:
+    from retrystorm.experiment.report import StrategyCurves
+    from retrystorm.runner.record import StrategyRecord
 
 
 def plan_lines(plan: Plan, stack: str, target: str, loads: Sequence[str]) -> list[str]:
@@ -158,3 +162,34 @@ def print_verdicts(
     console.print(Text(winner, style="bold"), soft_wrap=True)
     if report is not None:
         console.print(f"report: {escape(str(report))}", soft_wrap=True)
+
+
+def draw_report(
+    console: Console,
+    errors: Console,
+    folder: Path,
+    document: Mapping[str, Any],
+    *,
+    records: Sequence[StrategyRecord],
+    simulated: Sequence[StrategyCurves] = (),
+) -> Path | None:
+    """Draw the PNGs and ``report.html`` into ``folder`` and say where on ``console``; the report's path.
+
+    Called after ``results.json`` is written and the verdicts are printed: a report that cannot be drawn is one
+    line on ``errors`` (``None``), and what came before it stands.
+    """
+    from retrystorm.runner.outputs import write_report_files  # noqa: PLC0415 - the report extra, when drawing
+
+    try:
+        written = write_report_files(folder, document, records, simulated)
+    except Exception as error:  # whatever drawing raises, the results and the verdicts stand
+        problem = " ".join(f"{type(error).__name__}: {error}".split())
+        errors.print(
+            f"retrystorm: the report could not be drawn ({problem}); results.json and the verdicts stand",
+            markup=False,
+            soft_wrap=True,
+        )
+        return None
+    report = next(path for path in written if path.name == "report.html")
+    console.print(f"report: {escape(str(report))}", soft_wrap=True)
+    return report

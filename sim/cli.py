@@ -67,12 +67,11 @@ def _progress(message: str) -> None:
 
 
 def emit(report: Report, *, as_json: bool, as_csv: bool, folder: Path | None, cpu_s: float) -> None:
-    """Print ``report`` as asked, write ``folder``, and exit 1 unless everything held."""
-    from retrystorm.sim.report import csv_text, print_report, write_outputs
+    """Write the results into ``folder``, print ``report`` as asked, then draw the figures; exit 1 unless
+    everything held. A figure that cannot be drawn is one line on stderr: the results and the verdicts stand."""
+    from retrystorm.sim.report import csv_text, print_report, write_tables
 
-    if folder is not None:
-        written = write_outputs(report, folder)
-        err.print(f"wrote {', '.join(str(path) for path in written)}")
+    written = write_tables(report, folder) if folder is not None else []
     if as_json:
         click.echo(json.dumps(report.document(), indent=2))
     elif as_csv:
@@ -80,8 +79,22 @@ def emit(report: Report, *, as_json: bool, as_csv: bool, folder: Path | None, cp
     else:
         print_report(report, out)
         out.print(f"[dim]{cpu_s:.2f} s of CPU[/dim]")
+    if folder is not None:
+        written += _figures(report, folder)
+        err.print(f"wrote {', '.join(str(path) for path in written)}", markup=False, soft_wrap=True)
     if not report.ok:
         click.get_current_context().exit(1)
+
+
+def _figures(report: Report, folder: Path) -> list[Path]:
+    from retrystorm.sim.report import write_figures
+
+    try:
+        return write_figures(report, folder)
+    except Exception as error:  # whatever drawing raises, the results and the verdicts stand
+        problem = " ".join(f"{type(error).__name__}: {error}".split())
+        err.print(f"retrystorm: the figures could not be drawn ({problem})", markup=False, soft_wrap=True)
+        return []
 
 
 def _timed(build: Callable[[], Report]) -> tuple[Report, float]:

@@ -13,9 +13,11 @@ import click
 from retrystorm.durations import format_duration, parse_duration
 from retrystorm.errors import SpecError
 from retrystorm.experiment.scenario import Scenario, load_scenario, scenario_from_data
+from retrystorm.extras import require_extra
 from retrystorm.loadgen.service_config import read_strategy
 from retrystorm.loadgen.strategies import RetryStrategy
 from retrystorm.target.models import OverloadModel
+from retrystorm.user_files import prepare_out_folder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,7 +109,8 @@ OUTAGE = OutageType()
 
 
 def output_options(command: F) -> F:
-    """``--json``, ``--csv`` and ``--out DIR``; rejects ``--json`` with ``--csv``."""
+    """``--json``, ``--csv``, ``--out DIR`` and ``--force``; rejects ``--json`` with ``--csv``; makes ``--out``
+    ready before the work (:func:`~retrystorm.user_files.prepare_out_folder`)."""
 
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV on stdout.")
@@ -115,10 +118,15 @@ def output_options(command: F) -> F:
         "-o", "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
         help="Write results.json, results.csv, timeseries.csv, PNG plots and (scenario runs) report.html here.",
     )  # fmt: skip
+    @click.option("--force", is_flag=True, help="Write into an --out folder that already holds results, over them.")
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs["as_json"] and kwargs["as_csv"]:
             raise click.UsageError("--json and --csv print to the same stdout: choose one")
+        force = kwargs.pop("force")
+        if kwargs["folder"] is not None:
+            require_extra("report", "--out (plots and report.html)")
+            prepare_out_folder(kwargs["folder"], force=force)
         return command(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

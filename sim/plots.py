@@ -20,6 +20,7 @@ from retrystorm.experiment.report.panels import (
     trigger_handles,
     value_axis,
 )
+from retrystorm.figures import plain_text
 from retrystorm.sim.experiments.base import Report
 from retrystorm.sim.result import RunOutput
 
@@ -175,6 +176,6 @@ def write_plots(report: Report, folder: Path) -> list[Path]:
     written = []
     for name, figure in figures.items():
         path = folder / name
-        figure.savefig(path, dpi=100)
+        plain_text(figure).savefig(path, dpi=100)
         written.append(path)
     return written

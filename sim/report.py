@@ -218,22 +218,25 @@ def write_page(report: Report, document: Mapping[str, Any], folder: Path, plots:
     return write_report(folder, document, curves, source="simulated", more_images=more)
 
 
-def write_outputs(report: Report, folder: Path) -> list[Path]:
-    """``results.json``, ``results.csv``, ``timeseries.csv`` (runs), the PNG plots and, for scenario runs,
-    the run report (a PNG per strategy, ``comparison.png``, ``report.html``); the paths written."""
-    from retrystorm.sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
-
+def write_tables(report: Report, folder: Path) -> list[Path]:
+    """``results.json``, ``results.csv`` and ``timeseries.csv`` (runs) into ``folder`` (made if missing)."""
     folder.mkdir(parents=True, exist_ok=True)
-    document = report.document()
     written = [folder / "results.json", folder / "results.csv"]
-    written[0].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    written[0].write_text(json.dumps(report.document(), indent=2) + "\n", encoding="utf-8")
     written[1].write_text(csv_text(report.rows), encoding="utf-8")
     if report.runs:
         path = folder / "timeseries.csv"
         path.write_text(csv_text(timeseries_rows(report)), encoding="utf-8")
         written.append(path)
-    plots = write_plots(report, folder)
-    written += plots
-    if report.kind == "runs" and report.runs:
-        written += write_page(report, document, folder, plots)
     return written
+
+
+def write_figures(report: Report, folder: Path) -> list[Path]:
+    """The PNG plots and, for scenario runs, the run report (a PNG per strategy, ``comparison.png``,
+    ``report.html``) into ``folder``, after :func:`write_tables`; the paths written."""
+    from retrystorm.sim.plots import write_plots  # noqa: PLC0415 - matplotlib only when plots are written
+
+    plots = write_plots(report, folder)
+    if report.kind == "runs" and report.runs:
+        return [*plots, *write_page(report, report.document(), folder, plots)]
+    return plots

@@ -31,6 +31,7 @@ from retrystorm.experiment.report.panels import (
     style_panel,
     trigger_handles,
 )
+from retrystorm.figures import plain_text
 
 LIVE_COLOR = "tab:blue"
 SIMULATED_COLOR = "tab:orange"
@@ -193,7 +194,9 @@ def _legend(axis: Axes, curves: Sequence[StrategyCurves]) -> None:
 
 
 def png_bytes(figure: Figure, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes (deterministic: no version text in the metadata)."""
+    """The figure as PNG bytes (deterministic: no version text in the metadata), its texts drawn as written
+    (:func:`~retrystorm.figures.plain_text`)."""
+    plain_text(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()

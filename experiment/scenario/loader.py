@@ -84,7 +84,7 @@ def _read_text(path: Path | Traversable) -> str:
             with path.open("rb") as handle:  # a shipped scenario inside an archive
                 raw = handle.read(MAX_FILE_BYTES + 1)
     except (OSError, UserFileError) as error:
-        hint = missing_hint(path) if isinstance(path, Path) and not path.exists() else ""
+        hint = missing_hint(path) if isinstance(path, Path) and not os.path.exists(path) else ""  # noqa: PTH110 - False, not an error, for a name too long
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise ScenarioError(f"{path}: cannot read the scenario: {reason}{hint}") from None
     if len(raw) > MAX_FILE_BYTES:

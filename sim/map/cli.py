@@ -28,6 +28,7 @@ from retrystorm.cli_types import DURATION
 from retrystorm.console import err, out
 from retrystorm.durations import format_duration
 from retrystorm.sim.map.document import MapPlan
+from retrystorm.user_files import prepare_out_folder
 
 MAX_AXES = 2
 
@@ -50,6 +51,7 @@ MAP_OPTIONS = (
         "--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
         help="Folder for map.json, map.csv, map.png, report.html (default: maps/<scenario>-<UTC time>).",
     ),
+    click.option("--force", is_flag=True, help="Write into an --out folder that already holds results, over them."),
     click.option("--budget", type=DURATION, default="30m", show_default=True, help="Most CPU time the map may take."),
     click.option(
         "--workers", type=click.IntRange(1, 256), default=None, help="Processes running cells (default: one per core)."
@@ -91,6 +93,7 @@ def simulate_map(
     repeat: int,
     seed: int | None,
     folder: Path | None,
+    force: bool = False,
     budget: float,
     workers: int | None,
     horizon: float | None,
@@ -118,12 +121,13 @@ def simulate_map(
     wall, cpu = time.perf_counter(), time.process_time()
     found = estimate(tasks, cells, budget, _progress, shape=[len(axis.values) for axis in plan.axes])
     found.check(budget)
+    target = folder or Path("maps") / f"{plan.name}-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}"
+    prepare_out_folder(target, force=force)  # before the cells run: never a refusal after them
     err.print(f"estimate: {format_duration(round(found.cpu_s))} of CPU ({found.how})", markup=False, soft_wrap=True)
     from retrystorm.sim.map.grid import run_all
 
     figures = run_all(tasks, workers or os.cpu_count() or 1, _progress, found.calibration)
     document = plan.document(figures)
-    target = folder or Path("maps") / f"{plan.name}-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}"
     from retrystorm.sim.map.write import write_map
 
     written = write_map(target, document)

@@ -5,14 +5,15 @@ import errno
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from retrystorm.errors import SpecError
+from retrystorm.errors import SpecError, UserError
 from retrystorm.experiment.scenario import ScenarioError, load_scenario
 from retrystorm.loadgen.options import read_requests_file
 from retrystorm.loadgen.service_config import read_strategy
-from retrystorm.user_files import UserFileError, read_user_file
+from retrystorm.user_files import UserFileError, prepare_out_folder, read_user_file, write_user_file
 
 FIFO_REFUSED = "not a regular file (a FIFO); name a file"
 
@@ -92,3 +93,63 @@ def test_a_requests_file_too_large_is_refused(tmp_path):
     big.write_bytes(b"GET /a\n" * (1 + 20 * 80 * 1024 // 7))
     with pytest.raises(SpecError, match=r"larger than 1600 KiB; a requests file holds at most 20"):
         read_requests_file(str(big))
+
+
+def test_a_new_file_is_written_and_an_existing_one_only_when_replacing(tmp_path):
+    path = tmp_path / "scenario.yaml"
+    write_user_file(path, "name: a\n")
+    assert path.read_text() == "name: a\n"
+    with pytest.raises(UserFileError, match=r"^File exists$"):
+        write_user_file(path, "name: b\n")
+    write_user_file(path, "b\n", replace=True)
+    assert path.read_text() == "b\n"
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_symbolic_link_is_never_written_through(tmp_path, replace, dangling):
+    """A link planted at the path (even one to a file not there yet) must not turn the write onto its target."""
+    victim = tmp_path / "victim"
+    if not dangling:
+        victim.write_text("keep\n")
+    link = tmp_path / "scenario.yaml"
+    link.symlink_to(victim)
+    with pytest.raises(UserFileError):
+        write_user_file(link, "name: x\n", replace=replace)
+    assert (victim.read_text() == "keep\n") if not dangling else not victim.exists()
+    assert link.is_symlink()
+
+
+def test_a_device_is_never_written_as_a_file(tmp_path):
+    with pytest.raises(UserFileError, match=r"^not a regular file \(a character device\); name a file$"):
+        write_user_file("/dev/null", "x", replace=True)
+
+
+def test_an_out_folder_is_made_and_one_with_results_needs_force(tmp_path):
+    folder = tmp_path / "a" / "b"
+    prepare_out_folder(folder)
+    assert folder.is_dir()
+    (folder / "results.json").write_text("{}")
+    with pytest.raises(UserError) as refused:
+        prepare_out_folder(folder)
+    assert str(refused.value) == (
+        f"--out: {folder} already holds results (results.json); pass --force to overwrite them, or name another folder"
+    )
+    prepare_out_folder(folder, force=True)
+    assert [path.name for path in folder.iterdir()] == ["results.json"]  # nothing left behind by the check
+
+
+@pytest.mark.parametrize(
+    ("folder", "message"),
+    [
+        ("/dev/full", "--out: /dev/full exists and is not a folder; name a folder for the results"),
+        ("/dev/full/run", "--out: cannot write into /dev/full/run: Not a directory"),
+        ("/proc/self/run", "--out: cannot write into /proc/self/run: No such file or directory"),
+        ("n" * 300, "File name too long"),
+    ],
+)
+def test_an_out_folder_that_cannot_take_results_is_one_line(folder, message):
+    with pytest.raises(UserError) as refused:
+        prepare_out_folder(Path(folder))
+    assert message in str(refused.value)
+    assert "\n" not in str(refused.value)

@@ -19,6 +19,7 @@ import textwrap
 
 import pytest
 
+from retrystorm.chaos.backends.base import TargetState
 from retrystorm.chaos.journal import Journal
 from retrystorm.experiment.scenario import parse_scenario
 from retrystorm.runner.cli import RunOptions, run_plan
@@ -252,3 +253,51 @@ def test_a_run_without_triggers_whose_steady_state_failed_is_exit_3_without_a_wi
     rows = {row["strategy"]: row["steady_state"] for row in document["results"]}
     assert rows["smira"]["valid"] is False and rows["fixed:100ms"]["valid"] is True
     assert rows["fixed:100ms"]["ok_share"] == 1.0 and document["valid"] is False
+
+
+def test_a_label_matplotlib_would_read_as_mathtext_still_gets_its_report(tmp_path):
+    text = SCENARIO.replace("[fixed:100ms, smira]", "[{label: '$\\undefinedcmd{x}$', strategy: 'fixed:100ms'}, smira]")
+    _, stack, _, _, _, plan, _, runtime = setting(tmp_path, text=text)
+    assert run_plan(plan, stack, tmp_path / "run", RunOptions(journal=tmp_path / "j.jsonl", runtime=runtime)) == 0
+    assert "$\\undefinedcmd{x}$" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_a_report_that_cannot_be_drawn_loses_neither_the_results_nor_the_verdicts(tmp_path, capsys, monkeypatch):
+    """The results and the verdicts come first; a failing report step is one line and the verdicts' status."""
+
+    def fail(*_args, **_kwargs):
+        raise ValueError("the drawing\nfailed")
+
+    monkeypatch.setattr("retrystorm.runner.outputs.write_report_files", fail)
+    text = SCENARIO + "assertions:\n  smira: {max_peak_in_flight: 5}\n"
+    _, stack, _, _, _, plan, _, runtime = setting(tmp_path, text=text)
+    assert run_plan(plan, stack, tmp_path / "run", RunOptions(journal=tmp_path / "j.jsonl", runtime=runtime)) == 1
+    captured = capsys.readouterr()
+    assert "What happened, and why" in captured.out and "report:" not in captured.out
+    assert [line for line in captured.err.splitlines() if not line.startswith("[")] == [
+        (
+            "retrystorm: the report could not be drawn (ValueError: the drawing failed); results.json and the "
+            "verdicts stand"
+        ),
+        "assertion failed: smira: max_peak_in_flight 5: measured 10 (FAIL)",
+    ]
+    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [row["strategy"] for row in document["results"]] == ["fixed:100ms", "smira"]
+    assert (tmp_path / "run" / "timeseries.csv").is_file()
+
+
+def test_a_pause_that_froze_nothing_is_no_outage_and_names_no_winner(tmp_path, capsys, monkeypatch):
+    """Issue 23, item 8: a target whose processes kept running through the pause (they left the group, the signal
+    did not take) fails the run in one line; nothing is judged and nothing stays paused."""
+    world, stack, backend, _, _, plan, journal, runtime = setting(tmp_path)
+    monkeypatch.setattr(backend, "state", lambda _ref: TargetState.RUNNING)
+    assert run_plan(plan, stack, tmp_path / "run", RunOptions(journal=journal.path, runtime=runtime)) == 3
+    captured = capsys.readouterr()
+    (line,) = [line for line in captured.err.splitlines() if not line.startswith("[")]
+    assert line.startswith("retrystorm run: the outage of 'target' failed: the pause of 'target' did not freeze 1 of ")
+    assert "nothing counts as an outage" in line
+    assert "What happened, and why" not in captured.out
+    assert not (tmp_path / "run" / "results.json").exists()
+    assert "start target smira" not in world.names()
+    assert not backend.paused
+    assert not journal.pending()
