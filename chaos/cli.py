@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import click
 
-from retrystorm.addresses import is_loopback_host
+from retrystorm.addresses import is_loopback_host, listen_sockets, url_host
 from retrystorm.chaos.annotations import annotations_from_env
 from retrystorm.chaos.backends import FaultBackend, ProcessBackend
 from retrystorm.chaos.controller import (
@@ -315,12 +315,17 @@ def serve(
     allowed = TargetRegistry(list(backends.values()))
     register_chaos_metrics(registry, controller, [name for _, name in allowed.listing()])
     app = create_app(controller, allowed, registry=registry, token=token)
-    out.print(f"chaos API on http://{host}:{port} (backends: {', '.join(backends)})")
     try:
-        web.run_app(app, host=bind_host, port=port, print=None, access_log=None)
+        sockets = listen_sockets(bind_host, port)  # bound before the announcement: it names the port served
     except OSError as error:  # a busy port, an address this machine does not have, a name that does not resolve
+        if otel is not None:
+            otel.shutdown()
         why = "it is in use" if error.errno == errno.EADDRINUSE else (error.strerror or str(error))
         raise UserError(f"cannot listen on {host} port {port}: {why}; choose another --host or --port") from None
+    bound = sockets[0].getsockname()[1]
+    out.print(f"chaos API on http://{url_host(bind_host)}:{bound} (backends: {', '.join(backends)})")
+    try:
+        web.run_app(app, sock=sockets, print=None, access_log=None)
     finally:  # every fault was reverted by the app's shutdown: its spans go out now
         if otel is not None:
             otel.shutdown()

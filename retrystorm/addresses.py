@@ -98,3 +98,38 @@ def host_port(text: str, option: str) -> tuple[str, int]:
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536 or len(text) > 300:
         raise UserError(f"{option}: got {text[:80]!r}, expected HOST:PORT, e.g. 10.0.0.1:5557")
     return host, int(port)
+
+
+def url_host(host: str) -> str:
+    """``host`` as a URL writes it: an IPv6 address in brackets (``[::1]``), anything else as it is."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+#: The accept queue of :func:`listen_sockets` (asyncio's ``create_server`` default).
+LISTEN_BACKLOG = 100
+
+
+def listen_sockets(host: str, port: int) -> list[socket.socket]:
+    """Sockets listening on every address ``host`` resolves to, all on one port; raises ``OSError``.
+
+    ``port`` 0 lets the kernel choose the first socket's port, and the others take the same one, so the port a
+    server announces (``sockets[0].getsockname()[1]``) is the one it serves on. An IPv6 socket takes IPv6 only, as
+    asyncio's servers do. The caller serves them (``aiohttp.web.run_app(sock=...)``).
+    """
+    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            chosen = sockets[0].getsockname()[1] if len(sockets) > 1 else port
+            sock.bind((address[0], chosen, *address[2:]))
+            sock.listen(LISTEN_BACKLOG)  # a client of the announced address waits in the queue, never refused
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets

@@ -2,12 +2,13 @@
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 
 import pytest
 
-from .conftest import is_stopped, wait_for
+from .conftest import call, is_stopped, wait_for
 
 pytestmark = pytest.mark.signals
 
@@ -150,3 +151,46 @@ def test_serve_refuses_bad_settings_in_one_line(journal_path, args, message):
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def serve(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "retrystorm", "chaos", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(("host", "shown"), [("127.0.0.1", "127.0.0.1"), ("[::1]", "[::1]"), ("::1", "[::1]")])
+def test_serve_on_port_0_announces_the_port_it_serves_on(journal_path, host, shown):
+    server = serve("--host", host, "--port", "0")
+    try:
+        announced = server.stdout.readline()
+        assert announced.startswith(f"chaos API on http://{shown}:"), (announced, server.stderr.read())
+        base = announced.split()[3]
+        assert not base.endswith(":0")
+        status, body = call(base, "GET", "/healthz")
+        assert status == 200, body
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)  # waits, and closes the pipes
+
+
+def test_serve_on_a_busy_port_is_one_line_exit_2_and_announces_nothing(journal_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "retrystorm", "chaos", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"retrystorm: error: cannot listen on 127.0.0.1 port {port}: it is in use; choose another --host or --port"
+    )
+    assert result.stdout == ""

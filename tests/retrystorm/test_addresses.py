@@ -1,9 +1,10 @@
+import errno
 import ipaddress
 import socket
 
 import pytest
 
-from retrystorm.addresses import BadPortError, http_address, is_loopback_host
+from retrystorm.addresses import BadPortError, http_address, is_loopback_host, listen_sockets, url_host
 
 
 @pytest.mark.parametrize(
@@ -74,3 +75,31 @@ def test_an_address_literal_is_read_as_an_address(monkeypatch, host, loopback):
 def test_a_name_is_resolved_and_every_address_must_be_loopback(monkeypatch, addresses, loopback):
     monkeypatch.setattr(socket, "getaddrinfo", _resolving_to(*addresses))
     assert is_loopback_host("127.attacker.example") is loopback
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
+def test_listen_sockets_on_port_0_share_the_port_the_kernel_chose_and_accept_at_once(host):
+    sockets = listen_sockets(host, 0)
+    try:
+        ports = {sock.getsockname()[1] for sock in sockets}
+        assert len(ports) == 1 and ports != {0}
+        for sock in sockets:  # listening already: a client that connects now waits in the queue
+            with socket.create_connection(sock.getsockname()[:2], timeout=5):
+                pass
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_a_busy_port_raises_address_in_use():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(OSError, match="Address already in use") as refused:
+            listen_sockets("127.0.0.1", busy.getsockname()[1])
+        assert refused.value.errno == errno.EADDRINUSE
+
+
+@pytest.mark.parametrize(("host", "shown"), [("::1", "[::1]"), ("[::1]", "[::1]"), ("127.0.0.1", "127.0.0.1")])
+def test_url_host_brackets_an_ipv6_address(host, shown):
+    assert url_host(host) == shown
