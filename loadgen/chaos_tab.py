@@ -16,7 +16,8 @@ talks to it (no CORS, and the token never reaches the page):
 
 Errors answer ``{"error": "one readable line"}`` with the chaos API's status (404
 unknown target, 403 refused, 400 bad duration) or 502 when it cannot be reached. The
-routes need the web UI's login when ``--web-login`` is on; the web UI's request guard
+routes need the web UI's token when one is set (``--web-token``, or beyond loopback the chaos token); the web
+UI's request guard
 (:mod:`retrystorm.loadgen.web_guard`) refuses what another site's page sends, any body but
 JSON, and foreign ``Host`` names without a token. Without ``--chaos-url`` the tab explains how
 to turn it on.

@@ -20,7 +20,8 @@ Routes:
   ``textContent`` only). Locust's React UI bundles ECharts inside its own module, with no
   global a script of ours could call, so the charts are drawn by hand.
 
-Both need the web UI's login when ``--web-login`` is on; neither changes anything.
+Both need the web UI's token when one is set (``--web-token``, or beyond loopback the chaos token); neither
+changes anything.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 * ``GET /metrics`` on the web UI's port serves the client metrics in Prometheus text
   format; on a master, summed over its workers (:mod:`retrystorm.loadgen.aggregate`). It keeps
-  serving after a run stops, for as long as the web UI runs. It needs no login even
-  with ``--web-login``, like most exporters, so Prometheus can scrape it.
+  serving after a run stops, for as long as the web UI runs. It needs no token even
+  with ``--web-token``, like most exporters, so Prometheus can scrape it.
 * ``POST /swarm`` (the web UI's start button, and Locust's HTTP API) is checked
   before Locust handles it: a bad strategy, budget, think time or duration refuses
   the swarm with ``{"success": false, "message": ...}``, the answer Locust's own form
