@@ -16,11 +16,12 @@ an error about where its results go, and never overwrites earlier results withou
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from retrystorm.errors import UserError
@@ -41,23 +42,32 @@ _KINDS = {
 }
 
 
-def read_user_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
-    """At most ``max_bytes + 1`` bytes of the regular file ``path``; :class:`UserFileError` for anything else."""
+@contextlib.contextmanager
+def _regular_file(path: str | os.PathLike[str], flags: int) -> Iterator[int]:
+    """A blocking descriptor of ``path`` opened with ``flags`` (never blocking on the open), once ``fstat`` on it
+    shows a regular file; every failure a :class:`UserFileError`."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, 0o644)
     except OSError as error:
+        if error.errno == errno.ELOOP and flags & os.O_NOFOLLOW:
+            raise UserFileError("a symbolic link; it is never written through: remove it or name another") from None
         raise UserFileError(error.strerror or str(error)) from None
     try:
         kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
         if kind != stat.S_IFREG:
             raise UserFileError(f"not a regular file ({_KINDS.get(kind, 'a special file')}); name a file")
         os.set_blocking(descriptor, True)
-        with os.fdopen(os.dup(descriptor), "rb") as handle:
-            return handle.read(max_bytes + 1)
+        yield descriptor
     except OSError as error:
         raise UserFileError(error.strerror or str(error)) from None
     finally:
         os.close(descriptor)
+
+
+def read_user_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """At most ``max_bytes + 1`` bytes of the regular file ``path``; :class:`UserFileError` for anything else."""
+    with _regular_file(path, os.O_RDONLY) as descriptor, os.fdopen(os.dup(descriptor), "rb") as handle:
+        return handle.read(max_bytes + 1)
 
 
 def write_user_file(path: str | os.PathLike[str], text: str, *, replace: bool = False) -> None:
@@ -66,25 +76,9 @@ def write_user_file(path: str | os.PathLike[str], text: str, *, replace: bool = 
     Without ``replace`` the file must not exist (``O_EXCL``: a link, even a dangling one, counts as existing);
     with it an existing regular file is truncated, and a link or anything but a regular file is refused.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-    flags |= os.O_TRUNC if replace else os.O_EXCL
-    try:
-        descriptor = os.open(path, flags, 0o644)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise UserFileError("a symbolic link; it is never written through: remove it or name another") from None
-        raise UserFileError(error.strerror or str(error)) from None
-    try:
-        kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
-        if kind != stat.S_IFREG:
-            raise UserFileError(f"not a regular file ({_KINDS.get(kind, 'a special file')}); name a file")
-        os.set_blocking(descriptor, True)
-        with os.fdopen(os.dup(descriptor), "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise UserFileError(error.strerror or str(error)) from None
-    finally:
-        os.close(descriptor)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if replace else os.O_EXCL)
+    with _regular_file(path, flags) as descriptor, os.fdopen(os.dup(descriptor), "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 #: What makes a folder hold results: ``--out`` into one needs ``--force``.
