@@ -7,7 +7,7 @@ import random
 from typing import ClassVar
 
 from retrystorm.loadgen.strategies.base import register_strategy
-from retrystorm.loadgen.strategies.budgets.base import RetryBudget
+from retrystorm.loadgen.strategies.budgets.base import MAX_WINDOW_S, RetryBudget
 from retrystorm.loadgen.strategies.budgets.concurrency import ConcurrencyBudget
 from retrystorm.loadgen.strategies.presets.base import Preset
 from retrystorm.loadgen.strategies.presets.params import STATUSES, word_list
@@ -66,7 +66,8 @@ class EnvoyRetry(Preset):
       ``retriable-status-codes``: ``retriable_status_codes``.
     * **Budget** (the ``concurrency`` budget): the cluster's circuit breaker allows
       ``max_retries`` (3) retries in flight; with ``budget_percent`` the retry budget
-      replaces it: ``max(budget_percent % of attempts in flight, min_retry_concurrency)``.
+      replaces it: ``max(budget_percent % of attempts in flight, min_retry_concurrency)``; with
+      ``budget_interval`` (Envoy 2026, PR #44147) of the attempts started over that interval.
     * ``Retry-After`` is not read (``rate_limited_retry_back_off`` is not configured by default).
     """
 
@@ -92,8 +93,18 @@ class EnvoyRetry(Preset):
     min_retry_concurrency: int = param(
         "min_retry_concurrency", INTEGER, 3, "retry_budget.min_retry_concurrency", at_least=0
     )
+    budget_interval_s: float = param(
+        "budget_interval",
+        DURATION,
+        0.0,
+        "retry_budget.budget_interval (0: attempts in flight)",
+        at_least=0,
+        at_most=MAX_WINDOW_S,
+    )
 
     def _validate(self) -> None:
+        if self.budget_interval_s and self.budget_percent is None:
+            raise self._fail("budget_interval", "applies to the retry budget; give budget_percent too")
         if self.max_interval_s is not None and _ms(self.max_interval_s) < _ms(self.base_interval_s):
             raise self._fail("max_interval", f"must be at least base_interval ({self.base_interval_s} s)")
 
@@ -133,4 +144,6 @@ class EnvoyRetry(Preset):
     def budget(self) -> RetryBudget:
         if self.budget_percent is None:
             return ConcurrencyBudget(percent=0.0, min_retries=self.max_retries)
-        return ConcurrencyBudget(percent=self.budget_percent, min_retries=self.min_retry_concurrency)
+        return ConcurrencyBudget(
+            percent=self.budget_percent, min_retries=self.min_retry_concurrency, interval_s=self.budget_interval_s
+        )

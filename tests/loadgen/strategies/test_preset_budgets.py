@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from retrystorm.errors import SpecError
 from retrystorm.loadgen.strategies import GiveUp, RetrySession, parse_budget, parse_strategy, resolve
 from retrystorm.loadgen.strategies.budgets import AwsRateLimiterBudget, ConcurrencyBudget
 
@@ -133,3 +134,30 @@ def test_aws_rate_limiter_keeps_the_standard_retry_quota():
     state.on_result(0.1, success=True, retry_cost=14.0)  # a retried success gives its cost back
     assert state.try_retry(0.2, after_timeout=False, throttled=True) == 5.0
     assert parse_budget("aws-rate-limiter:quota=none").start().try_retry(0.0, after_timeout=True) == 0.0
+
+
+def test_concurrency_with_an_interval_counts_the_attempts_started_over_it_as_envoy_s_budget_interval():
+    state = ConcurrencyBudget(percent=20, min_retries=3, interval_s=10.0).start()
+    for _ in range(50):  # 50 attempts start at t = 1 and all end: none in flight
+        state.before_send(1.0, retry=False)
+        state.on_result(1.5, success=False, retry_cost=None)
+    assert state.active == 0
+    # in flight the limit would be max(0, 3) = 3; over the interval max(floor(0.2 * 50), 3) = 10
+    assert [state.try_retry(2.0, after_timeout=False) for _ in range(11)] == [1.0] * 10 + [None]
+    for _ in range(10):  # the retries end; each one started counts too (60 started)
+        state.before_send(2.0, retry=True)
+        state.on_result(2.5, success=False, retry_cost=1.0)
+    # Envoy's tenths: t = 1 and 2 fall in the tenths [1, 2) and [2, 3), taken away 10 s after they close
+    assert state.limit(11.99) == 12  # floor(0.2 * 60)
+    assert state.limit(12.0) == 3  # the 50 of t = 1 gone at 2 + 10 s; 10 left: max(2, 3)
+    assert state.limit(13.0) == 3
+
+
+def test_envoy_s_budget_interval_and_the_gateway_api_s_retry_constraint_as_budgets():
+    _, budget = resolve(parse_strategy("envoy:budget_percent=20,budget_interval=10s"))
+    assert budget == ConcurrencyBudget(percent=20, min_retries=3, interval_s=10.0)
+    assert budget.spec() == "concurrency:percent=20,min=3,interval=10s"
+    assert parse_budget("concurrency:percent=20,min=10,interval=10s").start().limit(0.0) == 10  # GEP-3388
+    assert parse_budget("concurrency").spec() == "concurrency:percent=20,min=3"  # Envoy's default: in flight
+    with pytest.raises(SpecError, match=r"budget_interval.*give budget_percent too"):
+        parse_strategy("envoy:budget_interval=10s")
