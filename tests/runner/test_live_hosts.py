@@ -54,12 +54,6 @@ def _start(lab: Lab, host: str, log: Path, argv: list[str]) -> subprocess.Popen[
         return lab[host].popen([sys.executable, "-m", "retrystorm", *argv], stdout=out, stderr=subprocess.STDOUT)
 
 
-def _wait_listening(lab: Lab, address: str, port: int) -> None:
-    """Until ``address:port`` accepts a connection from the runner's host (bash's /dev/tcp: no client to spawn)."""
-    probe = f"for _ in $(seq 600); do (echo > /dev/tcp/{address}/{port}) 2>/dev/null && exit 0; sleep 0.1; done; exit 1"
-    assert lab["runner"].run("bash", "-c", probe, timeout_s=90).returncode == 0, f"nothing listens on {address}:{port}"
-
-
 @pytest.fixture
 def hosts(tmp_path):
     """The four hosts: the target and its agent on ``app``, a worker on ``w1`` and on ``w2``; all removed after."""
@@ -76,7 +70,7 @@ def hosts(tmp_path):
                 "chaos", "serve", "--host", app, "--port", str(AGENT_PORT), "--token", TOKEN,
                 "--target", f"target={target.pid}", "--journal", str(tmp_path / "agent.jsonl"),
             ]))  # fmt: skip
-            _wait_listening(lab, app, AGENT_PORT)  # the runner asks the agent first thing
+            assert lab["runner"].wait_listening(app, AGENT_PORT), "the agent never listened"  # asked first thing
             master = f"{lab['runner'].address}:{MASTER_PORT}"
             started += [_start(lab, host, tmp_path / f"{host}.log", ["worker", "--master", master]) for host in WORKERS]
             yield lab

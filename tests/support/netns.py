@@ -108,6 +108,13 @@ class Host:
         """Run ``command`` here and wait for it."""
         return subprocess.run(self.argv(*command), capture_output=True, text=True, timeout=timeout_s, check=False)
 
+    def wait_listening(self, address: str, port: int, timeout_s: float = 60) -> bool:
+        """Until ``address:port`` accepts a connection from this host (bash's ``/dev/tcp``: no client to spawn for
+        each try); ``False`` if it never did within ``timeout_s``."""
+        tries = max(1, round(timeout_s * 10))
+        probe = f"for _ in $(seq {tries}); do (echo > /dev/tcp/{address}/{port}) 2>/dev/null && exit 0; sleep 0.1; done"
+        return self.run("bash", "-c", f"{probe}; exit 1", timeout_s=timeout_s * 2 + 10).returncode == 0
+
     def popen(self, command: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         """Start ``command`` here (``ip netns exec`` execs it: the pid is the command's)."""
         return subprocess.Popen(self.argv(*command), **kwargs)
