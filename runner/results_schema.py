@@ -306,6 +306,8 @@ AFTER_RESUME_FIELDS: dict[str, str] = {
     "in_flight_end": "The last in-flight reading taken in the window.",
     "goodput_end_per_s": "Goodput over the last 10 s before the next outage or the end of the run: where the users "
     "ended up.",
+    "fresh_sent_s": "Seconds of the window in which a fresh request was sent (null: none were sent).",
+    "fresh_in_time_s": "Of those, the seconds whose fresh requests were answered within the attempt timeout.",
 }
 
 

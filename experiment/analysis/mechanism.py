@@ -18,7 +18,10 @@ until the next outage or the end of the data.
 * ``in_flight_at_resume``: the first in-flight reading taken after the resume (a gauge is
   read at an interval's end, so the interval it ends may have begun before the resume);
   ``peak_in_flight``: the largest reading taken in the window; ``in_flight_end``: its last;
-* ``window_s``: the window's length.
+* ``window_s``: the window's length;
+* ``fresh_sent_s``, ``fresh_in_time_s``: the seconds of the window in which a fresh request was sent
+  (:mod:`retrystorm.runner.fresh_probe`), and those whose fresh requests were all answered in time: whether a new
+  client would have been served, measured, not inferred from a gauge (``None``: none were sent).
 
 A figure is ``None`` where its series has no reading in its span.
 """
@@ -50,6 +53,8 @@ class AfterResume:
     peak_in_flight: float | None
     in_flight_end: float | None
     goodput_end_per_s: float | None = None
+    fresh_sent_s: float | None = None
+    fresh_in_time_s: float | None = None
 
     def to_json(self) -> dict[str, float | None]:
         """The figures, rounded for the results document."""
@@ -70,6 +75,14 @@ def _between(samples: Samples, start_s: float, end_s: float) -> list[int]:
         for i in range(len(samples))
         if samples.interval_start(i) >= start_s - 1e-9 and samples.gauge_time(i) <= end_s + 1e-9
     ]
+
+
+def _fresh(samples: Samples, inside: Sequence[int]) -> dict[str, float | None]:
+    """``fresh_sent_s`` and ``fresh_in_time_s`` over the intervals ``inside`` (``None``: no fresh requests)."""
+    sent = [value for i in inside if samples.fresh_in_time and (value := samples.fresh_in_time[i]) is not None]
+    if not sent:
+        return {"fresh_sent_s": None, "fresh_in_time_s": None}
+    return {"fresh_sent_s": float(len(sent)), "fresh_in_time_s": math.fsum(sent)}
 
 
 def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResume]:
@@ -109,6 +122,7 @@ def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResu
                 peak_in_flight=max(in_flight, default=None),
                 in_flight_end=in_flight[-1] if in_flight else None,
                 goodput_end_per_s=_mean([samples.goodput[i] for i in last]),
+                **_fresh(samples, inside),
             )
         )
     return figures

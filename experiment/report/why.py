@@ -10,7 +10,9 @@ the report say the same. The lines, each built from measured figures only:
 * **never came back** (the server never recovered after an outage): how much more the
   users offered after the resume than in the steady state (``after_resume``), what the
   server held at the end and how much of it was already abandoned by its clients
-  (``abandoned_in_flight_end``), and how many users were still waiting;
+  (``abandoned_in_flight_end``), whether fresh requests were answered in time after it
+  (``fresh_sent_s``, ``fresh_in_time_s``: measured, where a gauge may saturate or go unread), and how many
+  users were still waiting;
 * **came back** (the server recovered): how soon, what the users offered while it
   drained, and when the users got their goodput back, or that they never did within the
   run and what goodput they had at the end;
@@ -121,7 +123,17 @@ def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
     if waiting:
         were = "was" if round(waiting) == 1 else "were"
         tail = f"; {_requests(waiting)} {were} still waiting when the run ended (p99 {seconds(p99)} and counting)"
-    return f"{label} never came back{which}: after {end} {_offered(figures)}{server}{tail}."
+    return f"{label} never came back{which}: after {end} {_offered(figures)}{server}{_fresh(figures)}{tail}."
+
+
+def _fresh(figures: Mapping[str, Any]) -> str:
+    """``; no fresh request was answered in time in the 40 s after it`` (empty: none were sent)."""
+    sent, in_time = figures.get("fresh_sent_s"), figures.get("fresh_in_time_s")
+    if not isinstance(sent, int | float) or not isinstance(in_time, int | float) or not sent:
+        return ""
+    if not in_time:
+        return f"; no fresh request was answered in time in the {seconds(sent)} after it"
+    return f"; fresh requests were answered in time in {count(in_time)} of the {seconds(sent)} after it"
 
 
 def _requests(value: float) -> str:

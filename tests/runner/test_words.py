@@ -83,3 +83,36 @@ def test_the_figures_table_is_two_each_narrow_enough_for_the_page(small, record_
     assert all(table.header[0] == "strategy" and len(table.header) <= 8 for table in tables)
     shown = [name for table in tables for name in table.header[1:]]
     assert len(shown) == len(set(shown)) and {"p99", "server recovery", "amplification"} <= set(shown)
+
+
+def test_a_storm_line_says_whether_fresh_requests_were_answered_after_the_resume():
+    from retrystorm.experiment.report.why import strategy_line
+
+    row = {
+        "strategy": "fixed", "outages": [[15.0, 25.0]], "server_recovery_s": None, "client_recovery_s": None,
+        "unfinished": 0, "latency_p99": 1.0, "in_flight_end": None,
+        "after_resume": [{"attempts_ratio": 2.0, "attempts_per_s": 40.0, "steady_attempts_per_s": 20.0,
+                          "fresh_sent_s": 40.0, "fresh_in_time_s": 0.0}],
+    }  # fmt: skip
+    assert strategy_line(row) == (
+        "fixed never came back: after the resume its users offered 2× the steady attempts (40/s against 20/s); "
+        "no fresh request was answered in time in the 40s after it."
+    )
+    row["after_resume"][0]["fresh_in_time_s"] = 3.0
+    assert "; fresh requests were answered in time in 3 of the 40s after it." in strategy_line(row)
+
+
+def test_the_aftermath_counts_the_seconds_whose_fresh_requests_were_answered_in_time():
+    from retrystorm.experiment.analysis import Samples, recoveries
+    from retrystorm.experiment.analysis.mechanism import after_resumes
+
+    fresh = [1.0] * 20 + [0.0] * 10 + [None, 0.0, 1.0, 0.0] + [0.0] * 6
+    samples = Samples(
+        step_s=1.0, goodput=[10.0] * 40, in_flight=[5.0] * 20 + [None] * 10 + [900.0] * 10, delay_s=[0.1] * 40,
+        fresh_in_time=fresh,
+    )  # fmt: skip
+    (figures,) = after_resumes(samples, recoveries(samples, [OutageWindow(20.0, 30.0)]))
+    assert (figures.fresh_sent_s, figures.fresh_in_time_s) == (9.0, 1.0)  # 30-40 s: one second unsent, one in time
+    no_fresh = dataclasses.replace(samples, fresh_in_time=())
+    (figures,) = after_resumes(no_fresh, recoveries(no_fresh, [OutageWindow(20.0, 30.0)]))
+    assert (figures.fresh_sent_s, figures.fresh_in_time_s) == (None, None)
