@@ -1,6 +1,7 @@
 """``retrystorm chaos pause`` as a real process: SIGTERM resumes; SIGKILL then recover resumes."""
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -166,8 +167,9 @@ def serve(*args: str) -> subprocess.Popen[str]:
 def test_serve_on_port_0_announces_the_port_it_serves_on(journal_path, host, shown):
     server = serve("--host", host, "--port", "0")
     try:
-        announced = server.stdout.readline()
-        assert announced.startswith(f"chaos API on http://{shown}:"), (announced, server.stderr.read())
+        ready, _, _ = select.select([server.stdout], [], [], 60)  # a failure, never a hang, if nothing comes
+        announced = server.stdout.readline() if ready else ""
+        assert announced.startswith(f"chaos API on http://{shown}:"), announced
         base = announced.split()[3]
         assert not base.endswith(":0")
         status, body = call(base, "GET", "/healthz")
