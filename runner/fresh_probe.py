@@ -2,8 +2,9 @@
 
 Once a second, at the middle of each second after the load started, the runner sends the scenario's first request
 (the built-in target's ``GET /api`` without a mix) on a **new connection** of its own, outside every user's retry
-loop, and waits for the status line for at most the attempt timeout. The answer is *in time* when a status line
-below 400 arrives before that timeout (:func:`retrystorm.loadgen.outcomes.outcome_of_status` calls it ``ok``).
+loop (:func:`retrystorm.runner.probe_once.probe_one`, as ``retrystorm init`` probes), and waits at most the attempt
+timeout for its whole answer. The answer is *in time* when it has a status below 400 and arrives before that
+timeout (:func:`retrystorm.loadgen.outcomes.outcome_of_status` calls it ``ok``).
 
 This is the signal every service has, metrics or not, and the one a user means by "the server is back": gauges can
 saturate below their threshold (a thread pool's in-flight gauge never exceeds its thread count) or go unread (a
@@ -19,7 +20,6 @@ second; during a pause it waits in the target's accept queue like any new client
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import math
 import time
@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from retrystorm.experiment.scenario import RunSpec
 from retrystorm.loadgen.outcomes import AttemptOutcome, outcome_of_status
 from retrystorm.loadgen.request_mix import RequestSpec
+from retrystorm.runner.probe_once import probe_one
 
 #: The request a run without a request mix sends (the built-in target's).
 DEFAULT_PROBE = RequestSpec()
@@ -63,27 +64,6 @@ def probe_for(spec: RunSpec, base_url: str, clock: Callable[[], float]) -> Fresh
     return FreshProbe(base_url, request, fresh_timeout_s(spec), clock=clock)
 
 
-def request_bytes(request: RequestSpec, host: str) -> bytes:
-    """``request`` as an HTTP/1.1 request on a connection that closes after it."""
-    body = (request.body or "").encode()
-    lines = [f"{request.method} {request.path} HTTP/1.1", f"Host: {host}", "Connection: close"]
-    lines += [f"{name}: {value}" for name, value in request.headers.items() if name.lower() not in _OWN_HEADERS]
-    if body or request.method in ("POST", "PUT", "PATCH"):
-        lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-
-
-_OWN_HEADERS = frozenset({"host", "connection", "content-length"})
-
-
-def status_of(line: bytes) -> int | None:
-    """The status code of an HTTP/1.x status line (``None``: not one)."""
-    parts = line.split(None, 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        return None
-    return int(parts[1])
-
-
 class FreshProbe:
     """Sends one fresh request a second to ``base_url`` (``http://`` only) and keeps every answer."""
 
@@ -95,11 +75,10 @@ class FreshProbe:
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme != "http" or parts.hostname is None:
+        if urlsplit(base_url).scheme != "http":
             raise ValueError(f"a fresh-request probe needs an http:// URL, got {base_url!r}")
-        self.address = (parts.hostname, parts.port or 80)
-        self.payload = request_bytes(request, parts.netloc)
+        self.base_url = base_url.rstrip("/")
+        self.request = request
         self.timeout_s = timeout_s if timeout_s is not None else NO_TIMEOUT_WAIT_S
         self.clock = clock
         self.answers: list[FreshAnswer] = []
@@ -123,29 +102,13 @@ class FreshProbe:
 
     async def probe(self, sent_s: float) -> None:
         """Send one fresh request and record its answer."""
-        started = self.clock()
-        status: int | None = None
-        error: str | None = None
-        try:
-            status = await asyncio.wait_for(self._exchange(), self.timeout_s)
-        except TimeoutError:
-            error = f"no answer within {self.timeout_s:g} s"
-        except OSError as failure:
-            error = failure.strerror or type(failure).__name__
-        latency = self.clock() - started if status is not None else None
-        in_time = status is not None and outcome_of_status(status) is AttemptOutcome.OK
-        self.answers.append(FreshAnswer(round(sent_s, 3), in_time, latency, status, error))
-
-    async def _exchange(self) -> int | None:
-        reader, writer = await asyncio.open_connection(*self.address)
-        try:
-            writer.write(self.payload)
-            await writer.drain()
-            return status_of(await reader.readline())
-        finally:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
+        request = self.request
+        answer = await probe_one(
+            self.base_url, request.method, request.path, self.timeout_s, headers=request.headers, body=request.body
+        )
+        in_time = answer.status is not None and outcome_of_status(answer.status) is AttemptOutcome.OK
+        latency = answer.latency_s if answer.status is not None else None
+        self.answers.append(FreshAnswer(round(sent_s, 3), in_time, latency, answer.status, answer.problem))
 
 
 def in_time_per_second(answers: Sequence[FreshAnswer], length: int) -> list[float | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import aiohttp
 
@@ -50,18 +50,36 @@ async def probe_requests(
     """Send each ``(method, path)`` to ``base_url + path`` once, in order (see the module)."""
     answers = []
     for method, path in requests:
-        answers.append(await _probe_one(base_url, method, path, timeout_s))
+        answers.append(await probe_one(base_url, method, path, timeout_s))
     return answers
 
 
-async def _probe_one(base_url: str, method: str, path: str, timeout_s: float) -> ProbeAnswer:
+async def probe_one(
+    base_url: str,
+    method: str,
+    path: str,
+    timeout_s: float,
+    *,
+    headers: Mapping[str, str] | None = None,
+    body: str | None = None,
+) -> ProbeAnswer:
+    """Send one request to ``base_url + path`` on a connection of its own and wait at most ``timeout_s`` for its
+    whole answer (see the module; :mod:`retrystorm.runner.fresh_probe` sends a run's fresh requests through it).
+    A ``body`` goes as the load generator sends it: its bytes, with only the ``headers`` given (no content type
+    of the probe's own)."""
     started = time.perf_counter()
     try:
         async with (
             aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(force_close=True), timeout=aiohttp.ClientTimeout(total=timeout_s)
             ) as session,
-            session.request(method, base_url + path) as response,
+            session.request(
+                method,
+                base_url + path,
+                headers=dict(headers or {}),
+                skip_auto_headers=("Content-Type",),
+                data=body.encode() if body is not None else None,
+            ) as response,
         ):
             await response.read()
             return ProbeAnswer(method, path, response.status, time.perf_counter() - started)

@@ -13,8 +13,6 @@ from retrystorm.runner.fresh_probe import (
     FreshProbe,
     in_time_per_second,
     probe_for,
-    request_bytes,
-    status_of,
     summary,
 )
 
@@ -57,13 +55,15 @@ def test_an_answer_below_400_in_time_is_in_time_and_the_request_is_the_scenarios
     [answer], [head] = one_probe(lambda _head: b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n", request=request)
     assert answer.in_time and answer.status == 201 and answer.sent_s == 3.5 and answer.latency_s < 0.3
     assert head.startswith(b"POST /orders HTTP/1.1\r\n")
-    assert b"Connection: close\r\n" in head and b"X-Key: k\r\n" in head and b"Content-Length: 10\r\n" in head
+    lines = head.lower().split(b"\r\n")
+    assert b"x-key: k" in lines and b"content-length: 10" in lines and b"connection: close" in lines
+    assert not any(line.startswith(b"content-type") for line in lines)  # no content type the load does not send
 
 
 def test_a_server_that_holds_the_request_past_the_timeout_is_not_in_time():
     [answer], _ = one_probe(lambda _head: None, timeout_s=0.2)
     assert not answer.in_time and answer.status is None and answer.latency_s is None
-    assert answer.error == "no answer within 0.2 s"
+    assert answer.error.startswith("none within")
 
 
 def test_an_error_status_is_an_answer_but_not_in_time():
@@ -118,13 +118,7 @@ def test_the_probe_sends_the_first_request_of_the_mix_and_none_for_grpc_or_a_url
         attempt_timeout_s=None, requests=(RequestSpec(path="/first"), RequestSpec(path="/second")),
     )  # fmt: skip
     probe = probe_for(spec, "http://127.0.0.1:8000", lambda: 0.0)
-    assert probe.payload.startswith(b"GET /first ") and probe.timeout_s == NO_TIMEOUT_WAIT_S
+    assert probe.request.path == "/first" and probe.timeout_s == NO_TIMEOUT_WAIT_S
     assert probe_for(spec, "https://127.0.0.1:8000", lambda: 0.0) is None
     grpc = GrpcSettings(mode=GrpcMode.REAL, method="/p.S/M", request=b"")
     assert probe_for(dataclasses.replace(spec, grpc=grpc), "http://127.0.0.1:8000", lambda: 0.0) is None
-
-
-def test_what_is_not_a_status_line_is_none():
-    assert status_of(b"HTTP/1.1 204 No Content\r\n") == 204
-    assert status_of(b"SSH-2.0-OpenSSH\r\n") is None and status_of(b"") is None
-    assert request_bytes(RequestSpec(), "h:1").startswith(b"GET /api HTTP/1.1\r\nHost: h:1\r\nConnection: close")
