@@ -28,6 +28,9 @@ SERVICE, METHOD = "drift.v1.Probe", "Call"
 #: Relative gap allowed between the median gaps of grpcio and of the preset (a round trip on a busy
 #: machine adds about 1-5 ms to 100 ms; the median of 12 draws of U(0.8, 1.2) moves about 3 %).
 MEDIAN_TOLERANCE = 0.12
+#: How much later than its backoff a loaded 2-core machine may fire grpcio's retry timer (a median of 0.228 s
+#: against 0.201 s was seen beside another test; a changed base or multiplier moves a median by 2x).
+LATE_TIMER_S = 0.03
 
 
 class Failing:
@@ -100,10 +103,15 @@ def test_a6_example_policy_gaps_and_attempts_match_grpc_retry():
     assert [len(call) + 1 for call in real] == [4] * 12 == preset.attempts[:12]
     real_medians, preset_medians = medians_by_retry(real), medians_by_retry(preset.delays)
     print("medians:", {"grpcio": real_medians, "grpc-retry": preset_medians})  # noqa: T201 - the figures, with pytest -s
-    for got, expected in zip(real_medians, preset_medians, strict=True):
-        assert got == pytest.approx(expected, rel=MEDIAN_TOLERANCE)
-    for n, base in enumerate((0.1, 0.2, 0.4)):  # every gap within A6's U(0.8, 1.2) of its backoff, plus a round trip
-        assert all(0.8 * base - 0.002 <= call[n] <= 1.2 * base + 0.05 for call in real)
+    for got, expected in zip(real_medians, preset_medians, strict=True):  # grpcio's timers may fire late, never early
+        assert expected * (1 - MEDIAN_TOLERANCE) <= got <= expected * (1 + MEDIAN_TOLERANCE) + LATE_TIMER_S, (
+            got,
+            expected,
+        )
+    # Every gap within A6's U(0.8, 1.2) of its backoff: never earlier (the bound that matters), and later only by a
+    # round trip and the scheduling of a loaded 2-core machine (a 50 ms allowance failed once, beside another test).
+    for n, base in enumerate((0.1, 0.2, 0.4)):
+        assert all(0.8 * base - 0.002 <= call[n] <= 1.2 * base + 0.25 for call in real), [c[n] for c in real]
 
 
 def test_max_attempts_above_5_is_capped_at_5_as_the_preset_does():

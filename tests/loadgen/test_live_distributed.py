@@ -18,7 +18,9 @@ from .conftest import get_text
 pytestmark = pytest.mark.live
 
 COUNTED = ("_total", "_bucket", "_count", "_sum")
+GENERATOR = "retrystorm_client_generator_"
 GENERATOR_CPU = "retrystorm_client_generator_cpu_seconds"
+GENERATOR_ATTEMPTS = "retrystorm_client_generator_attempts_started_total"
 
 
 def summed_series(metrics_list) -> dict:
@@ -31,10 +33,16 @@ def summed_series(metrics_list) -> dict:
 
 
 def counted(totals: dict) -> dict:
-    """The summed counters, but the generators' own CPU: each process's, which keeps counting after a run."""
+    """The summed counters, but the generators' own series: each process's (its CPU keeps counting after a run; the
+    master serves its own beside each worker's), which :func:`per_process` compares instead."""
     return {
-        key: value for key, value in totals.items() if key[0].endswith(COUNTED) and not key[0].startswith(GENERATOR_CPU)
+        key: value for key, value in totals.items() if key[0].endswith(COUNTED) and not key[0].startswith(GENERATOR)
     }
+
+
+def per_process(metrics, name: str) -> dict[str, float]:
+    """The ``process``-labelled series ``name`` a Locust process serves, by process."""
+    return {labels["process"]: value for sample, labels, value in metrics.samples if sample == name}
 
 
 def generator_processes(metrics) -> set[str]:
@@ -79,6 +87,11 @@ def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wai
     own = [generator_processes(m) for m in workers]
     assert all(len(processes) == 1 for processes in own) and own[0] != own[1]
     assert set.union(*own) < generator_processes(master.metrics())
+    # each worker's share of the attempts, as the master serves it, is the worker's own count
+    shares = per_process(master.metrics(), GENERATOR_ATTEMPTS)
+    for worker in workers:
+        [(process, sent)] = per_process(worker, GENERATOR_ATTEMPTS).items()
+        assert sent > 0 and shares[process] == sent
     attempts = master.metrics().get("retrystorm_client_attempts_total", strategy="fixed")
     assert all(m.get("retrystorm_client_attempts_total", strategy="fixed") > 0 for m in workers)
     assert master.metrics().get(active, strategy="fixed") == 0
