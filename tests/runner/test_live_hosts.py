@@ -33,9 +33,12 @@ WORKERS = ("w1", "w2")
 HOSTS = ("runner", *WORKERS, "app")
 #: Ports inside the lab's own namespaces: nothing else listens there.
 MASTER_PORT, TARGET_PORT, AGENT_PORT = 5557, 8070, 8071
+#: The server holds about 3 requests in its steady state (16 a second for 200 ms): its two steady readings are then
+#: never both 0, which would leave the recovery rule's noise room at one request (a 50 ms delay held 0.8, and a run
+#: whose steady readings were both 0 read 2 in flight after the resume and "never recovered").
 SCENARIO = """
 name: across-hosts
-model: fixed:base_delay=50ms
+model: fixed:base_delay=200ms
 hosts:
   master: "{runner}:{master_port}"
   workers: 2
