@@ -4,7 +4,7 @@ Once a second, at the middle of each second after the load started, the runner s
 (the built-in target's ``GET /api`` without a mix) on a **new connection** of its own, outside every user's retry
 loop (:func:`retrystorm.runner.probe_once.probe_one`, as ``retrystorm init`` probes), and waits at most the attempt
 timeout for its whole answer. The answer is *in time* when it has a status below 400 and arrives before that
-timeout (:func:`retrystorm.loadgen.outcomes.outcome_of_status` calls it ``ok``).
+timeout (:attr:`retrystorm.runner.probe_once.ProbeAnswer.works`, the load's ``ok``).
 
 This is the signal every service has, metrics or not, and the one a user means by "the server is back": gauges can
 saturate below their threshold (a thread pool's in-flight gauge never exceeds its thread count) or go unread (a
@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from retrystorm.experiment.scenario import RunSpec
-from retrystorm.loadgen.outcomes import AttemptOutcome, outcome_of_status
 from retrystorm.loadgen.request_mix import RequestSpec
 from retrystorm.runner.probe_once import probe_one
 
@@ -45,7 +44,7 @@ class FreshAnswer:
 
     sent_s: float
     in_time: bool
-    #: Seconds to the status line; ``None``: none arrived within the timeout (or the connection failed).
+    #: Seconds to the whole answer; ``None``: none arrived within the timeout (or the connection failed).
     latency_s: float | None
     status: int | None = None
     error: str | None = None
@@ -106,9 +105,8 @@ class FreshProbe:
         answer = await probe_one(
             self.base_url, request.method, request.path, self.timeout_s, headers=request.headers, body=request.body
         )
-        in_time = answer.status is not None and outcome_of_status(answer.status) is AttemptOutcome.OK
         latency = answer.latency_s if answer.status is not None else None
-        self.answers.append(FreshAnswer(round(sent_s, 3), in_time, latency, answer.status, answer.problem))
+        self.answers.append(FreshAnswer(round(sent_s, 3), answer.works, latency, answer.status, answer.problem))
 
 
 def in_time_per_second(answers: Sequence[FreshAnswer], length: int) -> list[float | None]:
