@@ -65,8 +65,8 @@ CHOICES = [
         "Server recovery without server readings (a service of one's own without metrics:) is judged from the "
         "clients: the first time after the resume from which, for 5 s, every second has attempts that ended, their "
         "mean latency at most max(1.5 x the largest steady second, 2 x the steady mean), and timeouts per second at "
-        "most max(1.5 x the largest steady second, mean + 4 sqrt(mean)) + 1; steady = the second half of the time "
-        "before the first outage. Each result's server_recovery_signals says which readings judged it."
+        "most max(1.5 x the largest steady second, mean + 4 sqrt(max(mean, 1))) + 1; steady = the second half of "
+        "the time before the first outage. Each result's server_recovery_signals says which readings judged it."
     ),
     (
         "Fresh requests (local stack, HTTP): once a second, at the middle of the second, the runner sends the "

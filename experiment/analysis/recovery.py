@@ -12,10 +12,10 @@ by default the second half of the time before the first span):
 * **Server recovery** after an outage: ``t - R`` for the first gauge reading time
   ``t > R`` from which every reading during ``sustain_s`` (5 s: the readings at
   ``t, t + step, ...`` before ``t + 5 s``) has in-flight
-  ``<= max(level_factor * I, Ī + noise_sd * sqrt(Ī)) + in_flight_slack``
-  (max(1.5 I, Ī + 4 √Ī) + 1) and delay ``<= level_factor * D`` (1.5 D). "Back to
-  steady-state levels", with room for the noise of a steady state.
-* The ``Ī + 4 √Ī`` term is that room when counts are small or the steady window
+  ``<= max(level_factor * I, Ī + noise_sd * sqrt(max(Ī, noise_floor_mean))) + in_flight_slack``
+  (max(1.5 I, Ī + 4 √max(Ī, 1)) + 1) and delay ``<= level_factor * D`` (1.5 D). "Back to
+  steady-state levels", with room for the noise of a steady state (:func:`noise_threshold`).
+* The ``Ī + 4 √max(Ī, 1)`` term is that room when counts are small or the steady window
   holds few readings: below its limit a server with Poisson arrivals holds a
   Poisson number of requests (M/G/∞), mean ``λ W`` by Little's law and standard
   deviation its square root, so a steady reading exceeds four standard deviations
@@ -23,13 +23,18 @@ by default the second half of the time before the first span):
   readings, ``1.5 I + 1`` alone can be 4 (all three read 2), which ordinary
   readings after a full recovery then cross. For the seed's levels (mean 10, largest
   about 20) the ``1.5 I`` term is the larger and decides.
+* A steady mean below one request counts as one (``noise_floor_mean``), so the threshold is never below
+  ``0 + 4 √1 + 1 = 5``: a few steady readings of 0 cannot tell a mean of 0 from one of 0.5 (a fast
+  service at a low rate holds a request a fraction of the time), and without the floor the threshold
+  was 1, so two requests in flight after a full recovery read as "never recovered". A Poisson count
+  of mean 1 reaches 6 once in about 1,700 readings (P(X >= 6) = 0.0006); a storm holds hundreds.
 * **Server recovery seen from the clients**, when there are no server readings (a
   service of one's own without ``metrics:``): ``t - R`` for the first interval end
   ``t > R`` from which, for 5 s, every interval has attempts that ended, their mean
   latency ``<= max(level_factor * L, 2 * L̄)`` (1.5 times the largest steady reading,
   and at least twice the steady mean), and timeouts per second
-  ``<= max(level_factor * T, T̄ + noise_sd * sqrt(T̄)) + timeout_slack`` (max(1.5 T,
-  T̄ + 4 √T̄) + 1, the room for Poisson noise as for in-flight), where ``L``/``L̄`` are
+  ``<= max(level_factor * T, T̄ + noise_sd * sqrt(max(T̄, noise_floor_mean))) + timeout_slack`` (max(1.5 T,
+  T̄ + 4 √max(T̄, 1)) + 1, the room for Poisson noise as for in-flight), where ``L``/``L̄`` are
   the largest and mean per-second attempt latency and ``T``/``T̄`` the largest and mean
   timeout rate over ``S``. An attempt's latency and a timeout are counted when the
   attempt ends, so both lag the server by up to the attempt timeout. A server that
@@ -76,6 +81,7 @@ class RecoveryRule:
     latency_mean_factor: float = 2.0
     timeout_slack: float = 1.0
     fresh_steady_share: float = 0.9
+    noise_floor_mean: float = 1.0
 
 
 #: Which readings a server recovery was judged from (``Recovery.server_signals``).
@@ -185,13 +191,20 @@ def _fresh_ok(samples: Samples, index: int) -> bool:
     return value is None or value >= 1.0
 
 
+def noise_threshold(largest: float, mean: float, rule: RecoveryRule = RecoveryRule()) -> float:
+    """The level a steady count's readings stay under, before the slack: ``max(level_factor * largest,
+    mean + noise_sd * sqrt(max(mean, noise_floor_mean)))`` (max(1.5 I, Ī + 4 √max(Ī, 1)); the module docstring
+    says why, and why a mean below one counts as one)."""
+    spread = rule.noise_sd * math.sqrt(max(mean, rule.noise_floor_mean))
+    return max(rule.level_factor * largest, mean + spread)
+
+
 def server_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
     """Seconds from ``resume_s`` until in-flight and delay are back to steady levels (``None``: not by ``until_s``),
     and the fresh requests answered in time where ``samples`` holds them."""
-    noise = levels.in_flight_mean + rule.noise_sd * math.sqrt(levels.in_flight_mean)
-    max_in_flight = max(rule.level_factor * levels.in_flight, noise) + rule.in_flight_slack
+    max_in_flight = noise_threshold(levels.in_flight, levels.in_flight_mean, rule) + rule.in_flight_slack
     max_delay = rule.level_factor * levels.delay_s + 1e-12
 
     def ok(index: int) -> bool:
@@ -212,8 +225,7 @@ def client_side_server_recovery_s(
     max_latency = max(
         rule.level_factor * levels.attempt_latency_s, rule.latency_mean_factor * levels.attempt_latency_mean_s
     )
-    noise = levels.timeouts_mean + rule.noise_sd * math.sqrt(levels.timeouts_mean)
-    max_timeouts = max(rule.level_factor * levels.timeouts, noise) + rule.timeout_slack
+    max_timeouts = noise_threshold(levels.timeouts, levels.timeouts_mean, rule) + rule.timeout_slack
 
     def ok(index: int) -> bool:
         latency = samples.attempt_latency_s[index]

@@ -50,16 +50,16 @@ def outage_notes(scenario: Scenario) -> list[str]:
     notes += [note for kind, note in TRIGGER_NOTES.items() if kind in kinds]
     if not kinds:
         notes.append(
-            "Recovery: server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(mean)) + 1 "
+            "Recovery: server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(max(mean, 1))) + 1 "
             "and delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean "
             "over a 5 s window; steady = the second half of the time before the first outage."
         )
     else:
         notes.append(
             "Recovery is judged after each trigger ends (triggers that overlap are one episode, judged after the "
-            "last ends): server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(mean)) + 1 and "
-            "delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean over a "
-            "5 s window; steady = the second half of the time before the first trigger."
+            "last ends): server = in-flight <= max(1.5 x its largest steady reading, mean + 4 sqrt(max(mean, 1))) + 1 "
+            "and delay <= 1.5 x its largest steady reading, for 5 s; client = goodput >= 90 % of its steady mean over "
+            "a 5 s window; steady = the second half of the time before the first trigger."
         )
     return notes
 

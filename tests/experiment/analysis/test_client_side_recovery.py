@@ -51,3 +51,14 @@ def test_with_server_gauges_the_gauges_judge_as_before():
     [found] = recoveries(seen_by_clients(latency=storm(LENGTH), in_flight=3.0), OUTAGE)
     assert found.server_signals == SERVER_GAUGES
     assert found.server_s == 1.0  # the in-flight gauge never moved; the clients' signals are not used
+
+
+def test_a_few_timeouts_after_a_steady_state_without_any_are_noise():
+    # no timeout in the steady state: the room is that of a mean of one (0 + 4 * sqrt(1) + 1 = 5 a second), so the
+    # 2 or 3 timeouts a second of attempts sent just before a full recovery do not read as a storm; 6 do
+    series = seen_by_clients(latency=storm(31), timeouts={30: 40.0, **{i: 2.0 + i % 2 for i in range(31, LENGTH)}})
+    [found] = recoveries(series, OUTAGE)
+    assert found.server_s == 2.0  # interval 31 (latency back) ends at 32 s
+    series = seen_by_clients(latency=storm(31), timeouts={30: 40.0, **dict.fromkeys(range(31, LENGTH), 6.0)})
+    [found] = recoveries(series, OUTAGE)
+    assert found.server_s is None

@@ -9,6 +9,7 @@ from retrystorm.experiment.analysis import (
     client_recovery_s,
     default_steady_window,
     goodput_fraction,
+    noise_threshold,
     recoveries,
     server_recovery_s,
     steady_levels,
@@ -131,3 +132,22 @@ def test_samples_must_be_aligned():
 def test_no_steady_goodput_no_client_recovery():
     levels = SteadyLevels(goodput=0.0, in_flight=10.0, in_flight_mean=4.0, delay_s=0.1)
     assert client_recovery_s(samples(), levels, 30, LENGTH) is None
+
+
+def test_a_steady_mean_below_one_request_leaves_the_room_of_a_mean_of_one():
+    # every steady reading was 0 (a fast service at a low rate): without the floor the threshold is 0 + 0 + 1 = 1,
+    # and the 2 in flight a recovered server holds now and then read as "never"; with it, 0 + 4 * sqrt(1) + 1 = 5
+    idle = SteadyLevels(goodput=5.0, in_flight=0.0, in_flight_mean=0.0, delay_s=0.1)
+    series = samples(in_flight={31: 40, **{t: 2 * (t % 2) for t in range(32, LENGTH + 1)}})
+    assert noise_threshold(0.0, 0.0) == 4.0
+    assert server_recovery_s(series, idle, 30, LENGTH) == 2
+    assert server_recovery_s(series, idle, 30, LENGTH, RecoveryRule(noise_floor_mean=0.0)) is None
+    stuck = samples(in_flight={31: 40, **dict.fromkeys(range(32, LENGTH + 1), 6)})
+    assert server_recovery_s(stuck, idle, 30, LENGTH) is None  # 6 > 5: still not back
+
+
+def test_the_floor_is_continuous_and_gives_way_above_a_mean_of_one():
+    assert noise_threshold(0.0, 0.5) == 4.5  # 0.5 + 4 * sqrt(1)
+    assert noise_threshold(0.0, 1.0) == 5.0
+    assert noise_threshold(0.0, 4.0) == 12.0  # 4 + 4 * sqrt(4): the floor no longer matters
+    assert noise_threshold(10.0, 4.0) == 15.0  # 1.5 * 10 decides
