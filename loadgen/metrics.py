@@ -128,6 +128,7 @@ class ClientMetrics:
     request_latency: Histogram
     retries: Counter
     budget_refusals: Counter
+    failed_locally: Counter
     users_in_backoff: Gauge
     backoff_delay: Histogram
     active_users: Gauge
@@ -219,6 +220,13 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
         budget_refusals=Counter(
             PREFIX + "budget_refusals",
             "Retries or attempts the process's retry budget refused.",
+            label,
+            registry=registry,
+        ),
+        failed_locally=Counter(
+            PREFIX + "attempts_failed_locally",
+            "Attempts the client's connection state failed before the network (a gRPC channel in "
+            "TRANSIENT_FAILURE, grpc-retry's channel): made, never sent.",
             label,
             registry=registry,
         ),
@@ -320,6 +328,7 @@ class StrategyMetrics:
         "backoff_delay",
         "budget_refusals",
         "by_request",
+        "failed_locally",
         "first",
         "in_progress",
         "request_latency",
@@ -345,6 +354,7 @@ class StrategyMetrics:
         self.request_latency = first.request_latency
         self.retries = metrics.retries.labels(strategy)
         self.budget_refusals = metrics.budget_refusals.labels(strategy)
+        self.failed_locally = metrics.failed_locally.labels(strategy)
         self.users_in_backoff = metrics.users_in_backoff.labels(strategy)
         self.backoff_delay = metrics.backoff_delay.labels(strategy)
         self.active_users = metrics.active_users.labels(strategy)

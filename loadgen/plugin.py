@@ -46,7 +46,7 @@ from retrystorm.loadgen.flags import add_arguments
 from retrystorm.loadgen.metrics import StrategyMetrics, build_metrics
 from retrystorm.loadgen.options import LoadOptions, load_options
 from retrystorm.loadgen.spike_player import start_player
-from retrystorm.loadgen.strategies import BudgetState
+from retrystorm.loadgen.strategies import BudgetState, GrpcChannel, channel_of
 
 logger = logging.getLogger(__name__)
 
@@ -64,11 +64,13 @@ _RUNTIMES: weakref.WeakKeyDictionary[Any, Runtime] = weakref.WeakKeyDictionary()
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunState:
-    """One run's options, its strategy's metrics, and the budget the users share."""
+    """One run's options, its strategy's metrics, and the budget and connection state the users share."""
 
     options: LoadOptions
     metrics: StrategyMetrics
     budget: BudgetState | None
+    #: The process's gRPC channel model (``grpc-retry`` over HTTP); grpcio's own channel in the gRPC user.
+    channel: GrpcChannel | None = None
 
 
 class Runtime:
@@ -118,9 +120,18 @@ class Runtime:
         budget = options.budget.start() if options.budget is not None else None
         names = [request.name for request in options.request_mix]
         methods = {request.name: self._method(request) for request in options.request_mix}
-        self.run = RunState(options, self.metrics.for_strategy(options.strategy_name, names, methods), budget)
+        grpc = hasattr(self.environment.parsed_options, "grpc_mode")
+        channel = None if grpc else channel_of(options.policy.strategy, self._channel_rng(options.seed))
+        metrics = self.metrics.for_strategy(options.strategy_name, names, methods)
+        self.run = RunState(options, metrics, budget, channel)
         self._user_numbers = itertools.count()
         return self.run
+
+    def _channel_rng(self, seed: int | None) -> random.Random:
+        """The random source of the process's channel model (its reconnect jitter), apart from the users'."""
+        if seed is None:
+            return random.Random()
+        return random.Random(f"{seed}:{getattr(self.environment.runner, 'worker_index', 0)}:channel")
 
     def _method(self, request: Any) -> str:
         """What the OpenTelemetry attributes call a request's method: HTTP's, or the gRPC user's method."""

@@ -23,6 +23,11 @@ directly, without ``FastHttpSession.request``: that layer turns a timeout into a
 wrapped error and reports an event per call, and here each attempt needs its own
 classification and context. Retries carry a ``Retrystorm-Attempt`` header (2, 3, ...)
 so a server can tell them apart, as gRPC's ``grpc-previous-rpc-attempts``.
+
+With a strategy whose library has a channel (``grpc-retry``: :mod:`retrystorm.loadgen.strategies.channel`),
+the process's users share its model: an attempt the channel fails locally (``TRANSIENT_FAILURE``) is made
+and retried as a connection error, counted in ``attempts_failed_locally``, never sent (no Locust attempt
+event, not in ``attempts_started``); a refused or reset attempt it let through tells it the connect failed.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import time
 from typing import Any
 
 import gevent
+import geventhttpclient.client
 from gevent.pool import Group
 from geventhttpclient import URL
 from geventhttpclient._parser import HTTPParseError
@@ -52,12 +58,14 @@ from retrystorm.loadgen.outcomes import (
 )
 from retrystorm.loadgen.plugin import runtime_of
 from retrystorm.loadgen.request_mix import RequestMix, RequestSpec
-from retrystorm.loadgen.strategies import GiveUp, RetryAfter, RetrySession
+from retrystorm.loadgen.strategies import GiveUp, Pick, RetryAfter, RetrySession
 from retrystorm.loadgen.think import open_arrival_wait
 
 logger = logging.getLogger(__name__)
 
 ATTEMPT_HEADER = "Retrystorm-Attempt"
+#: How often an attempt queued behind its channel's connect looks whether the connect has settled.
+CONNECT_POLL_S = 0.005
 
 
 class AttemptError(Exception):
@@ -141,6 +149,9 @@ class RetryingUser(FastHttpUser):
         super().__init__(environment)
         self.metrics = run.metrics
         self.budget = run.budget
+        self.channel = run.channel
+        if self.channel is not None:
+            _one_connect_per_attempt()
         self.rng = self.runtime.new_rng()
         self.think_s = 0.0
         self.planned_arrival_s: float | None = None  # open arrival: the next arrival's time on its schedule
@@ -223,7 +234,7 @@ class RetryingUser(FastHttpUser):
                     gevent.sleep(wait_s)
                     now = time.monotonic()
                 request.attempts += 1
-                outcome, status, retry_after_s = self.attempt(request, session.remaining_s(now))
+                outcome, status, retry_after_s = self.send(request, session.remaining_s(now), now)
                 now = time.monotonic()
                 if outcome is AttemptOutcome.OK:
                     session.on_success(now)
@@ -241,6 +252,25 @@ class RetryingUser(FastHttpUser):
                 self.finish(request, str(decision.give_up))
                 return
             self.backoff(decision.delay_s or 0.0)
+
+    def send(self, request: LogicalRequest, remaining_s: float, now: float) -> tuple[AttemptOutcome, int, float | None]:
+        """:meth:`attempt`, through the process's channel when the strategy has one (the module docstring)."""
+        channel = self.channel
+        if channel is None:
+            return self.attempt(request, remaining_s)
+        pick = channel.pick(now)
+        wait_s = min(remaining_s, self.attempt_limit_s)
+        while pick is Pick.WAIT and time.monotonic() - now < wait_s:  # queued behind the channel's connect
+            gevent.sleep(CONNECT_POLL_S)
+            pick = channel.pick(time.monotonic())
+        if pick is Pick.WAIT:
+            return AttemptOutcome.TIMEOUT, 0, None
+        if pick is Pick.FAIL:  # the channel is in TRANSIENT_FAILURE: UNAVAILABLE, off the network
+            self.metrics.failed_locally.inc()
+            return AttemptOutcome.CONNECTION_ERROR, 0, None
+        outcome, status, retry_after_s = self.attempt(request, remaining_s)
+        channel.settle(pick, connection_error=outcome is AttemptOutcome.CONNECTION_ERROR)
+        return outcome, status, retry_after_s
 
     def backoff(self, delay_s: float) -> None:
         """Wait out a backoff delay, counted in ``users_in_backoff`` while it lasts."""
@@ -343,6 +373,14 @@ class RetryingUser(FastHttpUser):
             url=kind.url,
         )
         request.length = ended.length
+
+
+def _one_connect_per_attempt() -> None:
+    """Stop geventhttpclient 2.3 from resending a GET on a fresh connection when its connection breaks
+    (``HTTPClient.request`` retries up to the pool's size, ``_may_retry_after_send_error``): against a resetting
+    server one attempt would make many connects, where a gRPC channel's model needs one per connect it allows.
+    Process-wide; only a process whose strategy has a channel (``grpc-retry``) does it."""
+    geventhttpclient.client._may_retry_after_send_error = lambda method: False  # noqa: ARG005 - its signature
 
 
 def _read_retry_after(response: Any, mode: RetryAfter) -> float | None:

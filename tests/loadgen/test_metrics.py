@@ -20,6 +20,7 @@ def test_names_types_and_labels():
         "retrystorm_client_request_latency_seconds": "histogram",
         "retrystorm_client_retries": "counter",
         "retrystorm_client_budget_refusals": "counter",
+        "retrystorm_client_attempts_failed_locally": "counter",
         "retrystorm_client_users_in_backoff": "gauge",
         "retrystorm_client_backoff_delay_seconds": "histogram",
         "retrystorm_client_active_users": "gauge",

@@ -18,7 +18,7 @@ from retrystorm.loadgen.strategies.presets import (  # noqa: F401 - registers
     urllib3,
 )
 from retrystorm.loadgen.strategies.presets.aws import AwsAdaptive, AwsLegacy, AwsStandard, AwsStandard2025
-from retrystorm.loadgen.strategies.presets.base import NONE, Preset, resolve
+from retrystorm.loadgen.strategies.presets.base import NONE, Preset, channel_of, resolve
 from retrystorm.loadgen.strategies.presets.dotnet import DotnetStandard
 from retrystorm.loadgen.strategies.presets.envoy import EnvoyRetry
 from retrystorm.loadgen.strategies.presets.finagle import FinagleRetry
@@ -43,6 +43,7 @@ __all__ = [
     "Resilience4jRetry",
     "ServiceConfigError",
     "Urllib3Retry",
+    "channel_of",
     "preset_from_service_config",
     "resolve",
 ]

@@ -18,11 +18,13 @@ turns the latter off).
 
 from __future__ import annotations
 
+import random
 from abc import abstractmethod
 from typing import ClassVar, Literal
 
 from retrystorm.loadgen.strategies.base import RetryStrategy
 from retrystorm.loadgen.strategies.budgets.base import RetryBudget
+from retrystorm.loadgen.strategies.channel import GrpcChannel
 from retrystorm.loadgen.strategies.controls import RetryAfter, RetryPolicy
 from retrystorm.loadgen.strategies.retry_on import RetryOn
 
@@ -55,6 +57,16 @@ class Preset(RetryStrategy):
     def retry_after(self) -> RetryAfter:
         """How the library reads a server's ``Retry-After``."""
         return RetryAfter.IGNORE
+
+    def new_channel(self, rng: random.Random) -> GrpcChannel | None:
+        """The connection state one client process shares, when the library has one that decides which
+        attempts reach the network (gRPC's channel); ``None``: every attempt is sent."""
+        return None
+
+
+def channel_of(strategy: RetryStrategy, rng: random.Random) -> GrpcChannel | None:
+    """A fresh :meth:`Preset.new_channel` of ``strategy`` (``None`` for a strategy that is not a preset)."""
+    return strategy.new_channel(rng) if isinstance(strategy, Preset) else None
 
 
 def resolve(

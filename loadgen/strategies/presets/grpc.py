@@ -9,11 +9,12 @@ from typing import ClassVar
 from retrystorm.loadgen.strategies.base import MAX_FACTOR, register_strategy
 from retrystorm.loadgen.strategies.budgets.base import RetryBudget
 from retrystorm.loadgen.strategies.budgets.tokens import TokensBudget
+from retrystorm.loadgen.strategies.channel import GrpcChannel
 from retrystorm.loadgen.strategies.controls import RetryAfter
 from retrystorm.loadgen.strategies.exponential import capped_exponential
 from retrystorm.loadgen.strategies.jitter import JITTER, Jitter
 from retrystorm.loadgen.strategies.presets.base import Preset
-from retrystorm.loadgen.strategies.presets.params import word_list
+from retrystorm.loadgen.strategies.presets.params import BOOLEAN, word_list
 from retrystorm.loadgen.strategies.retry_on import RetryOn
 from retrystorm.spec import DURATION, INTEGER, NUMBER, optional, param
 
@@ -96,9 +97,15 @@ class GrpcRetry(Preset):
       and the backoff starts again from ``initial_backoff`` after it.
     * **Throttling** (A6 ``retryThrottling``): with ``max_tokens`` the ``tokens`` budget
       (``maxTokens``, ``tokenRatio``); none by default, as in A6.
+    * **The channel** (``channel``, on by default): every attempt of a process goes through one
+      gRPC channel (:mod:`~retrystorm.loadgen.strategies.channel`). After a refused or reset
+      connect the channel is in ``TRANSIENT_FAILURE`` until its reconnect backoff (1 s, x1.6,
+      +-20 %, at most 120 s) ends; an attempt started meanwhile fails locally with ``UNAVAILABLE``,
+      never reaching the network, and the policy retries it (locally again). Where grpcio runs
+      (the gRPC user), grpcio's own channel does this and the parameter is not read.
     """
 
-    library: ClassVar[str] = "gRFC A6 (2024-08-23); grpc-go v1.83.1"
+    library: ClassVar[str] = "gRFC A6 (2024-08-23); grpc-go v1.83.1; channel: grpc core (grpcio 1.85)"
     max_attempts: int = param("max_attempts", INTEGER, 4, "maxAttempts, the first included", at_least=2)
     initial_backoff_s: float = param("initial_backoff", DURATION, 0.1, "initialBackoff", above=0)
     max_backoff_s: float = param("max_backoff", DURATION, 1.0, "maxBackoff", above=0)
@@ -110,6 +117,9 @@ class GrpcRetry(Preset):
     )
     token_ratio: float = param("token_ratio", NUMBER, 0.1, "retryThrottling.tokenRatio", above=0, at_most=1)
     max_attempts_limit: int = param("max_attempts_limit", INTEGER, 5, "the client's cap on maxAttempts", at_least=2)
+    channel: bool = param(
+        "channel", BOOLEAN, True, "a gRPC channel: attempts fail locally while it backs off reconnecting"
+    )
 
     def _validate(self) -> None:
         if self.max_tokens is not None:
@@ -136,3 +146,7 @@ class GrpcRetry(Preset):
 
     def retry_after(self) -> RetryAfter:
         return RetryAfter.PUSHBACK
+
+    def new_channel(self, rng: random.Random) -> GrpcChannel | None:
+        """A fresh channel for one client process (``None`` with ``channel=false``)."""
+        return GrpcChannel(rng) if self.channel else None
