@@ -77,6 +77,13 @@ CHOICES = [
         "were answered in time (server_recovery_signals then says so); results.json fresh_requests counts them and "
         "timeseries.csv fresh_in_time shows each second."
     ),
+    (
+        "An in-flight gauge that cannot show a storm is not used: when its largest reading over the run is at or "
+        "below its recovery threshold and at least 3 readings after the first resume sit within one request of it "
+        "while the clients' timeouts were above their threshold or a fresh request waited (a thread pool's gauge, "
+        "pinned at its thread count), the server is judged from the clients and the fresh requests, and "
+        "server_recovery_signals says why."
+    ),
 ]
 
 

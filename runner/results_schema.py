@@ -186,7 +186,8 @@ class StrategyResult(_Closed):
     server_recovery_signals: str | None = Field(
         default=None,
         description="Which readings judged the server's recovery: its gauges, or the client side, and whether "
-        "fresh requests answered in time (or why they were not used).",
+        "fresh requests answered in time (or why they were not used), and why an in-flight gauge pinned at a "
+        "ceiling below its threshold was not used.",
     )
     fresh_requests: FreshRequests | None = Field(
         default=None, description="The fresh requests a live HTTP run sent (absent: none, e.g. simulated or gRPC)."

@@ -49,6 +49,10 @@ by default the second half of the time before the first span):
   fresh requests are used only when at least ``fresh_steady_share`` (90 %) of those sent in
   the steady window were answered in time, and at least two were sent; otherwise
   :attr:`Recovery.server_signals` says why they were not.
+* **A gauge that cannot show a storm is not used**: an in-flight gauge pinned at a ceiling at or below its
+  threshold (a thread pool's, :mod:`retrystorm.experiment.analysis.gauge_ceiling`) reads "back" whatever the
+  server holds; the server is then judged from the clients' signals and the fresh requests, and
+  :attr:`Recovery.server_signals` says so and why.
 * **Client recovery**: ``a - R`` for the first interval start ``a >= R`` such that
   the mean goodput over ``[a, a + sustain_s)`` is ``>= goodput_fraction * G``
   (90 %). The mean over the window, rather than every one-second reading, keeps a
@@ -65,6 +69,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
+from retrystorm.experiment.analysis.gauge_ceiling import SaturatedGauge, saturated_gauge
 from retrystorm.experiment.analysis.samples import Samples
 from retrystorm.experiment.scenario.timeline import Span, span_key
 
@@ -273,16 +278,19 @@ def recoveries(
     window = steady_window or default_steady_window(ordered)
     levels = steady_levels(samples, window) if window else None
     data_end = samples.gauge_time(len(samples) - 1) if len(samples) else 0.0
-    gauges = samples.has_server_gauges or not samples.attempt_latency_s
-    judge = server_recovery_s if gauges else client_side_server_recovery_s
-    signals = SERVER_GAUGES if gauges else CLIENT_SIGNALS
+    fresh_note = ""
     if samples.fresh_in_time and window is not None:
         refused = fresh_refusal(samples, window, rule)
-        if refused is None:
-            signals = f"{signals} and {FRESH_REQUESTS}"
-        else:  # judged without them, and said so
+        if refused is not None:  # judged without them, and said so
             samples = dataclasses.replace(samples, fresh_in_time=())
-            signals = f"{signals}; fresh requests not used: {refused}"
+            fresh_note = f"; fresh requests not used: {refused}"
+    gauges = samples.has_server_gauges or not samples.attempt_latency_s
+    saturated = _saturated(samples, levels, ordered, rule) if gauges else None
+    gauges = gauges and saturated is None
+    judge = server_recovery_s if gauges else client_side_server_recovery_s
+    signals = SERVER_GAUGES if gauges else CLIENT_SIGNALS
+    signals += f" and {FRESH_REQUESTS}" if samples.fresh_in_time else fresh_note
+    signals += f"; {saturated.reason()}" if saturated is not None else ""
     found = []
     for index, outage in enumerate(ordered):
         until = ordered[index + 1].start_s if index + 1 < len(ordered) else data_end
@@ -293,6 +301,18 @@ def recoveries(
         client = client_recovery_s(samples, levels, outage.end_s, until, rule)
         found.append(Recovery(outage, server, client, signals))
     return found
+
+
+def _saturated(
+    samples: Samples, levels: SteadyLevels | None, ordered: Sequence[Span], rule: RecoveryRule
+) -> SaturatedGauge | None:
+    """The in-flight gauge found pinned at a ceiling at or below its threshold
+    (:mod:`retrystorm.experiment.analysis.gauge_ceiling`), after the first span; ``None``: it can show a storm."""
+    if levels is None or not ordered or not samples.attempt_latency_s:
+        return None  # without the clients' signals there is nothing else to judge the server from
+    in_flight_max = noise_threshold(levels.in_flight, levels.in_flight_mean, rule) + rule.in_flight_slack
+    timeouts_max = noise_threshold(levels.timeouts, levels.timeouts_mean, rule) + rule.timeout_slack
+    return saturated_gauge(samples, ordered[0].end_s, in_flight_max, timeouts_max)
 
 
 def goodput_fraction(samples: Samples, levels: SteadyLevels, start_s: float, end_s: float) -> float | None:
