@@ -53,6 +53,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Run a Locust worker that joins a run's master on another host (a scenario's hosts.master).",
     ),
     "demo": ("retrystorm.runner.cli:demo", "The seed outage, laptop-sized and live: fixed retries against backoff."),
+    "k8s": (
+        "retrystorm.integrations.kubernetes.cli:k8s",
+        "Kubernetes manifests for a scenario: Locust master and workers, target, dashboards.",
+    ),
     "dashboards": (
         "retrystorm.dashboards.cli:dashboards",
         "Grafana dashboards from code: write them; push them to a Grafana.",

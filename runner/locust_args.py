@@ -31,11 +31,12 @@ from __future__ import annotations
 import base64
 import math
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import retrystorm.loadgen
 from retrystorm.durations import format_duration
+from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow, TriggerWindow
 from retrystorm.loadgen.grpc_settings import GrpcMode, GrpcSettings, real_service_config
 from retrystorm.loadgen.options import AUTO, FLAG_DESTS, OPTIONS, load_options, overlay_form
@@ -47,6 +48,10 @@ from retrystorm.loadgen.urllib3_settings import real_preset
 LOCUST_RUN_MARGIN_S = 30.0
 #: The locustfile every backend starts Locust with (the retrystorm user and its options).
 LOCUSTFILE = Path(retrystorm.loadgen.__file__).with_name("locustfile.py")
+GRPC_LOCUSTFILE = LOCUSTFILE.with_name("grpc_locustfile.py")
+URLLIB3_LOCUSTFILE = LOCUSTFILE.with_name("urllib3_locustfile.py")
+#: The longest argument Locust's command line may take here (Linux: 128 KiB per argument), with margin.
+MAX_ARGUMENT_CHARS = 100_000
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -55,6 +60,14 @@ def free_port(host: str = "127.0.0.1") -> int:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def locustfile(spec: RunSpec) -> Path:
+    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, the urllib3 user's for
+    ``http_client: urllib3``, else the HTTP user's."""
+    if spec.grpc is not None:
+        return GRPC_LOCUSTFILE
+    return URLLIB3_LOCUSTFILE if spec.http_client == "urllib3" else LOCUSTFILE
 
 
 def think_time(spec: RunSpec) -> ThinkTime:
@@ -118,6 +131,27 @@ def locust_options(
     if spec.http_client == "urllib3":  # urllib3's Retry takes them from the preset: the flags stay at their defaults
         options.update(max_attempts=AUTO, retry_budget=AUTO, retry_on=AUTO, request_deadline="none")
     return options
+
+
+def locust_flags(options: Mapping[str, str]) -> list[str]:
+    """:func:`locust_options` as Locust's command line: ``--name=value``, on/off flags bare when on, one
+    ``--request`` per request line (none for the default); :class:`~retrystorm.errors.UserError` for a value
+    longer than :data:`MAX_ARGUMENT_CHARS`."""
+    argv = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if name == "request":  # repeatable: one flag per request, none for the default
+            argv += [f"{flag}={line}" for line in value.splitlines()]
+        elif name not in FLAG_DESTS:
+            if len(value) > MAX_ARGUMENT_CHARS:
+                raise UserError(
+                    f"{name}: {len(value):,} characters; Locust's command line takes at most "
+                    f"{MAX_ARGUMENT_CHARS:,} per option here"
+                )
+            argv.append(f"{flag}={value}")
+        elif value == "true":
+            argv.append(flag)
+    return argv
 
 
 def grpc_options(settings: GrpcSettings) -> dict[str, str]:

@@ -37,30 +37,25 @@ from pathlib import Path
 
 import aiohttp
 
-from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
-from retrystorm.loadgen.options import FLAG_DESTS
 from retrystorm.polling import poll_until
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.interfaces import TargetHandle
 from retrystorm.runner.local.cpu import CpuMeter
 from retrystorm.runner.local.processes import ManagedProcess
 from retrystorm.runner.locust_args import (
-    LOCUSTFILE,
     attempt_timeout_s,
     check_options,
     describe_load,
     free_port,
+    locust_flags,
     locust_options,
+    locustfile,
     think_time,
 )
 from retrystorm.runner.paths import slug
 from retrystorm.runner.readings import parse_client
 
-GRPC_LOCUSTFILE = LOCUSTFILE.with_name("grpc_locustfile.py")
-URLLIB3_LOCUSTFILE = LOCUSTFILE.with_name("urllib3_locustfile.py")
-#: The longest argument Locust's command line may take here (Linux: 128 KiB per argument), with margin.
-MAX_ARGUMENT_CHARS = 100_000
 LOAD_START_S = 90.0
 #: Attempts per second one Locust worker is planned for: half of what one process sends at
 #: saturation in a timeout storm here (about 2,000/s, ``bench/loadgen_workers.py``).
@@ -91,14 +86,6 @@ def default_workers(spec: RunSpec, cores: int | None = None) -> int:
     planned = PLANNED_GRPC_ATTEMPTS_PER_WORKER if spec.grpc is not None else PLANNED_ATTEMPTS_PER_WORKER
     wanted = math.ceil(peak_attempts_per_s(spec) / planned)
     return max(1, min(wanted, cores - 1))
-
-
-def locustfile(spec: RunSpec) -> Path:
-    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, the urllib3 user's for
-    ``http_client: urllib3``, else the HTTP user's."""
-    if spec.grpc is not None:
-        return GRPC_LOCUSTFILE
-    return URLLIB3_LOCUSTFILE if spec.http_client == "urllib3" else LOCUSTFILE
 
 
 def load_host(target: TargetHandle, spec: RunSpec) -> str:
@@ -211,20 +198,7 @@ class LocustDriver:
             "--web-host", "127.0.0.1", "--metrics-port", str(metrics_port),
             "--exit-code-on-error", "0", "--only-summary", *role,
         ]  # fmt: skip
-        for name, value in locust_options(spec, spikes=spikes).items():
-            flag = "--" + name.replace("_", "-")
-            if name == "request":  # repeatable: one flag per request, none for the default
-                argv += [f"{flag}={line}" for line in value.splitlines()]
-            elif name not in FLAG_DESTS:
-                if len(value) > MAX_ARGUMENT_CHARS:
-                    raise UserError(
-                        f"{name}: {len(value):,} characters; Locust's command line takes at most "
-                        f"{MAX_ARGUMENT_CHARS:,} per option here"
-                    )
-                argv.append(f"{flag}={value}")
-            elif value == "true":
-                argv.append(flag)
-        return argv
+        return argv + locust_flags(locust_options(spec, spikes=spikes))
 
     def worker_argv(self, master_port: int, spec: RunSpec) -> list[str]:
         """A worker's command line: it takes its options from the master at 127.0.0.1:``master_port``."""
