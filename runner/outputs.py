@@ -69,7 +69,7 @@ CHOICES = [
         "the time before the first outage. Each result's server_recovery_signals says which readings judged it."
     ),
     (
-        "Fresh requests (local stack, HTTP): once a second, at the middle of the second, the runner sends the "
+        "Fresh requests (every live HTTP run): once a second, at the middle of the second, the runner sends the "
         "scenario's first request on a new connection of its own, outside every user's retry loop, and waits at most "
         "the attempt timeout. The server is back only from a second whose fresh request, and those of the 5 s after "
         "it, were answered below 400 in time, beside the gauges or the clients' signals; a gauge can read steady "

@@ -49,7 +49,9 @@ def compose_stack(
     if service is not None:
         source.target = foreign_target(service, endpoints.prometheus_url)
     master = LocustMaster(endpoints.locust_url, token=endpoints.master_token)
-    return Stack(endpoints.describe(), targets, master, source)
+    # fresh requests go to the target's URL as the runner reaches it (the same server the load reaches by its
+    # service name)
+    return Stack(endpoints.describe(), targets, master, source, fresh_requests=True)
 
 
 def check_foreign(service: OwnService) -> None:

@@ -45,4 +45,5 @@ def hosts_stack(scenario: Scenario, log_dir: Path, *, admin_token: str = "") -> 
         found = server_metrics.endpoint(target.metrics)
         source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
     name = f"hosts (master {hosts.master}, {hosts.workers} worker(s), agents: {', '.join(hosts.agents) or 'none'})"
-    return Stack(name, targets, HostsLoad(hosts, log_dir), source)
+    # the runner reaches the target's URL (it scrapes its /metrics there), so it sends the fresh requests too
+    return Stack(name, targets, HostsLoad(hosts, log_dir), source, fresh_requests=True)

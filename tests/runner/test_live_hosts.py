@@ -107,6 +107,9 @@ def test_a_scenario_across_four_hosts_pauses_through_the_agent_and_counts_every_
     assert check["passed"] is True
     assert check["measured"] is not None  # back after the pause, within the assertion's 6 s
     assert row["server_recovery_s"] == pytest.approx(check["measured"], abs=1e-5)
+    fresh = row["fresh_requests"]  # the runner's own requests, from its namespace to the target's host
+    assert fresh["sent"] >= 12, fresh
+    assert fresh["answered_in_time"] < fresh["sent"], fresh  # those of the pause were not answered in time
     ((paused_s, resumed_s),) = row["outages"]  # the one pause, as it happened
     assert 3.0 <= resumed_s - paused_s < 6.0
     details = document["run"]["strategies"]["exponential"]

@@ -70,6 +70,8 @@ def test_the_laptop_seed_scenario_passes_through_compose(scenario_run):
     smira = by_label["smira"]["server_recovery_s"]
     smira = smira[0] if isinstance(smira, list) else smira
     assert smira is not None
+    fresh = by_label["smira"]["fresh_requests"]  # the runner's own requests to the target's published URL
+    assert fresh["sent"] > 0 and fresh["answered_in_time"] < fresh["sent"], fresh  # the pause's went unanswered
     fixed, backoff = by_label["fixed:100ms"], by_label["smira"]
     assert fixed["amplification"] > 2 * backoff["amplification"]  # the storm: retries on retries
     assert fixed["peak_in_flight"] > 5 * backoff["peak_in_flight"]
