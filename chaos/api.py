@@ -4,6 +4,10 @@
 ``GET /outages``  every outage;  ``GET /outages/{id}``;  ``DELETE /outages/{id}`` resumes early
 ``POST /throttles`` ``{"target": "target", "capacity": 0.4, "duration": "10s"}`` -> 201 with the throttle
 ``GET /throttles``; ``GET /throttles/{id}``; ``DELETE /throttles/{id}`` restores early
+``POST /network`` ``{"kind": "delay", "target": "web", "latency": "200ms", "duration": "10s"}`` -> 201: a fault in
+the network (delay, loss, hang, reset on a registered fault proxy; a partition from registered peers or by a
+registered interface, :mod:`retrystorm.chaos.network.agent`); ``GET /network``; ``GET /network-targets``;
+``GET /network/{id}``; ``DELETE /network/{id}`` ends it early
 ``GET /targets``  targets this controller may pause, and whether each is paused
 ``GET /metrics``  Prometheus text;  ``GET /healthz``;  ``GET /openapi.json`` (:mod:`retrystorm.chaos.openapi`)
 
@@ -34,11 +38,14 @@ from retrystorm.chaos.backends.base import BackendError, TargetRefusedError, Unk
 from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest, problem, throttle_problem
 from retrystorm.chaos.controller import OutageController
 from retrystorm.chaos.lifecycle import TooManyFaultsError
+from retrystorm.chaos.network.agent import NetworkFaults, NetworkRequest, network_problem
+from retrystorm.chaos.network.routes import Peers
 from retrystorm.chaos.targets import TargetRegistry
 from retrystorm.errors import UserError
 from retrystorm.request_guard import Refusal, RequestFacts, RequestGuard
 
 CONTROLLER = web.AppKey("controller", OutageController)
+NETWORK = web.AppKey("network", NetworkFaults)
 TARGETS = web.AppKey("targets", TargetRegistry)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
 GUARD = web.AppKey("guard", RequestGuard)
@@ -179,6 +186,38 @@ async def end_throttle(request: web.Request) -> web.Response:
     return web.json_response(throttle.to_json())
 
 
+async def create_network_fault(request: web.Request) -> web.Response:
+    """``POST /network``: a fault in the network (a toxic on a registered proxy, or a partition) for a duration."""
+    raw = await _body(request)
+    try:
+        body = NetworkRequest.model_validate_json(raw)
+    except ValidationError as error:
+        raise UserError(network_problem(error)) from None
+    fault = await request.app[NETWORK].play(body)
+    return web.json_response(fault.to_json(), status=201)
+
+
+async def list_network_faults(request: web.Request) -> web.Response:
+    """``GET /network``: every network fault, oldest first."""
+    return web.json_response([fault.to_json() for fault in request.app[NETWORK].faults()])
+
+
+async def network_targets(request: web.Request) -> web.Response:
+    """``GET /network-targets``: the proxies, peers and interfaces registered."""
+    return web.json_response(request.app[NETWORK].targets_json())
+
+
+async def get_network_fault(request: web.Request) -> web.Response:
+    """``GET /network/{id}``."""
+    return web.json_response(request.app[NETWORK].find(request.match_info["fault_id"]).to_json())
+
+
+async def end_network_fault(request: web.Request) -> web.Response:
+    """``DELETE /network/{id}``: end it now."""
+    fault = await request.app[NETWORK].end(request.match_info["fault_id"])
+    return web.json_response(fault.to_json())
+
+
 async def create_outage(request: web.Request) -> web.Response:
     """``POST /outages``: pause a registered target for a duration."""
     body = await _pause_request(request)
@@ -234,7 +273,11 @@ async def metrics(request: web.Request) -> web.Response:
 async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``."""
     controller = request.app[CONTROLLER]
-    active = {"active_outages": len(controller.active()), "active_throttles": len(controller.throttles.active())}
+    active = {
+        "active_outages": len(controller.active()),
+        "active_throttles": len(controller.throttles.active()),
+        "active_network": len(request.app[NETWORK].active()),
+    }
     return web.json_response({"status": "ok", **active})
 
 
@@ -253,6 +296,11 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("GET", "/throttles", list_throttles),
     ("GET", "/throttles/{throttle_id}", get_throttle),
     ("DELETE", "/throttles/{throttle_id}", end_throttle),
+    ("POST", "/network", create_network_fault),
+    ("GET", "/network", list_network_faults),
+    ("GET", "/network-targets", network_targets),
+    ("GET", "/network/{fault_id}", get_network_fault),
+    ("DELETE", "/network/{fault_id}", end_network_fault),
     ("GET", "/targets", list_targets),
     ("GET", "/metrics", metrics),
     ("GET", "/healthz", healthz),
@@ -261,13 +309,20 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
 
 
 def create_app(
-    controller: OutageController, targets: TargetRegistry, *, registry: CollectorRegistry, token: str = ""
+    controller: OutageController,
+    targets: TargetRegistry,
+    *,
+    registry: CollectorRegistry,
+    token: str = "",
+    network: NetworkFaults | None = None,
 ) -> web.Application:
-    """The chaos API around ``controller``, pausing ``targets`` only; resumes every outage when the app shuts down."""
+    """The chaos API around ``controller``, pausing ``targets`` only, playing faults in the network on what
+    ``network`` registered (none: nothing); ends every fault when the app shuts down."""
     app = web.Application(
         middlewares=[guard], client_max_size=MAX_BODY_BYTES, handler_args={"keepalive_timeout": HEAD_TIMEOUT_S}
     )
     app[CONTROLLER] = controller
+    app[NETWORK] = network if network is not None else NetworkFaults(controller, {}, Peers())
     app[TARGETS] = targets
     app[REGISTRY] = registry
     app[GUARD] = RequestGuard(token, surface="the chaos API", token_hint=TOKEN_HINT)

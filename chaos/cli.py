@@ -277,6 +277,19 @@ def _check_bind(host: str, token: str) -> None:
     default="",
     help="Bearer token; required when bound to a non-loopback address [env RETRYSTORM_CHAOS_TOKEN].",
 )
+@click.option(
+    "--proxy", "proxies", multiple=True, metavar="NAME=LISTEN,UPSTREAM",
+    help="A fault proxy open to network faults under NAME (repeatable): clients connect to LISTEN (HOST:PORT), it "
+    "forwards to the service at UPSTREAM (HOST:PORT) and plays POST /network's delay, loss, hang and reset.",
+)  # fmt: skip
+@click.option(
+    "--peer", "peers", multiple=True, metavar="NAME=ADDRESS",
+    help="A host a partition may cut this one off from (a blackhole route to ADDRESS; repeatable; needs root).",
+)  # fmt: skip
+@click.option(
+    "--interface", "interfaces", multiple=True, metavar="IFACE",
+    help="An interface a partition by link may set down (repeatable; needs root).",
+)  # fmt: skip
 @MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
 @otel_endpoint_option("every pause and CPU cut as a span with its real start and end")
@@ -288,19 +301,27 @@ def serve(
     process_targets: tuple[str, ...],
     project: str | None,
     token: str,
+    proxies: tuple[str, ...],
+    peers: tuple[str, ...],
+    interfaces: tuple[str, ...],
     max_outage: float,
     journal: Path | None,
     otel_endpoint: str | None,
 ) -> None:
-    """Serve the chaos HTTP API: POST /outages, GET /outages, DELETE /outages/ID, /targets, /metrics."""
+    """Serve the chaos HTTP API: POST /outages, /throttles, /network (delay, loss, hang, reset on a registered
+    proxy; partition from registered peers), their GET and DELETE, /targets, /metrics."""
     from aiohttp import web
     from prometheus_client import CollectorRegistry
 
     from retrystorm.chaos.api import create_app
     from retrystorm.chaos.metrics import register_chaos_metrics
+    from retrystorm.chaos.network.agent import NetworkFaults, ProxySpec
+    from retrystorm.chaos.network.routes import Peers
 
     _check_bind(host, token)
     bind_host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [::1] as a URL writes it
+    proxy_specs = [ProxySpec.parse(value) for value in proxies]
+    registered_peers = Peers.parse(peers, interfaces)
     check_max_outage(max_outage)
     targets = dict(parse_named(value) for value in process_targets)
     if targets and "process" not in backend_names:
@@ -314,7 +335,6 @@ def serve(
     registry = CollectorRegistry()
     allowed = TargetRegistry(list(backends.values()))
     register_chaos_metrics(registry, controller, [name for _, name in allowed.listing()])
-    app = create_app(controller, allowed, registry=registry, token=token)
     try:
         sockets = listen_sockets(bind_host, port)  # bound before the announcement: it names the port served
     except OSError as error:  # a busy port, an address this machine does not have, a name that does not resolve
@@ -322,13 +342,20 @@ def serve(
             otel.shutdown()
         why = "it is in use" if error.errno == errno.EADDRINUSE else (error.strerror or str(error))
         raise UserError(f"cannot listen on {host} port {port}: {why}; choose another --host or --port") from None
+    folder = controller.journal.path.with_name(f"{controller.journal.path.stem}.proxies")
+    network = NetworkFaults.start(controller, proxy_specs, registered_peers, folder)
+    app = create_app(controller, allowed, registry=registry, token=token, network=network)
     bound = sockets[0].getsockname()[1]
-    out.print(f"chaos API on http://{url_host(bind_host)}:{bound} (backends: {', '.join(backends)})")
+    listening = "".join(f", proxy {name} on {p.host}:{p.port}" for name, p in network.proxies.items())
+    out.print(f"chaos API on http://{url_host(bind_host)}:{bound} (backends: {', '.join(backends)}{listening})")
     try:
         web.run_app(app, sock=sockets, print=None, access_log=None)
-    finally:  # every fault was reverted by the app's shutdown: its spans go out now
-        if otel is not None:
-            otel.shutdown()
+    finally:  # every fault was reverted by the app's shutdown: the proxies stop, its spans go out now
+        try:
+            network.stop()
+        finally:
+            if otel is not None:
+                otel.shutdown()
 
 
 chaos.add_command(network_proxy)

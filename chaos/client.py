@@ -142,6 +142,26 @@ class ChaosClient:
         ]
         return [self._call("DELETE", f"/throttles/{urllib.parse.quote(throttle['id'])}") for throttle in active]
 
+    def network(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Start a fault in the network (``POST /network``): a toxic on a registered proxy, or a partition."""
+        fault: dict[str, Any] = self._call("POST", "/network", body)
+        return fault
+
+    def end_network(self, fault_id: str) -> dict[str, Any]:
+        """End a network fault now (``DELETE /network/{id}``)."""
+        ended: dict[str, Any] = self._call("DELETE", f"/network/{urllib.parse.quote(fault_id)}")
+        return ended
+
+    def network_faults(self) -> list[dict[str, Any]]:
+        """Every network fault the agent knows (``GET /network``)."""
+        found: list[dict[str, Any]] = self._call("GET", "/network")
+        return found
+
+    def network_targets(self) -> dict[str, Any]:
+        """What the agent may fault in the network (``GET /network-targets``): proxies, peers, interfaces."""
+        found: dict[str, Any] = self._call("GET", "/network-targets")
+        return found
+
     def outages(self) -> list[dict[str, Any]]:
         """Every outage the chaos API knows, as ``GET /outages`` lists them."""
         outages = self._call("GET", "/outages")

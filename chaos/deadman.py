@@ -5,7 +5,9 @@ faults for real: before a process, a cgroup or a container is frozen it arms an 
 supervisor (:mod:`retrystorm.chaos.watchdog`) that resumes it ``hold_s`` (plus :data:`GRACE_S`) after the
 fault took effect, even if the controller, the runner and their process group were SIGKILLed, and that is
 stood down once the controller disarms it after a normal resume. A CPU cut arms one the same way per throttle
-group, cgroup or container, which restores the original settings instead. A pause made through another chaos
+group, cgroup or container, which restores the original settings instead, and a partition one per cut (a route
+or a link), which heals it. A toxic on a fault proxy arms none: the proxy, a process of its own, ends it at its
+own deadline (:mod:`retrystorm.chaos.network.faults`). A pause made through another chaos
 API (backend ``chaos-api``) is guarded by that API's own controller and its watchdog, so nothing is armed here.
 """
 
@@ -31,7 +33,7 @@ GRACE_S = 0.5
 #: longer than asked.
 INJECT_ALLOWANCE_S = 5.0
 #: Backends whose refs a local watchdog can resume.
-GUARDED_BACKENDS = frozenset({"process", "docker", "cgroup"})
+GUARDED_BACKENDS = frozenset({"process", "docker", "cgroup", "route", "link"})
 
 
 class _Nothing:

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from retrystorm.chaos.bodies import PauseRequest, ThrottleRequest
+from retrystorm.chaos.network.agent import NetworkRequest
 from retrystorm.openapi import GUARD_MEANING, document, guard_answers, guarded, json_answer, json_body, ref
 from retrystorm.openapi import render as render_document
 
@@ -79,6 +80,25 @@ _THROTTLE = {
     },
     "required": ["id", "target", "backend", "capacity", "status", "duration_s", "started_utc"],
 }
+_NETWORK_FAULT = {
+    "type": "object",
+    "properties": {
+        **{key: value for key, value in _OUTAGE["properties"].items() if key != "status"},  # type: ignore[attr-defined]
+        "status": {"type": "string", "enum": ["active", "restored", "failed"]},
+        "kind": {"type": "string", "enum": ["delay", "loss", "hang", "reset", "partition"]},
+        "settings": {"type": "object", "description": "the toxic's fields, or the partition's method and peers"},
+    },
+    "required": ["id", "target", "kind", "status", "duration_s", "started_utc"],
+}
+_NETWORK_TARGETS = {
+    "type": "object",
+    "properties": {
+        "proxies": {"type": "object", "description": "registered fault proxies: name -> {listen, pid}"},
+        "peers": {"type": "object", "description": "registered peers: name -> address"},
+        "interfaces": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["proxies", "peers", "interfaces"],
+}
 _TARGET = {
     "type": "object",
     "properties": {
@@ -101,7 +121,7 @@ _MEANING = {
     "400": "a malformed field",
     "403": f"{GUARD_MEANING['403']}; or a target that may not be paused or throttled "
     "(e.g. no writable cgroup cpu controller)",
-    "404": "no such target or outage",
+    "404": "no such target, outage, fault proxy, peer or interface",
     "413": "a body larger than 16 KiB",
     "429": "too many faults in force: of this target, or in this controller (end one first)",
     "502": "the backend could not act (e.g. the Docker engine is unreachable)",
@@ -173,6 +193,7 @@ def _paths() -> dict[str, Any]:
                 {"200": json_answer(cut, "the throttle, ended"), **_refusals("404", "502")},
             ),
         },
+        **_network_paths(start_refusals),
         "/targets": {
             "get": _op(
                 "The targets this controller may pause, with their state",
@@ -185,16 +206,54 @@ def _paths() -> dict[str, Any]:
     }
 
 
+def _network_paths(start_refusals: dict[str, Any]) -> dict[str, Any]:
+    fault = ref("NetworkFault")
+    return {
+        "/network": {
+            "post": _op(
+                "A fault in the network for a duration: a toxic on a registered proxy, or a partition",
+                {"201": json_answer(fault, "the fault, in force"), **start_refusals},
+                body=NetworkRequest.model_json_schema(by_alias=True),
+            ),
+            "get": _op(
+                "Every network fault of this agent, oldest first",
+                {"200": json_answer({"type": "array", "items": fault}, "the faults")},
+            ),
+        },
+        "/network-targets": {
+            "get": _op(
+                "The proxies, peers and interfaces registered",
+                {"200": json_answer(_NETWORK_TARGETS, "what may be cut")},
+            )
+        },
+        "/network/{fault_id}": {
+            "parameters": [_outage_id("fault_id")],
+            "get": _op("One network fault", {"200": json_answer(fault, "the fault"), **_refusals("404")}),
+            "delete": _op(
+                "End a network fault now (clear the toxic, heal the partition)",
+                {"200": json_answer(fault, "the fault, ended"), **_refusals("404", "502")},
+            ),
+        },
+    }
+
+
 def build_openapi() -> dict[str, Any]:
     """The chaos API as an OpenAPI 3.1 document."""
     return document(
         title="retrystorm chaos API",
-        description="Pause or throttle registered targets for a while; each ends by its deadline. Every request "
+        description="Pause or throttle registered targets, or fault the network through registered proxies and "
+        "peers, for a while; each ends by its deadline. Every request "
         "passes the request guard: with a token (chaos serve --token, RETRYSTORM_CHAOS_TOKEN; required beyond "
         "loopback) every route but /healthz, /metrics and /openapi.json needs Authorization: Bearer TOKEN; "
         "requests other sites' pages make are refused, and so are bodies that are not application/json.",
         paths=_paths(),
-        schemas={"Error": _ERROR, "Outage": _OUTAGE, "Throttle": _THROTTLE, "Target": _TARGET},
+        schemas={
+            "Error": _ERROR,
+            "Outage": _OUTAGE,
+            "Throttle": _THROTTLE,
+            "Target": _TARGET,
+            "NetworkFault": _NETWORK_FAULT,
+        },
         scheme_description="chaos serve's --token (RETRYSTORM_CHAOS_TOKEN); not asked when it runs without one "
         "(then on loopback only)",
     )

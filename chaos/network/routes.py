@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from retrystorm.chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
 from retrystorm.errors import UserError
@@ -130,10 +131,21 @@ def _destination(row: Mapping[str, object]) -> str:
     return dst if "/" in dst else host_prefix(dst) if dst and dst != "default" else dst
 
 
+def has_blackhole(address: str) -> bool:
+    """Whether any blackhole route to ``address`` is in force (retrystorm's or not)."""
+    prefix = host_prefix(address)
+    return any(_destination(row) == prefix for row in blackholes())
+
+
+def network_namespace() -> str:
+    """The network namespace this process runs in, as the kernel names it (``net:[4026531840]``)."""
+    return str(Path("/proc/self/ns/net").readlink())
+
+
 def add_blackhole(address: str) -> None:
     """Drop every packet to ``address``; refused if a blackhole route for it exists already."""
     prefix = host_prefix(address)
-    if any(_destination(row) == prefix for row in blackholes()):
+    if has_blackhole(address):
         raise TargetRefusedError(
             f"a blackhole route to {prefix} exists already, not made by this fault: not taken over"
         )

@@ -17,22 +17,24 @@ from retrystorm.chaos.journal import PROCESS_IDENT
 
 #: Ceiling on how far ahead a deadline may be: further is a bug (a wall-clock time passed as monotonic).
 MAX_AHEAD_S = 24 * 3600.0
-#: The kinds of order: undo a pause, undo a CPU cut, end a run's service when its owner dies.
-FAULTS = ("pause", "throttle", "reap")
+#: The kinds of order: undo a pause, undo a CPU cut, end a run's service when its owner dies, heal a partition's cut.
+FAULTS = ("pause", "throttle", "reap", "partition")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class WatchdogOrder:
     """What one watchdog order guards, and the CLOCK_MONOTONIC time at which it acts."""
 
-    backend: str  # "process", "docker" or "cgroup"
-    ident: str  # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id; cgroup: its directory
+    backend: str  # "process", "docker" or "cgroup"; a partition's "route" or "link"
+    ident: str  # process: "PID@STARTTICKS" (as TargetRef.ident); docker: the container id; cgroup: its directory;
+    # route: the peer's address; link: the interface
     target: str  # the target's name, for logs and the journal record
     outage: str  # the fault's id, for the journal record
     deadline_monotonic: float  # time.monotonic() value at which to act
     journal: Path | None  # append the record of what it did there
-    fault: str = "pause"  # pause (resume it), throttle (restore what undo holds), reap (end a run's service)
-    undo: dict[str, Any] | None = None  # throttle: what restores the original settings (CpuCut.undo())
+    fault: str = "pause"  # pause (resume it), throttle (restore what undo holds), reap (end a run's service),
+    # partition (remove the route, set the link up)
+    undo: dict[str, Any] | None = None  # throttle: what restores the settings (CpuCut.undo()); partition: its netns
     owner: str | None = None  # PID@STARTTICKS: act as soon as that process dies, too (reap)
 
     def ref(self) -> TargetRef:
@@ -42,7 +44,7 @@ class WatchdogOrder:
     def problem(self) -> str | None:
         """Why this order cannot be guarded, or ``None`` (every field checked before anything acts on it)."""
         if self.fault not in FAULTS:
-            return f"fault {str(self.fault)[:40]!r}: expected pause, throttle or reap"
+            return f"fault {str(self.fault)[:40]!r}: expected {', '.join(FAULTS)}"
         if self.fault == "throttle" and not isinstance(self.undo, dict):
             return "a throttle order without undo"
         if self.owner is not None and not PROCESS_IDENT.fullmatch(str(self.owner)):
@@ -126,9 +128,16 @@ def _service(order: WatchdogOrder) -> None:
         raise ValueError("a reap order without its owner")
 
 
+def _cut(order: WatchdogOrder) -> None:
+    from retrystorm.chaos.watchdog.network_guards import check_cut  # noqa: PLC0415 - only a partition's order
+
+    check_cut(order.backend, order.ident, order.undo)
+
+
 #: Per kind of order and backend, the check of its ident and undo.
 _CHECKS: dict[str, dict[str, Callable[[WatchdogOrder], None]]] = {
     "pause": {"process": _process_ident, "docker": _container_id, "cgroup": _frozen_cgroup},
     "throttle": {"cgroup": _cgroup_cut, "docker": _docker_cut},
     "reap": {"cgroup": _service},
+    "partition": {"route": _cut, "link": _cut},
 }

@@ -245,6 +245,10 @@ def guard_for(order: WatchdogOrder) -> Guard:
     undo = order.undo or {}
     if order.fault == "reap":
         return ReapGuard(undo)
+    if order.fault == "partition":
+        from retrystorm.chaos.watchdog.network_guards import CutGuard  # noqa: PLC0415 - only a partition's order
+
+        return CutGuard(order.backend, order.ident, undo)
     if order.fault == "throttle":
         if order.backend == "docker":
             return DockerThrottleGuard(order.ident, undo["restore"])
@@ -259,9 +263,7 @@ def _act(armed: Armed, trigger: str, late_s: float) -> None:
     order, what = armed.order, _what(armed)
     try:
         outcome = armed.guard.resume()
-        verb, op = ("restored", "restore") if order.fault == "throttle" else ("resumed", "resume")
-        if order.fault == "reap":
-            verb, op = "ended", ""
+        verb, op = _VERBS.get(order.fault, ("resumed", "resume"))
         done = f"{verb} by the watchdog" if outcome == "resumed" else f"{outcome}: nothing to do"
         log.warning("%s: %s (%s, %+.3f s from the deadline)", what, done, trigger, late_s)
         if outcome == "resumed" and op and order.journal is not None:
@@ -271,6 +273,10 @@ def _act(armed: Armed, trigger: str, late_s: float) -> None:
         log.exception("%s: could not act or journal it; the journal keeps it for recovery", what)
     finally:
         armed.guard.close()
+
+
+#: What the log says an order did, and the journal op it appends (none for a reap: nothing was journaled).
+_VERBS = {"throttle": ("restored", "restore"), "reap": ("ended", ""), "partition": ("healed", "heal")}
 
 
 def _what(armed: Armed) -> str:
