@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from retrystorm.chaos.journal import Journal
+from tests.support.procfs import processes_with
 
 pytestmark = [pytest.mark.live, pytest.mark.signals]
 
@@ -41,19 +42,6 @@ def run(scenario: Path, tmp_path: Path, *extra: str, timeout_s: float = 420) -> 
         [sys.executable, "-m", "retrystorm", "run", str(scenario), "--allow-saturated", *extra],
         capture_output=True, text=True, env=env, timeout=timeout_s, check=False,
     )  # fmt: skip
-
-
-def processes_with(text: str) -> list[int]:
-    """Pids whose command line contains ``text`` (to see that nothing was left running)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 @pytest.fixture

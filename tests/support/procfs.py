@@ -22,3 +22,16 @@ def is_alive(pid: int) -> bool:
 def is_stopped(pid: int) -> bool:
     """Whether ``pid`` is stopped (``T``) or stopped by a tracer (``t``)."""
     return process_state_letter(pid) in ("T", "t")
+
+
+def processes_with(text: str) -> list[int]:
+    """Pids whose command line (arguments joined by spaces) contains ``text``: to see that nothing was left running."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
