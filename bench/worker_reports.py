@@ -37,7 +37,8 @@ from loadgen_common import local_cluster
 
 from retrystorm.experiment.analysis import recoveries
 from retrystorm.experiment.scenario import OutageWindow
-from retrystorm.runner.readings import Reading, client_from_samples, parse_target, samples_of
+from retrystorm.loadgen.exposition import parse_target, samples_of
+from retrystorm.loadgen.readings import Reading, client_from_samples
 from retrystorm.runner.series import build_series
 
 LOCUSTFILE = Path(__file__).with_name("report_interval_locustfile.py")

@@ -1,12 +1,12 @@
 """The retry-storm view's numbers: per-second points from cumulative readings, and outage bands.
 
-Pure: no clock, no I/O, no Locust. The web UI's process takes a :class:`Reading` once a
-second (the client counters of ``/metrics``, summed over workers on a master, and the
-target's in-flight gauge when it answered) and :class:`StormHistory` turns consecutive
-readings into a :class:`Point`:
+Pure: no clock, no I/O, no Locust. The web UI's process takes a
+:class:`~retrystorm.loadgen.readings.Reading` once a second (the client counters of ``/metrics``, summed over
+workers on a master, and the target's in-flight gauge when it answered: the runner's readings, of the same
+type) and :class:`StormHistory` turns consecutive readings into a :class:`Point`:
 
-* a rate is ``(c_now - c_before) / (t_now - t_before)`` of a cumulative counter; the
-  counters are never reset (:mod:`retrystorm.loadgen.metrics`), so a run is delimited by the
+* a rate is ``(c_now - c_before) / (t_now - t_before)`` of a cumulative counter, by the runner's rule
+  (:class:`retrystorm.loadgen.readings.Counter`); the counters are never reset, so a run is delimited by the
   reading at its start, not by zeroing anything. A counter that went down (its source
   restarted) gives no rate for that second, never a negative one;
 * goodput is the rate of successful logical requests; attempts sent and logical
@@ -32,31 +32,16 @@ import collections
 import dataclasses
 import datetime
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from retrystorm.loadgen.readings import ClientReading, Counter, Reading
+from retrystorm.loadgen.series_names import ACTIVE_USERS, ATTEMPTS, GAVE_UP, GOODPUT, IN_FLIGHT, USERS_IN_BACKOFF
 
 #: Seconds of history the view keeps: 15 minutes of one point a second.
 WINDOW_S = 900
 #: Decimals of the numbers the data route serves (times to the millisecond).
 DIGITS = 3
-#: The counters a reading carries (cumulative, summed over every strategy label).
-COUNTERS = ("attempts_started", "requests_started", "requests_ok", "requests_gave_up")
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Reading:
-    """The client counters and gauges at one instant (``at_s`` on a monotonic clock)."""
-
-    at_s: float
-    attempts_started: float
-    requests_started: float
-    requests_ok: float
-    requests_gave_up: float
-    users_in_backoff: float
-    active_users: float
-    in_flight: float | None = None
-    #: The load factor in force (the largest over strategies); ``None``: no spike was ever played here.
-    load_factor: float | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,8 +53,8 @@ class Point:
     requests_started_per_s: float | None
     goodput_per_s: float | None
     gave_up_per_s: float | None
-    users_in_backoff: float
-    active_users: float
+    users_in_backoff: float | None
+    active_users: float | None
     amplification: float | None
     amplification_total: float | None
     in_flight: float | None
@@ -93,13 +78,21 @@ class Band:
         return {"start_s": self.start_s, "end_s": self.end_s, "kind": self.kind, "labels": list(self.labels)}
 
 
-def rate(before: Reading, now: Reading, counter: str) -> float | None:
-    """Per second of ``counter`` between two readings; ``None`` if time or the counter went back."""
-    elapsed_s = now.at_s - before.at_s
-    increase = getattr(now, counter) - getattr(before, counter)
-    if elapsed_s <= 0 or increase < 0:
+def rate(before: Reading, now: Reading, read: Callable[[ClientReading], float]) -> float | None:
+    """Per second of the client counter ``read`` between two readings; ``None`` if time or the counter went back."""
+    return increase_between(before, now, read, per_second=True)
+
+
+def increase_between(
+    before: Reading, now: Reading, read: Callable[[ClientReading], float], *, per_second: bool = False
+) -> float | None:
+    """The increase of a client counter from ``before`` to ``now`` (per second if asked); ``None`` as :func:`rate`."""
+    if before.client is None or now.client is None:
         return None
-    return float(increase / elapsed_s)
+    counter = Counter([(before.time_s, read(before.client)), (now.time_s, read(now.client))])
+    if per_second:
+        return counter.per_second(before.time_s, now.time_s)
+    return counter.increase(before.time_s, now.time_s) if now.time_s > before.time_s else None
 
 
 def ratio(attempts: float, requests: float) -> float | None:
@@ -109,24 +102,34 @@ def ratio(attempts: float, requests: float) -> float | None:
     return attempts / requests
 
 
+def _attempts(client: ClientReading) -> float:
+    return client.attempts_started
+
+
+def _started(client: ClientReading) -> float:
+    return client.requests_started
+
+
+def _amplification(first: Reading, last: Reading) -> float | None:
+    attempts, started = increase_between(first, last, _attempts), increase_between(first, last, _started)
+    return None if attempts is None or started is None else ratio(attempts, started)
+
+
 def point_between(start: Reading, before: Reading, now: Reading) -> Point:
     """The point of ``now``: rates since ``before``, totals since ``start`` (the run's first reading)."""
+    client = now.client
     return Point(
-        t_s=now.at_s - start.at_s,
-        attempts_per_s=rate(before, now, "attempts_started"),
-        requests_started_per_s=rate(before, now, "requests_started"),
-        goodput_per_s=rate(before, now, "requests_ok"),
-        gave_up_per_s=rate(before, now, "requests_gave_up"),
-        users_in_backoff=now.users_in_backoff,
-        active_users=now.active_users,
-        amplification=ratio(
-            now.attempts_started - before.attempts_started, now.requests_started - before.requests_started
-        ),
-        amplification_total=ratio(
-            now.attempts_started - start.attempts_started, now.requests_started - start.requests_started
-        ),
-        in_flight=now.in_flight,
-        load_factor=now.load_factor,
+        t_s=now.time_s - start.time_s,
+        attempts_per_s=rate(before, now, _attempts),
+        requests_started_per_s=rate(before, now, _started),
+        goodput_per_s=rate(before, now, lambda c: c.requests_ok),
+        gave_up_per_s=rate(before, now, lambda c: c.requests_gave_up),
+        users_in_backoff=client.users_in_backoff if client is not None else None,
+        active_users=client.active_users if client is not None else None,
+        amplification=_amplification(before, now),
+        amplification_total=_amplification(start, now),
+        in_flight=now.target.in_flight if now.target is not None else None,
+        load_factor=client.load_factor if client is not None else None,
     )
 
 
@@ -181,17 +184,19 @@ class Series:
     unit: str
 
 
-#: Every series the data route serves, in the order the view draws them.
+#: Every series the data route serves, in the order the view draws them, named as the runner's and the
+#: simulator's (:mod:`retrystorm.loadgen.series_names`). ``requests_started`` is the runner's ``started``: its
+#: key is kept, as the tab's script and any client of the route read it.
 SERIES = (
-    Series("attempts", "attempts_per_s", "attempts sent", "attempts/s"),
+    Series(ATTEMPTS, "attempts_per_s", "attempts sent", "attempts/s"),
     Series("requests_started", "requests_started_per_s", "logical requests started", "requests/s"),
-    Series("goodput", "goodput_per_s", "goodput (logical requests that succeeded)", "requests/s"),
-    Series("gave_up", "gave_up_per_s", "logical requests given up", "requests/s"),
-    Series("users_in_backoff", "users_in_backoff", "users in backoff", "users"),
-    Series("active_users", "active_users", "users running", "users"),
+    Series(GOODPUT, "goodput_per_s", "goodput (logical requests that succeeded)", "requests/s"),
+    Series(GAVE_UP, "gave_up_per_s", "logical requests given up", "requests/s"),
+    Series(USERS_IN_BACKOFF, "users_in_backoff", "users in backoff", "users"),
+    Series(ACTIVE_USERS, "active_users", "users running", "users"),
     Series("amplification", "amplification", "amplification over the last second", "attempts per request"),
     Series("amplification_total", "amplification_total", "amplification since the run started", "attempts per request"),
-    Series("in_flight", "in_flight", "in flight on the target", "requests"),
+    Series(IN_FLIGHT, "in_flight", "in flight on the target", "requests"),
 )
 
 

@@ -26,11 +26,11 @@ from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.parser import text_string_to_metric_families
 
 from retrystorm.addresses import http_address
 from retrystorm.chaos.client import ChaosApiError, ChaosClient
-from retrystorm.loadgen.storm_series import Reading
+from retrystorm.loadgen.exposition import samples_in, samples_of
+from retrystorm.loadgen.readings import ClientReading, client_from_samples
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,6 @@ MAX_SCRAPE_BYTES = 4 * 1024 * 1024
 #: How long the chaos API may take to list its outages.
 CHAOS_TIMEOUT_S = 2.0
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,199}")
-_PREFIX = "retrystorm_client_"
 
 
 def check_metric_name(text: str) -> str:
@@ -102,44 +101,15 @@ def metrics_url(option: str, host: str | None) -> str | None:
     return f"{parts.scheme}://{parts.netloc}/metrics"
 
 
-def client_reading(registry: CollectorRegistry, at_s: float) -> Reading:
-    """The client series of ``registry`` now, each summed over its ``strategy`` labels (no in-flight value).
-
-    The load factor is the largest over the labels: only the running strategy's is above 1.
-    """
-    totals: dict[str, float] = {}
-    factors: list[float] = []
-    for family in registry.collect():
-        if not family.name.startswith(_PREFIX):
-            continue
-        for sample in family.samples:
-            key = sample.name.removeprefix(_PREFIX)
-            if key == "load_factor":  # a factor, not a count: the largest, never a sum over strategies
-                factors.append(float(sample.value))
-                continue
-            if key.startswith("requests_total"):
-                key = f"requests_{sample.labels.get('outcome', '')}"
-            totals[key] = totals.get(key, 0.0) + float(sample.value)
-    return Reading(
-        at_s=at_s,
-        attempts_started=totals.get("attempts_started_total", 0.0),
-        requests_started=totals.get("requests_started_total", 0.0),
-        requests_ok=totals.get("requests_ok", 0.0),
-        requests_gave_up=totals.get("requests_gave_up", 0.0),
-        users_in_backoff=totals.get("users_in_backoff", 0.0),
-        active_users=totals.get("active_users", 0.0),
-        load_factor=max(factors) if factors else None,
-    )
+def client_reading(registry: CollectorRegistry) -> ClientReading:
+    """The client series of ``registry`` now, read as the runner reads a scraped ``/metrics`` (summed over labels;
+    the load factor the largest over strategies: only the running strategy's is above 1)."""
+    return client_from_samples(samples_in(registry))
 
 
 def gauge_in(text: str, metric: str) -> float | None:
     """The sum of every sample of the gauge ``metric`` in a Prometheus exposition; ``None`` if absent."""
-    values = [
-        float(sample.value)
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-        if sample.name == metric
-    ]
+    values = [value for name, _, value in samples_of(text) if name == metric]
     return sum(values) if values else None
 
 

@@ -26,7 +26,6 @@ changes anything.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import logging
 import math
@@ -41,6 +40,7 @@ from prometheus_client import CollectorRegistry
 
 from retrystorm.chaos.client import ChaosClient
 from retrystorm.loadgen.page_scripts import add_page_script
+from retrystorm.loadgen.readings import Reading, TargetReading
 from retrystorm.loadgen.storm_series import WINDOW_S, StormHistory, columns, merge_bands, outage_bands, spike_bands
 from retrystorm.loadgen.storm_sources import CHAOS_TIMEOUT_S, OutageSource, TargetGauge, client_reading, metrics_url
 
@@ -81,17 +81,22 @@ class StormView:
         self.clock = clock
         self.history = StormHistory(WINDOW_S)
         self.runs = 0
+        #: Readings since the run started (since the view started, before any run): each one's ``tick``.
+        self.ticks = 0
 
     def sample(self) -> None:
         """Take one reading: the client counters now, then the target's gauge (or a gap)."""
         at_s, now_utc = self.clock(), _utc_now()
-        counters = client_reading(self.registry, at_s)
+        client = client_reading(self.registry)
         in_flight = self.gauge.read(self.metrics_url())
-        self.history.add(dataclasses.replace(counters, in_flight=in_flight), now_utc)
+        target = TargetReading(in_flight) if in_flight is not None else None
+        self.ticks += 1
+        self.history.add(Reading(self.ticks, at_s, target, client), now_utc)
 
     def start_run(self) -> None:
         """A run starts: forget the points, take the counters now as its zero."""
-        self.history.start_run(client_reading(self.registry, self.clock()), _utc_now())
+        self.ticks = 0
+        self.history.start_run(Reading(0, self.clock(), None, client_reading(self.registry)), _utc_now())
         self.runs += 1
 
     def metrics_url(self) -> str | None:

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrystorm.errors import UserError
-from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 from retrystorm.experiment.report import StrategyCurves
 from retrystorm.experiment.scenario import Scenario, StrategyEntry
 from retrystorm.experiment.scenario.grpc import refuse_simulating
+from retrystorm.loadgen.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 
 FIGURES = (
     "attempts",

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import aiohttp
 
-from retrystorm.runner.readings import ClientReading, TargetReading
+from retrystorm.loadgen.readings import ClientReading, TargetReading
 
 log = logging.getLogger(__name__)
 

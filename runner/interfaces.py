@@ -26,7 +26,7 @@ from typing import Protocol
 from retrystorm.chaos.backends.base import FaultBackend
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
-from retrystorm.runner.readings import ClientReading, TargetReading
+from retrystorm.loadgen.readings import ClientReading, TargetReading
 from retrystorm.target.models import OverloadModel
 
 

@@ -27,11 +27,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
+from retrystorm.loadgen.exposition import parse_client
 from retrystorm.polling import poll_until
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.interfaces import TargetHandle
 from retrystorm.runner.locust_args import LOCUST_RUN_MARGIN_S, check_options, describe_load, locust_options
-from retrystorm.runner.readings import parse_client
 from retrystorm.runner.watch import Watch
 from retrystorm.runner.webapi import WebApi
 

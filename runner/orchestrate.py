@@ -30,6 +30,7 @@ from retrystorm.chaos.journal import Journal, utc_now
 from retrystorm.durations import format_duration
 from retrystorm.experiment.scenario import OutageWindow, SlowWindow, SpikeWindow, TriggerWindow
 from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
+from retrystorm.loadgen.readings import Reading
 from retrystorm.runner.errors import RunFailedError, SteadyStateError
 from retrystorm.runner.fault_proxy import FaultProxies, control_of
 from retrystorm.runner.fresh_probe import FreshProbe, probe_for
@@ -45,7 +46,6 @@ from retrystorm.runner.live_triggers import LiveTriggers
 from retrystorm.runner.network_triggers import NetworkPlayer
 from retrystorm.runner.plan import OVERHEAD_S, Plan, StrategyPlan, phase_at
 from retrystorm.runner.progress import Display, Status
-from retrystorm.runner.readings import Reading
 from retrystorm.runner.record import StrategyRecord
 from retrystorm.runner.runtime import Runtime
 from retrystorm.runner.slo import SloGuard

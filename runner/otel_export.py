@@ -25,9 +25,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from retrystorm.loadgen.readings import ClientReading, TargetReading
 from retrystorm.otel import OtelSettings, providers
 from retrystorm.runner.interfaces import LoadHandle, MetricsSource, TargetHandle
-from retrystorm.runner.readings import ClientReading, TargetReading
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ seed, times, what ran for each strategy, and the wall-clock time of each strateg
 :data:`~retrystorm.runner.results_schema.TIMESERIES_COLUMNS`: ``strategy``, ``t_s`` (the end
 of the interval, seconds after the load started), the rates per second and the gauges
 of :class:`~retrystorm.runner.series.LiveSeries`, named as the simulator's
-(:mod:`retrystorm.experiment.analysis.series_names`).
+(:mod:`retrystorm.loadgen.series_names`).
 
 The PNGs and ``report.html`` come from :mod:`retrystorm.experiment.report`.
 """
@@ -26,11 +26,11 @@ from typing import Any
 
 from retrystorm.experiment.analysis import RunResult, results_document
 from retrystorm.experiment.analysis.repeats import summarise
-from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
 from retrystorm.experiment.analysis.stats import CENSORING_NOTE
 from retrystorm.experiment.analysis.steady_state import SteadyRule
 from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.report import StrategyCurves, write_report
+from retrystorm.loadgen.series_names import ATTEMPTS, DELAY_S, GAVE_UP, GOODPUT, IN_FLIGHT, TIMEOUTS
 from retrystorm.runner.record import LATENCY_SOURCE, StrategyRecord
 from retrystorm.runner.results_schema import SCHEMA_VERSION, TIMESERIES_COLUMNS
 from retrystorm.runner.series import LiveSeries

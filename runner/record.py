@@ -56,14 +56,14 @@ from typing import Any
 from retrystorm.experiment.analysis import LatencySummary, RunResult, default_steady_window, recoveries
 from retrystorm.experiment.analysis.mechanism import after_resumes
 from retrystorm.experiment.analysis.quantiles import combine, difference
-from retrystorm.experiment.analysis.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
 from retrystorm.experiment.analysis.validity import GeneratorSeconds, Validity, assess
 from retrystorm.experiment.analysis.verdicts import evaluate
 from retrystorm.experiment.scenario import Assertions, OutageWindow, RunSpec, TriggerWindow
 from retrystorm.experiment.scenario.timeline import episodes
+from retrystorm.loadgen.readings import ClientReading, Reading
+from retrystorm.loadgen.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
 from retrystorm.runner.fresh_probe import FreshAnswer, fresh_timeout_s, summary
 from retrystorm.runner.locust_args import think_time
-from retrystorm.runner.readings import ClientReading, Reading
 from retrystorm.runner.series import LiveSeries, build_series
 from retrystorm.runner.steady import judge_readings, request_names, steady_ticks
 

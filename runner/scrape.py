@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from retrystorm.loadgen.exposition import parse_client, parse_target
+from retrystorm.loadgen.readings import ClientReading, TargetReading
 from retrystorm.runner.fetch import PairFetcher
 from retrystorm.runner.interfaces import LoadHandle, TargetHandle
-from retrystorm.runner.readings import ClientReading, TargetReading, parse_client, parse_target
 
 
 class HttpMetricsSource:

@@ -4,9 +4,11 @@ Readings are taken once a second after the load starts (time 0), at slightly une
 times and with gaps (a paused target does not answer; a busy load generator may not
 in time). The grid is interval ``i = [i, i + 1)`` seconds:
 
-* **counters** (successes, attempts, ...) are interpolated linearly between the
-  readings that have them, evaluated at the grid times, and differenced: a gap spreads
-  its count evenly over the seconds it covers instead of losing it;
+* **counters** (successes, attempts, ...) become rates by the one rule of
+  :class:`retrystorm.loadgen.readings.Counter` (the storm tab's too): interpolated linearly between the
+  readings that have them, evaluated at the grid times, and differenced; a gap spreads
+  its count evenly over the seconds it covers instead of losing it, and a second over which a counter went
+  down has no rate (empty in ``timeseries.csv``; the recovery analysis reads it as 0);
 * **attempt latency** of interval ``i`` is the mean latency of the attempts that ended
   in it: the difference of the latency histogram's sum over that of its count, both
   interpolated as counters (``None`` when no attempt ended);
@@ -23,21 +25,21 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
   when either reading is missing.
 
 This is what :class:`retrystorm.experiment.analysis.Samples` reads, the same as the simulator's series,
-under the same names (:mod:`retrystorm.experiment.analysis.series_names`).
+under the same names (:mod:`retrystorm.loadgen.series_names`).
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 
 from retrystorm.experiment.analysis import Samples
 from retrystorm.experiment.analysis.latency_series import latency_over_time
 from retrystorm.experiment.analysis.quantiles import Buckets, difference
-from retrystorm.experiment.analysis.series_names import (
+from retrystorm.loadgen.readings import ClientReading, Reading, TargetReading, client_counter
+from retrystorm.loadgen.series_names import (
+    ACTIVE_USERS,
     ATTEMPT_LATENCY_S,
     ATTEMPTS,
     DELAY_S,
@@ -47,9 +49,9 @@ from retrystorm.experiment.analysis.series_names import (
     IN_PROGRESS,
     STARTED,
     TIMEOUTS,
+    USERS_IN_BACKOFF,
 )
 from retrystorm.runner.fresh_probe import FreshAnswer, in_time_per_second
-from retrystorm.runner.readings import ClientReading, Reading, TargetReading
 
 #: The timeseries column of the busiest load-generator process's share of a core in each second.
 GENERATOR_CPU = "generator_cpu"
@@ -72,8 +74,8 @@ TARGET_GAUGES: dict[str, Callable[[TargetReading], float]] = {
     "abandoned_in_flight": lambda t: t.abandoned_in_flight,
 }
 CLIENT_GAUGES: dict[str, Callable[[ClientReading], float | None]] = {
-    "users_in_backoff": lambda c: c.users_in_backoff,
-    "active_users": lambda c: c.active_users,
+    USERS_IN_BACKOFF: lambda c: c.users_in_backoff,
+    ACTIVE_USERS: lambda c: c.active_users,
     IN_PROGRESS: lambda c: c.in_progress,
 }
 
@@ -125,41 +127,14 @@ class LiveSeries:
         return max((value for value in self.gauges[name] if value is not None), default=None)
 
 
-def interpolate(points: Sequence[tuple[float, float]], at: float) -> float | None:
-    """The piecewise-linear function through ``points`` (ascending times) at ``at``; ``None`` outside them.
-
-    Within half a second beyond the ends (the first reading taken a little after time 0,
-    the last a little early), the value at that end.
-    """
-    if not points:
-        return None
-    times = [time for time, _ in points]
-    index = bisect.bisect_left(times, at)
-    if index < len(points) and math.isclose(times[index], at, abs_tol=1e-9):
-        return points[index][1]
-    if index == 0:
-        return points[0][1] if times[0] - at <= 0.5 else None
-    if index == len(points):
-        return points[-1][1] if at - times[-1] <= 0.5 else None
-    (t0, v0), (t1, v1) = points[index - 1], points[index]
-    return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
-
-
 def build_series(
     readings: Sequence[Reading], duration_s: float, fresh: Sequence[FreshAnswer] | None = None
 ) -> LiveSeries:
     """The grid series of ``readings`` (the first taken at time 0) over ``duration_s``, with the ``fresh`` requests'
     answers per second (:func:`retrystorm.runner.fresh_probe.in_time_per_second`) when the run sent them."""
     length = max(1, math.ceil(duration_s - 1e-9))
-    rates: dict[str, list[float | None]] = {}
-    clients = [(reading.time_s, reading.client) for reading in readings if reading.client is not None]
-    for name, read in COUNTERS.items():
-        points = [(time, read(client)) for time, client in clients]
-        grid = [interpolate(points, float(k)) for k in range(length + 1)]
-        rates[name] = [
-            None if start is None or end is None else max(0.0, end - start) for start, end in itertools.pairwise(grid)
-        ]
-    rates[ATTEMPT_LATENCY_S] = _mean_latency(clients, length)
+    rates = {name: client_counter(readings, read).on_grid(length) for name, read in COUNTERS.items()}
+    rates[ATTEMPT_LATENCY_S] = _mean_latency(readings, length)
     gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
     cpu: list[Mapping[str, float] | None] = [None] * length
     for reading in readings:
@@ -193,15 +168,11 @@ def live_latency(readings: Sequence[Reading], length: int) -> dict[str, list[flo
     return latency_over_time(ended, waiting)
 
 
-def _mean_latency(clients: Sequence[tuple[float, ClientReading]], length: int) -> list[float | None]:
+def _mean_latency(readings: Sequence[Reading], length: int) -> list[float | None]:
     """Per interval, the mean latency of the attempts that ended in it (``None``: none did, or no reading)."""
-    sums = [(time, client.attempt_latency_sum) for time, client in clients]
-    counts = [(time, client.attempt_latency_count) for time, client in clients]
-    grid = [(interpolate(sums, float(k)), interpolate(counts, float(k))) for k in range(length + 1)]
-    means: list[float | None] = []
-    for (sum0, count0), (sum1, count1) in itertools.pairwise(grid):
-        if sum0 is None or sum1 is None or count0 is None or count1 is None or count1 - count0 < 0.5:
-            means.append(None)
-        else:
-            means.append(max(0.0, sum1 - sum0) / (count1 - count0))
-    return means
+    sums = client_counter(readings, lambda client: client.attempt_latency_sum).on_grid(length)
+    counts = client_counter(readings, lambda client: client.attempt_latency_count).on_grid(length)
+    return [
+        None if total_s is None or count is None or count < 0.5 else total_s / count
+        for total_s, count in zip(sums, counts, strict=True)
+    ]

@@ -1,11 +1,11 @@
 """Server readings of a service of one's own (``retrystorm.target.metrics``): its in-flight gauge, scraped or from
 Prometheus.
 
-The built-in target serves ``retrystorm_target_*`` series (:mod:`retrystorm.runner.readings`). A
+The built-in target serves ``retrystorm_target_*`` series (:mod:`retrystorm.loadgen.readings`). A
 service of one's own may serve a gauge of requests in progress under any name: scraped
 from its ``/metrics`` (``metrics: {url, in_flight}``), or queried from a Prometheus that
 scrapes it (``metrics: {prometheus: {url, query_in_flight}}``). Either way it becomes a
-:class:`~retrystorm.runner.readings.TargetReading` whose ``in_flight`` is that gauge (summed over
+:class:`~retrystorm.loadgen.readings.TargetReading` whose ``in_flight`` is that gauge (summed over
 its series) and whose delay is 0, so the server's recovery is judged from its own gauge,
 as for the built-in target. A gauge that is absent from an answer is no reading (``None``).
 """
@@ -18,7 +18,8 @@ import urllib.parse
 from collections.abc import Callable
 
 from retrystorm.experiment.scenario.service import ServerMetrics
-from retrystorm.runner.readings import TargetReading, samples_of
+from retrystorm.loadgen.exposition import samples_of
+from retrystorm.loadgen.readings import TargetReading
 
 Parse = Callable[[str], TargetReading | None]
 

@@ -27,7 +27,7 @@ import aiohttp
 from retrystorm.errors import UserError, did_you_mean
 from retrystorm.experiment.scenario import RunSpec
 from retrystorm.experiment.scenario.slo import StopCondition
-from retrystorm.runner.readings import Reading
+from retrystorm.loadgen.readings import Reading
 from retrystorm.runner.series import CLIENT_GAUGES, COUNTERS, TARGET_GAUGES
 
 log = logging.getLogger(__name__)

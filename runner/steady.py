@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from retrystorm.experiment.analysis.steady_state import RequestAnswers, SteadyRule, SteadyState, judge
 from retrystorm.experiment.scenario import RunSpec
 from retrystorm.loadgen.metrics import DEFAULT_REQUEST_LABEL
-from retrystorm.runner.readings import ClientReading, Reading
+from retrystorm.loadgen.readings import ClientReading, Reading
 
 RULE = SteadyRule()
 #: How a run of the built-in target's default request (``GET /api``) names it.

@@ -58,8 +58,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from retrystorm.experiment.analysis.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
 from retrystorm.experiment.scenario import rng_for
+from retrystorm.loadgen.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
 from retrystorm.loadgen.strategies import GiveUp, RetrySession
 from retrystorm.sim.client import BACKOFF, DONE, THINKING, WAITING, Client
 from retrystorm.sim.config import RunConfig

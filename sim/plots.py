@@ -10,7 +10,6 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from retrystorm.experiment.analysis.series_names import IN_FLIGHT, RATES
 from retrystorm.experiment.report.panels import (
     PANELS,
     plain_number,
@@ -21,6 +20,7 @@ from retrystorm.experiment.report.panels import (
     value_axis,
 )
 from retrystorm.figures import plain_text
+from retrystorm.loadgen.series_names import IN_FLIGHT, RATES
 from retrystorm.sim.experiments.base import Report
 from retrystorm.sim.result import RunOutput
 

@@ -19,10 +19,10 @@ from rich.text import Text
 from retrystorm.console import wide
 from retrystorm.durations import format_duration
 from retrystorm.experiment.analysis import RunResult
-from retrystorm.experiment.analysis.series_names import GAVE_UP, TIMEOUTS
 from retrystorm.experiment.report.curves import StrategyCurves
 from retrystorm.experiment.report.text import recovery_text, seconds, verdict_mark
 from retrystorm.experiment.report.why import headline_lines
+from retrystorm.loadgen.series_names import GAVE_UP, TIMEOUTS
 from retrystorm.sim.experiments.base import Report
 from retrystorm.sim.result import RunOutput
 

@@ -1,6 +1,6 @@
 """Per-interval counters and gauge readings of a simulated run.
 
-The series carry the names the live runner's do (:mod:`retrystorm.experiment.analysis.series_names`):
+The series carry the names the live runner's do (:mod:`retrystorm.loadgen.series_names`):
 the engine counts events per interval under each rate's name, and :meth:`Series.rate`
 and :meth:`Series.rows` give them per second, as the live runner records them.
 """
@@ -13,7 +13,7 @@ import math
 from retrystorm.experiment.analysis import Samples
 from retrystorm.experiment.analysis.latency_series import quantiles_over_time
 from retrystorm.experiment.analysis.quantiles import Buckets
-from retrystorm.experiment.analysis.series_names import (
+from retrystorm.loadgen.series_names import (
     ATTEMPTS,
     DELAY_S,
     GAVE_UP,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from retrystorm.experiment.analysis.quantiles import Buckets, combine, sorted_quantile
-from retrystorm.experiment.analysis.series_names import LATENCY_QUANTILES
+from retrystorm.loadgen.series_names import LATENCY_QUANTILES
 
 
 def interval_quantile(q: float, ended: Buckets | None, in_progress: Buckets | None) -> float | None:

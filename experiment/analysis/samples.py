@@ -14,7 +14,7 @@ class Samples:
     (``goodput``, ``attempts``) are per second over the interval; *gauges*
     (``in_flight``, ``delay_s``) are read at the interval's end, ``None`` where no
     reading exists (a live target cannot be scraped while it is paused). The fields are
-    named as the series both record them (:mod:`retrystorm.experiment.analysis.series_names`).
+    named as the series both record them (:mod:`retrystorm.loadgen.series_names`).
     """
 
     step_s: float

@@ -14,9 +14,9 @@ import math
 from collections.abc import Sequence
 
 from retrystorm.experiment.analysis import recoveries
-from retrystorm.experiment.analysis.series_names import ATTEMPTS, GOODPUT, IN_FLIGHT
 from retrystorm.experiment.report.curves import StrategyCurves
 from retrystorm.experiment.report.text import DASH, count, recovery_text
+from retrystorm.loadgen.series_names import ATTEMPTS, GOODPUT, IN_FLIGHT
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

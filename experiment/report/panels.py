@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
 
-from retrystorm.experiment.analysis.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
+from retrystorm.loadgen.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 
 Scale = Literal["linear", "symlog", "log"]
 
@@ -25,7 +25,7 @@ Scale = Literal["linear", "symlog", "log"]
 @dataclasses.dataclass(frozen=True, slots=True)
 class Panel:
     """One stacked panel: its y label, the series it draws (a name of
-    :mod:`~retrystorm.experiment.analysis.series_names`)
+    :mod:`~retrystorm.loadgen.series_names`)
     and its y scale."""
 
     label: str

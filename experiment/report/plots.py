@@ -21,7 +21,6 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from retrystorm.experiment.analysis.series_names import DELAY_S, IN_FLIGHT
 from retrystorm.experiment.report.curves import StrategyCurves
 from retrystorm.experiment.report.panels import (
     PANELS,
@@ -32,6 +31,7 @@ from retrystorm.experiment.report.panels import (
     trigger_handles,
 )
 from retrystorm.figures import plain_text
+from retrystorm.loadgen.series_names import DELAY_S, IN_FLIGHT
 
 LIVE_COLOR = "tab:blue"
 SIMULATED_COLOR = "tab:orange"

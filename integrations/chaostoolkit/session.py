@@ -34,9 +34,9 @@ from retrystorm.errors import UserError
 from retrystorm.experiment.analysis import RunResult, default_steady_window, steady_levels
 from retrystorm.integrations.chaostoolkit.settings import LoadSettings
 from retrystorm.integrations.chaostoolkit.verdict import NOT_STARTED, Judgement, Pause, as_windows, judge
+from retrystorm.loadgen.readings import Reading
 from retrystorm.runner.interfaces import GrpcEndpoint
 from retrystorm.runner.local.locust import LocustDriver, LocustLoad
-from retrystorm.runner.readings import Reading
 from retrystorm.runner.record import StrategyRecord, analyse
 from retrystorm.runner.scrape import HttpMetricsSource
 from retrystorm.runner.series import build_series

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from retrystorm.chaos.client import ChaosClient, check_chaos_url
 from retrystorm.errors import SpecError, UserError
 from retrystorm.experiment.scenario import Assertions, RunSpec, ScenarioError, scenario_from_data
+from retrystorm.loadgen.exposition import parse_target
 from retrystorm.runner import server_metrics
-from retrystorm.runner.readings import parse_target
 from retrystorm.runner.server_metrics import Parse
 
 #: Where ``start_load`` says its arguments are (its messages start with it).

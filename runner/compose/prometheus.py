@@ -4,7 +4,7 @@ Each reading is two instant queries (``GET /api/v1/query``), sent at once, withi
 reading's deadline: every ``retrystorm_target_*`` series of job ``target`` and every
 ``retrystorm_client_*`` series of job ``locust`` (the Locust master: the sum over its
 workers), each with the job's ``up``. Their samples go through the same parsing as a
-scrape (:mod:`retrystorm.runner.readings`).
+scrape (:mod:`retrystorm.loadgen.readings`).
 
 A part is ``None``, as a scrape of a paused target is, when its job's last scrape
 failed (``up`` is 0: a paused target does not answer Prometheus either), when its
@@ -22,9 +22,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from retrystorm.runner.fetch import PairFetcher
-from retrystorm.runner.interfaces import LoadHandle, TargetHandle
-from retrystorm.runner.readings import (
+from retrystorm.loadgen.readings import (
     CLIENT,
     TARGET,
     ClientReading,
@@ -33,6 +31,8 @@ from retrystorm.runner.readings import (
     client_from_samples,
     target_from_samples,
 )
+from retrystorm.runner.fetch import PairFetcher
+from retrystorm.runner.interfaces import LoadHandle, TargetHandle
 
 TARGET_JOB = "target"
 CLIENT_JOB = "locust"

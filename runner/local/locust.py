@@ -38,6 +38,7 @@ from pathlib import Path
 import aiohttp
 
 from retrystorm.experiment.scenario import RunSpec, SpikeWindow
+from retrystorm.loadgen.exposition import parse_client
 from retrystorm.polling import poll_until
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.interfaces import TargetHandle
@@ -54,7 +55,6 @@ from retrystorm.runner.locust_args import (
     think_time,
 )
 from retrystorm.runner.paths import slug
-from retrystorm.runner.readings import parse_client
 
 LOAD_START_S = 90.0
 #: Attempts per second one Locust worker is planned for: half of what one process sends at

@@ -2,15 +2,16 @@
 
 import dataclasses
 import datetime
+from operator import attrgetter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retrystorm.loadgen.readings import ClientReading, Reading, TargetReading
 from retrystorm.loadgen.storm_series import (
     SERIES,
     Band,
-    Reading,
     StormHistory,
     columns,
     merge_bands,
@@ -24,10 +25,17 @@ from retrystorm.loadgen.storm_series import (
 T0 = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.UTC)
 
 
-def reading(at_s: float, **values: float) -> Reading:
-    base = {"attempts_started": 0.0, "requests_started": 0.0, "requests_ok": 0.0, "requests_gave_up": 0.0}
-    gauges = {"users_in_backoff": 0.0, "active_users": 0.0}
-    return Reading(at_s=at_s, **{**base, **gauges, **values})
+def client(load_factor: float | None = None, **counters: float) -> ClientReading:
+    """Cumulative client counters and gauges by field name, 0 unless given."""
+    names = ("attempts_started", "requests_started", "requests_ok", "requests_gave_up", "users_in_backoff")
+    values = {name: counters.pop(name, 0.0) for name in (*names, "active_users")}
+    assert not counters, counters
+    return ClientReading(attempts={}, retries=0.0, budget_refusals=0.0, ended_buckets=(), load_factor=load_factor,
+                         **values)  # fmt: skip
+
+
+def reading(at_s: float, *, in_flight: float | None = None, **values: float) -> Reading:
+    return Reading(0, at_s, None if in_flight is None else TargetReading(in_flight), client(**values))
 
 
 def utc(seconds: float) -> datetime.datetime:
@@ -41,13 +49,13 @@ def iso(seconds: float) -> str:
 def test_a_rate_is_the_increase_of_a_counter_over_the_time_between_readings():
     before = reading(100.0, attempts_started=1_000, requests_ok=400)
     now = reading(102.0, attempts_started=1_300, requests_ok=500)
-    assert rate(before, now, "attempts_started") == 150.0
-    assert rate(before, now, "requests_ok") == 50.0
+    assert rate(before, now, attrgetter("attempts_started")) == 150.0
+    assert rate(before, now, attrgetter("requests_ok")) == 50.0
 
 
 def test_no_rate_when_a_counter_or_the_clock_went_back():
-    assert rate(reading(1.0, requests_ok=10), reading(2.0, requests_ok=4), "requests_ok") is None
-    assert rate(reading(2.0), reading(2.0), "requests_ok") is None
+    assert rate(reading(1.0, requests_ok=10), reading(2.0, requests_ok=4), attrgetter("requests_ok")) is None
+    assert rate(reading(2.0), reading(2.0), attrgetter("requests_ok")) is None
 
 
 def test_amplification_has_no_value_without_a_logical_request():
@@ -186,13 +194,13 @@ def test_a_band_still_going_swallows_the_later_ones():
 
 def test_a_reading_is_immutable():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        reading(0.0).at_s = 1.0  # type: ignore[misc]
+        reading(0.0).time_s = 1.0  # type: ignore[misc]
 
 
 def points_with_factors(factors):
     history = StormHistory()
     for t, factor in enumerate([1.0, *factors]):
-        history.add(dataclasses.replace(reading(float(t)), load_factor=factor), utc(t))
+        history.add(reading(float(t), load_factor=factor), utc(t))
     return list(history.points)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrystorm.runner.readings import ClientReading, Reading, TargetReading
+from retrystorm.loadgen.readings import ClientReading, Reading, TargetReading
 
 BOUNDS = (0.1, 0.25, 0.5, 1.0, float("inf"))
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from retrystorm.chaos.backends.base import BackendError, FaultBackend, TargetRef, TargetState
 from retrystorm.chaos.targets import FaultTarget
+from retrystorm.loadgen.readings import ClientReading, TargetReading
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.live_triggers import builtin_refusal
 from retrystorm.runner.orchestrate import Stack
-from retrystorm.runner.readings import ClientReading, TargetReading
 from retrystorm.runner.runtime import Runtime
 
 from .conftest import client, target

@@ -52,9 +52,9 @@ def test_terminal_display_draws_a_panel():
 
 def test_the_displayed_attempts_per_second_are_attempts_sent(small):
     """While the server answers nothing, attempts still go out: the display says so at once."""
+    from retrystorm.loadgen.readings import Reading
     from retrystorm.runner.orchestrate import StrategyRun
     from retrystorm.runner.plan import make_plan
-    from retrystorm.runner.readings import Reading
     from retrystorm.runner.runtime import Runtime
 
     from .conftest import client

@@ -3,7 +3,7 @@
 import pytest
 
 from retrystorm.experiment.scenario import OutageWindow
-from retrystorm.runner.readings import Reading
+from retrystorm.loadgen.readings import Reading
 from retrystorm.runner.record import analyse, latency_summary
 
 

@@ -6,20 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrystorm.experiment.analysis.series_names import GAUGES, RATES
-from retrystorm.runner.readings import Reading
-from retrystorm.runner.series import build_series, interpolate
-
-
-def test_interpolate_between_at_and_beyond_the_points():
-    points = [(0.2, 0.0), (1.2, 10.0), (3.2, 30.0)]
-    assert interpolate(points, 1.2) == 10.0
-    assert interpolate(points, 2.2) == pytest.approx(20.0)
-    assert interpolate(points, 0.0) == 0.0  # first reading 0.2 s late: its value
-    assert interpolate(points, 3.5) == 30.0  # within half a second after the last
-    assert interpolate(points, 4.0) is None
-    assert interpolate([(1.0, 1.0)], 0.2) is None
-    assert interpolate([], 1.0) is None
+from retrystorm.loadgen.readings import Reading
+from retrystorm.loadgen.series_names import GAUGES, RATES
+from retrystorm.runner.series import build_series
 
 
 def test_rates_and_gauges_of_a_regular_run(recovered_run):
@@ -62,7 +51,7 @@ def test_rows_hold_every_series(recovered_run):
 )
 def test_counter_total_is_kept_whatever_the_reading_times(increments, lateness):
     """The rates of a counter sum to its increase between the first and last readings."""
-    from retrystorm.runner.readings import ClientReading
+    from retrystorm.loadgen.readings import ClientReading
 
     def client(total):
         return ClientReading(

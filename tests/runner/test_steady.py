@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from retrystorm.runner.readings import Reading, parse_client
+from retrystorm.loadgen.exposition import parse_client
+from retrystorm.loadgen.readings import Reading
 from retrystorm.runner.steady import answers_between, judge_readings, steady_ticks
 
 from .conftest import client

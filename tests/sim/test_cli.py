@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from retrystorm.experiment.analysis.series_names import GAUGES, RATES
+from retrystorm.loadgen.series_names import GAUGES, RATES
 from tests.support.cli import run_cli
 
 SMALL = textwrap.dedent(

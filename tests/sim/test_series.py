@@ -2,7 +2,7 @@
 
 import pytest
 
-from retrystorm.experiment.analysis.series_names import GAUGES, RATES
+from retrystorm.loadgen.series_names import GAUGES, RATES
 from retrystorm.sim.series import COUNTERS, Series
 
 

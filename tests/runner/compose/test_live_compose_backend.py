@@ -26,12 +26,12 @@ import pytest
 from retrystorm.chaos.backends import ProcessBackend
 from retrystorm.chaos.journal import Journal
 from retrystorm.experiment.scenario import RunSpec, parse_scenario
+from retrystorm.loadgen.readings import ClientReading, TargetReading
 from retrystorm.runner.cli import RunOptions, run_plan
 from retrystorm.runner.compose import ComposeEndpoints, compose_stack
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.locust_master import LocustMaster
 from retrystorm.runner.plan import make_plan
-from retrystorm.runner.readings import ClientReading, TargetReading
 from tests.support.procfs import process_state_letter
 
 from ...loadgen.conftest import (  # noqa: TID252 - the live tests' process helpers live there

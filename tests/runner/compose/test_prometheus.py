@@ -5,6 +5,7 @@ import json
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
+from retrystorm.loadgen.exposition import parse_client, parse_target, samples_of
 from retrystorm.loadgen.metrics import build_metrics
 from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
 from retrystorm.runner.compose.prometheus import (
@@ -15,7 +16,6 @@ from retrystorm.runner.compose.prometheus import (
     target_part,
     vector_samples,
 )
-from retrystorm.runner.readings import parse_client, parse_target, samples_of
 
 TARGET_TEXT = """\
 # TYPE retrystorm_target_in_flight_requests gauge

@@ -1,4 +1,4 @@
-"""The names of a run's per-interval series: one set for the simulator and the live runner.
+"""The names of a run's per-interval series: one set for the simulator, the live runner and the storm tab.
 
 Both record a grid of intervals (``[i * step, (i + 1) * step)`` seconds after the load
 starts; the live runner's step is 1 s, the simulator's ``sim.sample_every``). A
@@ -23,6 +23,10 @@ Gauges: ``in_flight`` (requests the target holds) and ``delay_s`` (its modelled 
 Each side adds its own beside these: the simulator ``rejections`` (a rate: answers
 that refused an attempt), ``peak_in_flight``, ``accept_queue`` and ``frozen``; the live
 runner ``connections``, ``users_in_backoff`` and ``active_users``.
+
+The Locust web UI's Retry storm tab (:mod:`retrystorm.loadgen.storm_series`) serves its series under these names
+too (its points are per reading, not per grid interval); its one other name, ``requests_started``, is ``started``.
+These names live with the load generator, the lowest layer that reads them, so the tab can import them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ STARTED = "started"
 IN_FLIGHT = "in_flight"
 DELAY_S = "delay_s"
 ATTEMPT_LATENCY_S = "attempt_latency_s"
+#: Client gauges, read at each interval's end: users backing off before a retry, and users running.
+USERS_IN_BACKOFF = "users_in_backoff"
+ACTIVE_USERS = "active_users"
 
 #: The rates both record, per second over each interval.
 RATES = (GOODPUT, ATTEMPTS, TIMEOUTS, GAVE_UP, STARTED)

@@ -1,20 +1,38 @@
-"""One reading of a run's metrics: the target's gauges and counters, the client's counters.
+"""Readings of a run's metrics, and the one way their cumulative counters become rates per second.
 
-Built from a list of samples ``(name, labels, value)``: parsed from Prometheus text with
-``prometheus_client``'s parser (:func:`parse_target`, :func:`parse_client`), or
-rebuilt from Prometheus' HTTP API (:mod:`retrystorm.runner.compose.prometheus`). Series are summed over
-labels the runner does not split by (the client's ``strategy``); counters are
-cumulative, and the analysis takes differences, so a load generator whose counters
-started before the run (a long-lived Locust master) reads the same.
+A :class:`Reading` is the target's gauges and counters and the client's counters at one moment. Both the live
+runner (one a second, scraped or queried from Prometheus) and the Locust web UI's Retry storm tab (one a second,
+from its own registry and the target's in-flight gauge) take them; both turn them into rates here.
+
+Readings are built from a list of samples ``(name, labels, value)``: parsed from Prometheus text or read from a
+``prometheus_client`` registry (:mod:`retrystorm.loadgen.exposition`), or rebuilt from Prometheus' HTTP API
+(:mod:`retrystorm.runner.compose.prometheus`). Series are summed over labels no consumer splits by (the client's
+``strategy``); counters are cumulative and never reset (:mod:`retrystorm.loadgen.metrics`), and only their
+differences are read, so a load generator whose counters started before the run (a long-lived Locust master)
+reads the same.
+
+**Counters to rates** (:class:`Counter`). A counter between readings is the piecewise-linear function through
+them, and its rate over ``[a, b]`` is ``(C(b) - C(a)) / (b - a)``:
+
+* *uneven intervals*: between two consecutive readings this is exactly ``(c1 - c0) / (t1 - t0)`` over the time
+  that really passed (the storm tab's points, one per reading); on a fixed grid (the runner's seconds, the
+  simulator's grid) it is the increase of the interpolated counter, so a reading taken 0.3 s late neither
+  doubles nor drops a second's count: it is shared between the two seconds it touches;
+* *missing readings* (a busy load generator, a paused target): the interpolation spreads a gap's increase evenly
+  over the seconds it covers instead of losing it or piling it into one; before the first and after the last
+  reading there is no value, except within half a second of them (a first reading taken just after time 0);
+* *a counter that went down* between two readings the interval spans (its source restarted, or a worker left a
+  master's sum): no rate (``None``), never a negative one and never a made-up 0. Prometheus' ``rate()``
+  assumes a restart from 0 instead; over a master's sum that assumption is wrong, and a gap says so honestly.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
-
-from prometheus_client.parser import text_string_to_metric_families
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 TARGET = "retrystorm_target_"
 CLIENT = "retrystorm_client_"
@@ -24,13 +42,17 @@ IN_PROGRESS_AGE = CLIENT + "requests_in_progress_age_seconds"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TargetReading:
-    """The target's state and counters at one moment."""
+    """The target's state and counters at one moment.
+
+    A target that does not serve a series reads 0 for it (the sum of no samples), as a user's own service with
+    only an in-flight gauge does: the storm tab reads that one gauge alone.
+    """
 
     in_flight: float
-    delay_s: float
-    connections: float
-    abandoned_in_flight: float
-    served: Mapping[str, float]
+    delay_s: float = 0.0
+    connections: float = 0.0
+    abandoned_in_flight: float = 0.0
+    served: Mapping[str, float] = dataclasses.field(default_factory=dict)
     #: gRPC attempts that arrived (``retrystorm_target_grpc_attempts_total``, every attempt number): the attempts
     #: counted at the target, whichever client sent them; 0 for a target without a gRPC front.
     grpc_attempts: float = 0.0
@@ -70,6 +92,9 @@ class ClientReading:
     statuses_by_request: Mapping[tuple[str, str], float] = dataclasses.field(default_factory=dict)
     #: Attempts sent by each load-generator process (``process`` label: a master's workers, kept apart).
     generator_attempts: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: The load factor in force (the largest over strategies: only the running one's is above 1); ``None``: no
+    #: load spike was ever played by this load generator.
+    load_factor: float | None = None
 
     @property
     def attempts_total(self) -> float:
@@ -81,9 +106,9 @@ class ClientReading:
 class Reading:
     """Both parts of one reading; ``None``: no answer in time.
 
-    ``tick`` is the whole second after the load started that the reading was taken for,
-    ``time_s`` when it was actually taken (a little later, or much later on a starved
-    machine). ``generators``: each load-generator process's share of one core since the
+    ``tick`` is the whole second after the load started (the storm tab: after its first reading) that the
+    reading was taken for, ``time_s`` when it was actually taken, on a monotonic clock (a little later, or much
+    later on a starved machine). ``generators``: each load-generator process's share of one core since the
     previous reading (``None``: not read).
     """
 
@@ -96,15 +121,6 @@ class Reading:
 
 #: One sample: metric name (``_total``, ``_bucket`` suffixes included), labels, value.
 Sample = tuple[str, dict[str, str], float]
-
-
-def samples_of(text: str) -> list[Sample]:
-    """Every sample of Prometheus exposition ``text``."""
-    return [
-        (sample.name, dict(sample.labels), float(sample.value))
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    ]
 
 
 def _total(samples: Iterable[Sample], name: str, **labels: str) -> float:
@@ -152,6 +168,7 @@ def _buckets(samples: Iterable[Sample], name: str) -> tuple[tuple[float, float],
 def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
     """A :class:`ClientReading` from the load generator's samples (scraped, or queried from Prometheus)."""
     ages = _buckets(samples, IN_PROGRESS_AGE)
+    factors = [value for name, _, value in samples if name == CLIENT + "load_factor"]  # a factor: never summed
     return ClientReading(
         attempts=_by_label(samples, CLIENT + "attempts_total", "outcome"),
         attempts_started=_total(samples, CLIENT + "attempts_started_total"),
@@ -170,14 +187,52 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         outcomes_by_request=_by_labels(samples, CLIENT + "attempts_total", "request", "outcome"),
         statuses_by_request=_by_labels(samples, CLIENT + "responses_total", "request", "status"),
         generator_attempts=_by_label(samples, CLIENT + "generator_attempts_started_total", "process"),
+        load_factor=max(factors) if factors else None,
     )
 
 
-def parse_target(text: str) -> TargetReading:
-    """A :class:`TargetReading` from the target's ``/metrics``."""
-    return target_from_samples(samples_of(text))
+class Counter:
+    """One cumulative counter through its readings ``(time_s, value)``, ascending in time (module docstring)."""
+
+    def __init__(self, points: Iterable[tuple[float, float]]) -> None:
+        self.points = list(points)
+        self.times = [time_s for time_s, _ in self.points]
+
+    def at(self, at_s: float) -> float | None:
+        """The piecewise-linear counter at ``at_s``; ``None`` beyond half a second outside the readings."""
+        points, index = self.points, bisect.bisect_left(self.times, at_s)
+        if not points:
+            return None
+        if index < len(points) and math.isclose(self.times[index], at_s, abs_tol=1e-9):
+            return points[index][1]
+        if index == 0:
+            return points[0][1] if self.times[0] - at_s <= 0.5 else None
+        if index == len(points):
+            return points[-1][1] if at_s - self.times[-1] <= 0.5 else None
+        (t0, v0), (t1, v1) = points[index - 1], points[index]
+        return v0 + (v1 - v0) * (at_s - t0) / (t1 - t0)
+
+    def increase(self, start_s: float, end_s: float) -> float | None:
+        """``C(end_s) - C(start_s)``; ``None`` without a value at either end or if it went down in between."""
+        low, high = self.at(start_s), self.at(end_s)
+        if low is None or high is None or end_s < start_s:
+            return None
+        first = max(0, bisect.bisect_right(self.times, start_s) - 1)
+        spanned = self.points[first : bisect.bisect_left(self.times, end_s) + 1]
+        if any(later < earlier for (_, earlier), (_, later) in itertools.pairwise(spanned)):
+            return None
+        return max(0.0, high - low)
+
+    def per_second(self, start_s: float, end_s: float) -> float | None:
+        """The rate over ``[start_s, end_s]``: its increase over its length; ``None`` for an empty interval."""
+        increase = self.increase(start_s, end_s)
+        return None if increase is None or end_s <= start_s else float(increase / (end_s - start_s))
+
+    def on_grid(self, length: int, step_s: float = 1.0) -> list[float | None]:
+        """The increase over each interval ``[k * step_s, (k + 1) * step_s)``, ``k < length``."""
+        return [self.increase(k * step_s, (k + 1) * step_s) for k in range(length)]
 
 
-def parse_client(text: str) -> ClientReading:
-    """A :class:`ClientReading` from the load generator's ``/metrics``."""
-    return client_from_samples(samples_of(text))
+def client_counter(readings: Iterable[Reading], read: Callable[[ClientReading], float]) -> Counter:
+    """The client counter ``read`` through the readings that have a client part (gaps are interpolated)."""
+    return Counter((reading.time_s, read(reading.client)) for reading in readings if reading.client is not None)
