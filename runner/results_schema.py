@@ -309,6 +309,11 @@ AFTER_RESUME_FIELDS: dict[str, str] = {
     "ended up.",
     "fresh_sent_s": "Seconds of the window in which a fresh request was sent (null: none were sent).",
     "fresh_in_time_s": "Of those, the seconds whose fresh requests were answered within the attempt timeout.",
+    "in_flight_end_s": "Seconds after the resume at which in_flight_end was read (null: no reading in the window).",
+    "in_flight_readings": "In-flight readings due in the window, one a second (null: no server readings).",
+    "in_flight_missed": "Of those, the readings that did not arrive (a /metrics unanswered, a paused target).",
+    "rests_on_missed": "Whether the server's verdict rests on the missing readings: it would differ had they read "
+    "back at steady levels.",
 }
 
 

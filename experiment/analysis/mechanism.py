@@ -21,7 +21,12 @@ until the next outage or the end of the data.
 * ``window_s``: the window's length;
 * ``fresh_sent_s``, ``fresh_in_time_s``: the seconds of the window in which a fresh request was sent
   (:mod:`retrystorm.runner.fresh_probe`), and those whose fresh requests were all answered in time: whether a new
-  client would have been served, measured, not inferred from a gauge (``None``: none were sent).
+  client would have been served, measured, not inferred from a gauge (``None``: none were sent);
+* ``in_flight_end_s``: seconds after the resume at which ``in_flight_end`` was read, so that no sentence quotes a
+  stale reading as the present; ``in_flight_readings``, ``in_flight_missed``: the in-flight readings due in the
+  window (one per interval ending in it) and those that did not arrive (a ``/metrics`` queued behind the backlog,
+  or a paused target); ``rests_on_missed``: whether the server's verdict rests on those missing readings
+  (:func:`retrystorm.experiment.analysis.recovery.rests_on_missed`). All ``None`` without server readings.
 
 A figure is ``None`` where its series has no reading in its span.
 """
@@ -31,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from retrystorm.experiment.analysis.recovery import Recovery, default_steady_window
 from retrystorm.experiment.analysis.samples import Samples
@@ -55,13 +61,18 @@ class AfterResume:
     goodput_end_per_s: float | None = None
     fresh_sent_s: float | None = None
     fresh_in_time_s: float | None = None
+    in_flight_end_s: float | None = None
+    in_flight_readings: int | None = None
+    in_flight_missed: int | None = None
+    rests_on_missed: bool | None = None
 
-    def to_json(self) -> dict[str, float | None]:
+    def to_json(self) -> dict[str, float | bool | None]:
         """The figures, rounded for the results document."""
-        return {
-            field.name: None if (value := getattr(self, field.name)) is None else round(value, 3)
-            for field in dataclasses.fields(self)
-        }
+        return {field.name: _rounded(getattr(self, field.name)) for field in dataclasses.fields(self)}
+
+
+def _rounded(value: float | bool | None) -> float | bool | None:
+    return value if value is None or isinstance(value, bool | int) else round(value, 3)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -77,12 +88,26 @@ def _between(samples: Samples, start_s: float, end_s: float) -> list[int]:
     ]
 
 
-def _fresh(samples: Samples, inside: Sequence[int]) -> dict[str, float | None]:
+def _fresh(samples: Samples, inside: Sequence[int]) -> dict[str, Any]:
     """``fresh_sent_s`` and ``fresh_in_time_s`` over the intervals ``inside`` (``None``: no fresh requests)."""
     sent = [value for i in inside if samples.fresh_in_time and (value := samples.fresh_in_time[i]) is not None]
     if not sent:
         return {"fresh_sent_s": None, "fresh_in_time_s": None}
     return {"fresh_sent_s": float(len(sent)), "fresh_in_time_s": math.fsum(sent)}
+
+
+def _readings(samples: Samples, read: Sequence[int], recovery: Recovery, resume_s: float) -> dict[str, Any]:
+    """``in_flight_end_s``, ``in_flight_readings``, ``in_flight_missed`` and ``rests_on_missed`` over the
+    readings ``read`` (see the module docstring)."""
+    if not samples.has_server_gauges:
+        return {}
+    taken = [i for i in read if samples.in_flight[i] is not None]
+    return {
+        "in_flight_end_s": samples.gauge_time(taken[-1]) - resume_s if taken else None,
+        "in_flight_readings": len(read),
+        "in_flight_missed": len(read) - len(taken),
+        "rests_on_missed": recovery.rests_on_missed,
+    }
 
 
 def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResume]:
@@ -123,6 +148,7 @@ def after_resumes(samples: Samples, found: Sequence[Recovery]) -> list[AfterResu
                 in_flight_end=in_flight[-1] if in_flight else None,
                 goodput_end_per_s=_mean([samples.goodput[i] for i in last]),
                 **_fresh(samples, inside),
+                **_readings(samples, read, recovery, resume),
             )
         )
     return figures

@@ -117,6 +117,9 @@ class Recovery:
     server_s: float | None
     client_s: float | None
     server_signals: str = SERVER_GAUGES
+    #: Whether gauge readings missed after the resume decide ``server_s``: it would differ had they read back
+    #: (:func:`rests_on_missed`); always ``False`` when the gauges did not judge.
+    rests_on_missed: bool = False
 
 
 def default_steady_window(outages: Sequence[Span]) -> tuple[float, float] | None:
@@ -220,6 +223,28 @@ def server_recovery_s(
     return _first_sustained_gauge(samples, ok, rule, resume_s, until_s)
 
 
+def rests_on_missed(
+    samples: Samples,
+    levels: SteadyLevels,
+    resume_s: float,
+    until_s: float,
+    server_s: float | None,
+    *,
+    rule: RecoveryRule = RecoveryRule(),
+) -> bool:
+    """Whether the gauge readings missed after ``resume_s`` decide ``server_s`` (:func:`server_recovery_s`): it
+    would differ had each missed reading been back at steady levels. A "never" that rests on missing readings
+    comes from a ``/metrics`` that went unanswered, not from a gauge that read high."""
+    if all(value is not None for value in samples.in_flight):
+        return False
+    filled = dataclasses.replace(
+        samples,
+        in_flight=[0.0 if value is None else value for value in samples.in_flight],
+        delay_s=[0.0 if value is None else value for value in samples.delay_s],
+    )
+    return server_recovery_s(filled, levels, resume_s, until_s, rule) != server_s
+
+
 def client_side_server_recovery_s(
     samples: Samples, levels: SteadyLevels, resume_s: float, until_s: float, rule: RecoveryRule = RecoveryRule()
 ) -> float | None:
@@ -299,7 +324,8 @@ def recoveries(
             continue
         server = judge(samples, levels, outage.end_s, until, rule)
         client = client_recovery_s(samples, levels, outage.end_s, until, rule)
-        found.append(Recovery(outage, server, client, signals))
+        rests = gauges and rests_on_missed(samples, levels, outage.end_s, until, server, rule=rule)
+        found.append(Recovery(outage, server, client, signals, rests))
     return found
 
 

@@ -9,8 +9,11 @@ the report say the same. The lines, each built from measured figures only:
   measured the generator, not the service; its other figures follow, marked so;
 * **never came back** (the server never recovered after an outage): how much more the
   users offered after the resume than in the steady state (``after_resume``), what the
-  server held at the end and how much of it was already abandoned by its clients
-  (``abandoned_in_flight_end``), whether fresh requests were answered in time after it
+  server's in-flight gauge showed and how it was read: what it held at the end (and how much of it was already
+  abandoned by its clients, ``abandoned_in_flight_end``) when the last reading is the window's last, else its
+  last reading *with the time it was taken*, never as the present; the readings that went missing, and that the
+  verdict rests on them where it does (``in_flight_missed``, ``rests_on_missed``); or that the gauge was pinned
+  at a ceiling and not used (``server_recovery_signals``); whether fresh requests were answered in time after it
   (``fresh_sent_s``, ``fresh_in_time_s``: measured, where a gauge may saturate or go unread), and how many
   users were still waiting;
 * **came back** (the server recovered): how soon, what the users offered while it
@@ -28,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from retrystorm.experiment.analysis.gauge_ceiling import GAUGE_NOT_USED
 from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.report.ranking import TRIGGER_ENDS, Standing, decide, rank, tie_reason, trigger_end
 from retrystorm.experiment.report.text import count, percent, seconds, times
@@ -114,9 +118,7 @@ def _offered(figures: Mapping[str, Any]) -> str:
 
 def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
     end = trigger_end(row)
-    held = figures.get("in_flight_end")
-    held = float(held) if isinstance(held, int | float) else _number(row, "in_flight_end")
-    server = f" against a server holding {_requests(held)}{_abandoned(row, held)}" if held is not None else ""
+    server = _server_seen(row, figures, end)
     waiting = _number(row, "unfinished")
     p99 = _number(row, "latency_p99")
     tail = ""
@@ -124,6 +126,37 @@ def _never(row: Row, label: str, figures: Mapping[str, Any], which: str) -> str:
         were = "was" if round(waiting) == 1 else "were"
         tail = f"; {_requests(waiting)} {were} still waiting when the run ended (p99 {seconds(p99)} and counting)"
     return f"{label} never came back{which}: after {end} {_offered(figures)}{server}{_fresh(figures)}{tail}."
+
+
+def _server_seen(row: Row, figures: Mapping[str, Any], end: str) -> str:
+    """What the server's in-flight gauge showed after ``end``, and how it was read: `` against a server holding 900
+    requests at the end (its in-flight gauge)``; a reading taken before the end says when; a gauge not used says
+    why; missing readings are counted whenever the verdict rests on them. Empty without server readings."""
+    signals = str(row.get("server_recovery_signals") or "")
+    peak = figures.get("peak_in_flight")
+    if GAUGE_NOT_USED in signals and isinstance(peak, int | float):
+        return (
+            f" against a server whose in-flight gauge read at most {count(peak)}, a ceiling at or below its recovery "
+            "threshold (a thread pool's), so it was not used"
+        )
+    held, at = figures.get("in_flight_end"), figures.get("in_flight_end_s")
+    missed, due = figures.get("in_flight_missed"), figures.get("in_flight_readings")
+    if not isinstance(due, int) or not isinstance(missed, int):  # figures of an older document
+        held = float(held) if isinstance(held, int | float) else _number(row, "in_flight_end")
+        return f" against a server holding {_requests(held)}{_abandoned(row, held)}" if held is not None else ""
+    window = figures.get("window_s")
+    if not isinstance(held, int | float) or not isinstance(at, int | float):
+        seen = f" against a server whose in-flight gauge went unread: all {count(due)} readings after {end} missing"
+    elif isinstance(window, int | float) and window - at < 1.5:  # the last reading is the window's last
+        seen = f" against a server holding {_requests(held)} at the end (its in-flight gauge){_abandoned(row, held)}"
+    else:
+        seen = f" against a server whose in-flight gauge last read {count(held)}, {_after(at, end)}"
+    if missed and held is not None and isinstance(at, int | float):
+        seen += f"; {count(missed)} of the gauge's {count(due)} readings after {end} went missing"
+    if figures.get("rests_on_missed"):
+        arrived = " (the readings that arrived were back at steady levels)" if missed < due else ""
+        seen += f", and the verdict rests on them{arrived}"
+    return seen
 
 
 def _fresh(figures: Mapping[str, Any]) -> str:
