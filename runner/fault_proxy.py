@@ -20,14 +20,16 @@ import tempfile
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from retrystorm.chaos.backends.base import BackendError
-from retrystorm.chaos.network.control import RUN_FOLDER_PREFIX, ProxyControl
+from retrystorm.chaos.network.control import RUN_FOLDER_PREFIX
 from retrystorm.chaos.network.process import ProxyProcess, start_proxy
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.interfaces import GrpcEndpoint, TargetControls, TargetHandle
+from retrystorm.runner.network_triggers import Partitions, Toxics
 from retrystorm.runner.paths import slug
 from retrystorm.runner.runtime import Runtime
 
@@ -148,6 +150,33 @@ class FaultProxies:
         return ProxiedTarget(target, proxy, folder)
 
 
-def control_of(target: TargetHandle) -> ProxyControl | None:
-    """The control socket of the proxy in front of ``target``, if one is."""
-    return target.toxics if isinstance(target, ProxiedTarget) else None
+class NetworkFaultsProvider(Protocol):
+    """What plays a stack's network windows: :class:`FaultProxies` here, the chaos agents' proxies and partitions
+    across hosts (:mod:`retrystorm.runner.hosts.network`)."""
+
+    def refusal(self, kind: str) -> str | None:
+        """Why a network window of ``kind`` cannot be played (``None``: it can)."""
+        ...
+
+    def target_names(self) -> list[str]:
+        """What a scenario's proxied network windows may name."""
+        ...
+
+    async def wrap(
+        self, target: TargetHandle, label: str, *, life_s: float, seed: int, runtime: Runtime
+    ) -> TargetHandle:
+        """``target`` with its load sent where the network windows are played (a ``toxics`` and, where partitions
+        are played, a ``partitions`` attribute)."""
+        ...
+
+
+def control_of(target: TargetHandle) -> Toxics | None:
+    """Where the toxics of the proxy in front of ``target`` are set, if a proxy is."""
+    toxics: Toxics | None = getattr(target, "toxics", None)
+    return toxics
+
+
+def partitions_of(target: TargetHandle) -> Partitions | None:
+    """Where ``target``'s partitions are played, if anywhere (across hosts: the chaos agent of the host cut off)."""
+    partitions: Partitions | None = getattr(target, "partitions", None)
+    return partitions

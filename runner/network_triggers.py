@@ -1,4 +1,5 @@
-"""The live ``delay``, ``loss``, ``hang`` and ``reset`` triggers: toxics on the fault proxy in front of the target.
+"""The live ``delay``, ``loss``, ``hang`` and ``reset`` triggers: toxics on the fault proxy in front of the target;
+and ``partition``, where a stack plays it (across hosts, through the chaos agent of the partitioned host).
 
 A scenario's network windows become levels per kind and target
 (:func:`~retrystorm.experiment.scenario.timeline.levels` with the network kinds' overlap rule,
@@ -9,6 +10,8 @@ it holds. Each toxic is set with its own deadline, which the proxy enforces by i
 that injects it, so a runner that is killed leaves nothing in force past the window's end (plus
 :data:`DEADLINE_GRACE_S`). :meth:`NetworkPlayer.restore` ends whatever is still in force, on every exit path;
 :meth:`NetworkPlayer.actual` gives the windows as they happened, which the run records and judges recovery after.
+A partition is played the same way through :class:`Partitions` (its windows merge, as pauses do), each one asked
+to hold until its level ends plus :data:`DEADLINE_GRACE_S`, a deadline its agent's watchdog enforces.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import dataclasses
 import itertools
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from retrystorm.chaos.backends.base import BackendError
@@ -30,6 +34,7 @@ from retrystorm.runner.runtime import Runtime
 
 #: A toxic's deadline on the proxy is the end of its level plus this: the runner's on-time end normally wins.
 DEADLINE_GRACE_S = 0.5
+PARTITION = "partition"
 
 
 class Toxics(Protocol):
@@ -44,6 +49,18 @@ class Toxics(Protocol):
         ...
 
 
+class Partitions(Protocol):
+    """Where partitions are started and ended (a chaos agent's ``POST``/``DELETE /network``; blocking calls)."""
+
+    def start_partition(self, target: str, hold_s: float) -> str:
+        """Cut the host of ``target`` off for at most ``hold_s``; the partition's id."""
+        ...
+
+    def end_partition(self, fault_id: str) -> None:
+        """Heal it now."""
+        ...
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class NetworkChange:
     """At ``at_s``, ``window`` (``None``: none) comes into force for ``kind`` on ``target``; it holds ``hold_s``."""
@@ -55,10 +72,11 @@ class NetworkChange:
     hold_s: float
 
 
-def network_changes(triggers: Sequence[TriggerWindow]) -> list[NetworkChange]:
-    """Every level change of the proxy's windows, per kind and target, in time order, with how long each holds."""
+def network_changes(triggers: Sequence[TriggerWindow], kinds: AbstractSet[str] = PROXY_KINDS) -> list[NetworkChange]:
+    """Every level change of the windows of ``kinds``, per kind and target, in time order, with how long each
+    holds."""
     found: list[NetworkChange] = []
-    groups = {(w.kind, w.target) for w in triggers if w.kind in PROXY_KINDS}
+    groups = {(w.kind, w.target) for w in triggers if w.kind in kinds}
     for kind, target in sorted(groups):
         changed = levels([w for w in triggers if (w.kind, w.target) == (kind, target)], rank)
         for index, level in enumerate(changed):
@@ -75,11 +93,19 @@ def toxic_of(window: TriggerWindow) -> Toxic:
 class NetworkPlayer:
     """One strategy's network windows, played as toxics on ``toxics`` (see the module docstring)."""
 
-    def __init__(self, triggers: Sequence[TriggerWindow], toxics: Toxics | None, runtime: Runtime) -> None:
-        self.changes = network_changes(triggers)
-        if self.changes and toxics is None:
+    def __init__(
+        self,
+        triggers: Sequence[TriggerWindow],
+        toxics: Toxics | None,
+        runtime: Runtime,
+        *,
+        partitions: Partitions | None = None,
+    ) -> None:
+        self.changes = network_changes(triggers, PROXY_KINDS | ({PARTITION} if partitions is not None else set()))
+        if any(change.kind != PARTITION for change in self.changes) and toxics is None:
             raise ValueError("network triggers need a fault proxy in front of the target (the stack refuses first)")
         self.toxics = toxics
+        self.partitions = partitions
         self.runtime = runtime
         self._ids = itertools.count(1)
         #: (kind, target) -> the id of the toxic in force.
@@ -108,9 +134,14 @@ class NetworkPlayer:
         toxic_id = f"{change.kind}-{next(self._ids)}"
         until = time.monotonic() + change.hold_s + DEADLINE_GRACE_S
         try:
-            await self.runtime.run_blocking(self._proxy().set, toxic_id, toxic_of(window), until)
+            if self.partitions is not None and change.kind == PARTITION:
+                hold_s = change.hold_s + DEADLINE_GRACE_S
+                toxic_id = await self.runtime.run_blocking(self.partitions.start_partition, change.target, hold_s)
+            else:
+                await self.runtime.run_blocking(self._proxy().set, toxic_id, toxic_of(window), until)
         except BackendError as error:
-            raise RunFailedError(f"the fault proxy did not start {window.effect()}: {error}") from error
+            where = "the chaos agent" if change.kind == PARTITION else "the fault proxy"
+            raise RunFailedError(f"{where} did not start {window.effect()}: {error}") from error
         self.in_force[(change.kind, change.target)] = toxic_id
 
     async def _end(self, key: tuple[str, str]) -> str | None:
@@ -119,7 +150,10 @@ class NetworkPlayer:
         if toxic_id is None:
             return None
         try:
-            await self.runtime.run_blocking(self._proxy().clear, toxic_id)
+            if self.partitions is not None and key[0] == PARTITION:
+                await self.runtime.run_blocking(self.partitions.end_partition, toxic_id)
+            else:
+                await self.runtime.run_blocking(self._proxy().clear, toxic_id)
         except BackendError as error:
             return f"{key[0]} of {key[1]!r}: {error}"
         return None

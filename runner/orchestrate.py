@@ -32,7 +32,7 @@ from retrystorm.experiment.scenario import OutageWindow, SlowWindow, SpikeWindow
 from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
 from retrystorm.loadgen.readings import Reading
 from retrystorm.runner.errors import RunFailedError, SteadyStateError
-from retrystorm.runner.fault_proxy import FaultProxies, control_of
+from retrystorm.runner.fault_proxy import NetworkFaultsProvider, control_of, partitions_of
 from retrystorm.runner.fresh_probe import FreshProbe, probe_for
 from retrystorm.runner.interfaces import (
     LoadDriver,
@@ -66,8 +66,9 @@ class Stack:
     targets: TargetProvider
     load: LoadDriver
     metrics: MetricsSource
-    #: A fault proxy per strategy in front of the target, for the network windows (``None``: refused).
-    network: FaultProxies | None = None
+    #: What plays the network windows: a fault proxy per strategy in front of the target, or the chaos agents'
+    #: proxies and partitions across hosts (``None``: refused).
+    network: NetworkFaultsProvider | None = None
     #: Whether the runner sends fresh requests to the target (:mod:`retrystorm.runner.fresh_probe`): where it
     #: reaches the address the load is sent to.
     fresh_requests: bool = False
@@ -306,7 +307,7 @@ async def run_strategy(
     try:
         target = await with_proxy(stack, target, plan, run_spec.label, runtime)
         triggers = LiveTriggers(plan.triggers, controls_of(target, controller), runtime)
-        network = NetworkPlayer(plan.triggers, control_of(target), runtime)
+        network = NetworkPlayer(plan.triggers, control_of(target), runtime, partitions=partitions_of(target))
         spikes = [window for window in plan.triggers if isinstance(window, SpikeWindow)]
         load = await stack.load.start(target, run_spec, spikes)
         try:
@@ -364,7 +365,7 @@ async def run_strategy(
 async def with_proxy(stack: Stack, target: TargetHandle, plan: Plan, label: str, runtime: Runtime) -> TargetHandle:
     """``target`` behind a fault proxy when the stack has one and the run has network windows for it (a proxy
     that does not start fails the run; the caller stops the target)."""
-    if stack.network is None or not any(window.kind in PROXY_KINDS for window in plan.triggers):
+    if stack.network is None or not any(window.kind in NETWORK_KINDS for window in plan.triggers):
         return target
     life_s = plan.scenario.load.duration + OVERHEAD_S
     return await stack.network.wrap(target, label, life_s=life_s, seed=plan.scenario.seed, runtime=runtime)

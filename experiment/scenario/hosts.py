@@ -8,6 +8,7 @@
       agents:                   # the chaos agent (retrystorm chaos serve) of each host with something to fault
         app: http://10.0.0.4:8071
         db: {url: http://10.0.0.5:8071, token_env: DB_CHAOS_TOKEN}
+        # app: {url: http://10.0.0.4:8071, proxy: web}   # the load through its fault proxy web, for delays
     target:
       url: http://10.0.0.4:8070
       host: app                 # the target's faults go through agent app
@@ -16,9 +17,11 @@
 Load stays on Locust's own distributed mode: the runner starts the master, and workers on any host join it
 (``retrystorm worker --master 10.0.0.1:5557``); each strategy waits until ``workers`` have joined. Faults go
 through the agent of the host where their target lives: a fault names a target as its agent registered it,
-``pause: target`` on ``target.host``'s agent, ``pause: cache@db`` on agent ``db``. Faults in the network
-(``delay``, ``loss``, ``hang``, ``reset``, ``partition``) are not played across hosts yet, and a gRPC load
-(``grpc:``) does not run across hosts yet: both are refused before anything starts.
+``pause: target`` on ``target.host``'s agent, ``pause: cache@db`` on agent ``db``. Faults in the network go
+through agents too: ``delay``, ``loss``, ``hang`` and ``reset`` through the fault proxy the target host's agent
+names in ``proxy`` (the load is sent to it), and ``partition: target`` (or ``NAME@HOST``) cuts that host off from
+the peers its agent registered. A gRPC load (``grpc:``) does not run across hosts yet: it is refused before
+anything starts.
 
 Tokens never appear in a scenario: an agent's bearer token comes from the environment variable ``token_env``
 (default ``RETRYSTORM_CHAOS_TOKEN``), and an agent beyond loopback without one is refused before anything
@@ -93,6 +96,10 @@ class Agent(_Strict):
     """Where the host's ``retrystorm chaos serve`` answers, e.g. ``http://10.0.0.4:8071``."""
     token_env: Annotated[str, BeforeValidator(_env_name)] = DEFAULT_TOKEN_ENV
     """The environment variable that holds its bearer token (never the token itself)."""
+    proxy: Annotated[str, BeforeValidator(_host_name)] | None = None
+    """On the target's host: the fault proxy this agent registered (``chaos serve --proxy NAME=LISTEN,UPSTREAM``)
+    that the load is sent through, for ``delay``, ``loss``, ``hang`` and ``reset``; the runner's own reads still go to
+    ``target.url``."""
 
 
 def _agent(value: object) -> Any:

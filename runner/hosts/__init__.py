@@ -46,4 +46,5 @@ def hosts_stack(scenario: Scenario, log_dir: Path, *, admin_token: str = "") -> 
         source = HttpMetricsSource(found[1]) if found is not None else HttpMetricsSource()
     name = f"hosts (master {hosts.master}, {hosts.workers} worker(s), agents: {', '.join(hosts.agents) or 'none'})"
     # the runner reaches the target's URL (it scrapes its /metrics there), so it sends the fresh requests too
-    return Stack(name, targets, HostsLoad(hosts, log_dir), source, fresh_requests=True)
+    load = HostsLoad(hosts, log_dir)
+    return Stack(name, targets, load, source, network=targets.network, fresh_requests=True)

@@ -7,9 +7,9 @@ API when it is ``retrystorm target``, never left paused) with every fault going 
 
 **Checked before anything starts** (:meth:`HostsTargets.fault_target_names`, also on ``--dry-run``), each a
 one-line :class:`~retrystorm.errors.UserError` (exit 2): an agent that cannot be reached or refuses its token,
-a fault whose target its agent did not register (with what it did register). Faults in the network are refused:
-the agents do not play them yet. A token missing for an agent beyond loopback is refused earlier still, when the
-stack is made.
+a fault whose target its agent did not register (with what it did register), and what the agents cannot play
+of the network windows (:meth:`~retrystorm.runner.hosts.network.AgentFaultsInTheNetwork.check`). A token missing
+for an agent beyond loopback is refused earlier still, when the stack is made.
 """
 
 from __future__ import annotations
@@ -26,17 +26,12 @@ from retrystorm.experiment.scenario import Scenario
 from retrystorm.experiment.scenario.hosts import Hosts
 from retrystorm.experiment.scenario.network import NETWORK_KINDS
 from retrystorm.runner import server_metrics
+from retrystorm.runner.hosts.network import AgentFaultsInTheNetwork
 from retrystorm.runner.lazy import LazyBackend
 from retrystorm.runner.live_triggers import builtin_refusal, foreign_refusal
 from retrystorm.runner.service_target import ServiceTarget, ServiceTargets
 from retrystorm.target.models import OverloadModel
 
-#: Why a scenario across hosts refuses faults in the network (one line, exit 2, before anything starts).
-NETWORK_THROUGH_AGENTS = (
-    "faults in the network are not played across hosts yet (the chaos agents have no network faults); "
-    "the local backend plays delay, loss, hang and reset through a fault proxy (a scenario without hosts:), "
-    "and retrystorm sim run SCENARIO simulates all five"
-)
 #: The kinds a fault's target must be registered on its agent for.
 REGISTERED_KINDS = frozenset({"pause", "slow"})
 
@@ -75,6 +70,8 @@ class HostsTargets(ServiceTargets):
         self.hosts: Hosts = hosts
         self.clients = dict(clients)
         self.agents = AgentsBackend(clients, hold_s=hold_s, locate=lambda name: hosts.locate(name, target.host))
+        self.network = AgentFaultsInTheNetwork(scenario, clients)
+        self.network.preflight = self.fault_target_names
         on_target_host = [
             fault.target
             for fault in scenario.faults
@@ -97,8 +94,8 @@ class HostsTargets(ServiceTargets):
         return self.agents.take_outages()
 
     def trigger_refusal(self, kind: str) -> str | None:
-        if kind in NETWORK_KINDS:
-            return NETWORK_THROUGH_AGENTS
+        if kind in NETWORK_KINDS:  # the stack asks its network player first (runner.hosts.network)
+            return None
         if self.foreign is not None and kind != "slow":
             return foreign_refusal(kind)
         return builtin_refusal(kind)
@@ -124,6 +121,8 @@ class HostsTargets(ServiceTargets):
                     "(retrystorm chaos serve --target NAME=PID registers one)"
                 )
             names.append(fault.target)
+        kinds = {fault.kind for fault in self.scenario.faults}
+        self.network.check(kinds, [fault.target for fault in self.scenario.faults if fault.kind == "partition"])
         return names
 
     def _registered(self, host: str) -> list[str]:

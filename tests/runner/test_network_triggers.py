@@ -103,3 +103,35 @@ def test_network_windows_without_a_proxy_are_refused_when_the_player_is_made():
     with pytest.raises(ValueError, match="need a fault proxy"):
         NetworkPlayer([ResetWindow(1, 2)], None, fake_runtime(VirtualTime(), None))
     assert NetworkPlayer([SlowWindow(1, 2, capacity=0.5)], None, fake_runtime(VirtualTime(), None)).changes == []
+
+
+class RecordingPartitions:
+    """Partitions started and ended, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def start_partition(self, target, hold_s):
+        self.calls.append(("start", target, hold_s))
+        return f"p{len(self.calls)}"
+
+    def end_partition(self, fault_id):
+        self.calls.append(("end", fault_id))
+
+
+def test_overlapping_partitions_merge_into_one_held_until_the_last_ends_and_each_is_healed():
+    clock = VirtualTime()
+    partitions = RecordingPartitions()
+    windows = [PartitionWindow(5, 8), PartitionWindow(7, 12), PartitionWindow(20, 21)]
+    player = NetworkPlayer(windows, None, fake_runtime(clock, None), partitions=partitions)
+
+    async def run():
+        await player.play(0.0)
+        await player.restore()
+
+    asyncio.run(run())
+    assert partitions.calls == [
+        ("start", "target", 7 + DEADLINE_GRACE_S), ("end", "p1"), ("start", "target", 1 + DEADLINE_GRACE_S),
+        ("end", "p3"),
+    ]  # fmt: skip
+    assert [(w.kind, w.start_s, w.end_s) for w in player.actual(0.0)] == [("partition", 5, 12), ("partition", 20, 21)]

@@ -9,65 +9,38 @@ come before any route is touched, and are checked here.
 from __future__ import annotations
 
 import asyncio
-import os
-import random
 import time
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
-from prometheus_client import CollectorRegistry
+from aiohttp import ClientSession
 
-from retrystorm.chaos.api import create_app
-from retrystorm.chaos.controller import OutageController
 from retrystorm.chaos.deadman import GUARDED_BACKENDS
 from retrystorm.chaos.journal import Journal
-from retrystorm.chaos.network import routes
-from retrystorm.chaos.network.agent import MAX_PEERS, NetworkFaults
-from retrystorm.chaos.network.control import ProxyControl, serve_control
-from retrystorm.chaos.network.process import ProxyProcess
-from retrystorm.chaos.network.proxy import Proxy
-from retrystorm.chaos.network.routes import Peers
-from retrystorm.chaos.targets import TargetRegistry
-from tests.chaos.conftest import RecordingSwitch
+from retrystorm.chaos.network.agent import MAX_PEERS
+from tests.support.chaos_agent import agent_in_process
 
 TOKEN = "s3cret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 MAX_OUTAGE_S = 60.0
 
 
-@pytest.fixture(autouse=True)
-def _no_routes_read(monkeypatch):
-    """Start-up recovery looks for blackhole routes a killed agent left (``ip route``): none here, and no process."""
-    monkeypatch.setattr(routes, "blackholes", list)
-
-
 def serve(tmp_path, check, *, token=TOKEN):
-    """The API with proxy ``web`` (real, in-process), peer ``db`` and interface ``eth9`` registered; run
-    ``check(client, control, switch)``; afterwards nothing may be in force, on the API or on the proxy."""
-    switch = RecordingSwitch()
+    """The agent with proxy ``web``, peer ``db`` and interface ``eth9`` registered; run ``check(client, control,
+    switch)``; afterwards nothing may be in force, on the API or on the proxy."""
+    monkeypatch = pytest.MonkeyPatch()
 
     async def scenario():
-        controller = OutageController(Journal(tmp_path / "j.jsonl"), dead_man=switch, max_outage_s=MAX_OUTAGE_S)
-        proxy = Proxy(("127.0.0.1", 9), rng=random.Random(1))
-        listen = await proxy.start("127.0.0.1", 0)
-        folder = tmp_path / "proxies"
-        folder.mkdir(mode=0o700)
-        control_path = folder / "web.sock"
-        server = await serve_control(proxy, control_path, listen)
-        registered = ProxyProcess(os.getpid(), listen[0], listen[1], control_path)
-        network = NetworkFaults(controller, {"web": registered}, Peers.parse(["db=10.77.9.9"], ["eth9"]))
-        app = create_app(controller, TargetRegistry([]), registry=CollectorRegistry(), token=token, network=network)
-        try:
-            async with TestClient(TestServer(app, host="127.0.0.1")) as client:
-                await check(client, ProxyControl(control_path), switch)
-                assert network.active() == [], "nothing may stay in force"
-            assert proxy.toxics() == [], "nothing may stay on the proxy"
-        finally:
-            server.close()
-            await proxy.close()
+        async with agent_in_process(tmp_path, monkeypatch, peers=["db=10.77.9.9"], interfaces=["eth9"],
+                                    token=token, max_outage_s=MAX_OUTAGE_S) as agent:  # fmt: skip
+            async with ClientSession(agent.base_url) as session:
+                await check(session, agent.control, agent.switch)
+            assert agent.network.active() == [], "nothing may stay in force"
+        assert agent.proxy.toxics() == [], "nothing may stay on the proxy"
 
-    asyncio.run(scenario())
-    return switch
+    try:
+        asyncio.run(scenario())
+    finally:
+        monkeypatch.undo()
 
 
 def test_a_delay_is_set_on_the_registered_proxy_with_its_own_deadline_and_cleared_early(tmp_path):
