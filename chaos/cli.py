@@ -24,6 +24,7 @@ from retrystorm.chaos.cpu_quota import check_capacity
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.journal import Journal, default_journal_path
 from retrystorm.chaos.journal_file import JournalError
+from retrystorm.chaos.kubernetes.options import kubernetes_options, make_kubernetes_backend
 from retrystorm.chaos.network.cli import proxy as network_proxy
 from retrystorm.chaos.registration import TargetSpec, parse_named
 from retrystorm.chaos.targets import FaultTarget, TargetRegistry
@@ -255,7 +256,15 @@ def _check_bind(host: str, token: str) -> None:
 @chaos.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8071, show_default=True)
-@BACKENDS_OPTION
+@click.option(
+    "--backend",
+    "backend_names",
+    type=click.Choice(["process", "docker", "kubernetes"]),
+    multiple=True,
+    default=("process",),
+    show_default=True,
+    help="Fault backends to use (repeatable); kubernetes: the pods on --node that match --pod-selector.",
+)
 @click.option(
     "--target",
     "process_targets",
@@ -290,6 +299,7 @@ def _check_bind(host: str, token: str) -> None:
     "--interface", "interfaces", multiple=True, metavar="IFACE",
     help="An interface a partition by link may set down (repeatable; needs root).",
 )  # fmt: skip
+@kubernetes_options
 @MAX_OUTAGE_OPTION
 @JOURNAL_OPTION
 @otel_endpoint_option("every pause and CPU cut as a span with its real start and end")
@@ -304,6 +314,11 @@ def serve(
     proxies: tuple[str, ...],
     peers: tuple[str, ...],
     interfaces: tuple[str, ...],
+    pod_selector: str | None,
+    node: str | None,
+    cgroup_driver: str,
+    cgroup_root: str,
+    kube_api: str | None,
     max_outage: float,
     journal: Path | None,
     otel_endpoint: str | None,
@@ -326,7 +341,11 @@ def serve(
     targets = dict(parse_named(value) for value in process_targets)
     if targets and "process" not in backend_names:
         raise click.BadParameter("--target needs --backend process", param_hint="--target")
-    backends = make_backends(backend_names, project)
+    backends = make_backends(tuple(name for name in backend_names if name != "kubernetes"), project)
+    if "kubernetes" in backend_names:
+        backends["kubernetes"] = make_kubernetes_backend(pod_selector, node, cgroup_driver, cgroup_root, kube_api)
+    elif pod_selector is not None:
+        raise click.BadParameter("--pod-selector needs --backend kubernetes", param_hint="--pod-selector")
     for name, spec in targets.items():
         spec.register(name, backends)
     otel = start_otel(otel_endpoint, "retrystorm-chaos")

@@ -12,6 +12,7 @@ from retrystorm.integrations.kubernetes.output import stream, write_folder
 from retrystorm.integrations.kubernetes.render import (
     DEFAULT_IMAGE,
     DEFAULT_NAMESPACE,
+    DEFAULT_POD_SELECTOR,
     DEFAULT_TOKEN_SECRET,
     RenderOptions,
     render,
@@ -64,7 +65,19 @@ def k8s() -> None:
     "--token-secret",
     default=DEFAULT_TOKEN_SECRET,
     show_default=True,
-    help="The Secret the pods read their tokens from (keys web-token, admin-token), which you create.",
+    help="The Secret the pods read their tokens from (keys web-token, admin-token, chaos-token), which you create.",
+)
+@click.option(
+    "--chaos-agent",
+    is_flag=True,
+    help="Also the chaos agent: a DaemonSet that may freeze and cut, on its node, the pods --pod-selector names.",
+)
+@click.option(
+    "--pod-selector",
+    default=DEFAULT_POD_SELECTOR,
+    show_default=True,
+    metavar="KEY=VALUE[,...]",
+    help="--chaos-agent: the pods open to chaos, by label (equality terms; the built-in target carries the default).",
 )
 @click.option(
     "--locust-operator",
@@ -86,6 +99,8 @@ def render_command(
     strategy: str | None,
     target_url: str | None,
     token_secret: str,
+    chaos_agent: bool,
+    pod_selector: str,
     locust_operator: bool,
     service_monitor: bool,
 ) -> None:  # fmt: skip
@@ -100,6 +115,7 @@ def render_command(
     options = RenderOptions(
         image=image, namespace=namespace, workers=workers, strategy=strategy, target_url=target_url,
         token_secret=token_secret, locust_operator=locust_operator, service_monitor=service_monitor,
+        pod_selector=pod_selector if chaos_agent else None,
     )  # fmt: skip
     files = render(scenario, options)
     if folder is None:

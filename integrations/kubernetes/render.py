@@ -31,9 +31,11 @@ from typing import Any
 
 from retrystorm import __version__
 from retrystorm.addresses import is_loopback_host
+from retrystorm.chaos.kubernetes.pods import LabelSelector
 from retrystorm.dashboards.shipped import shipped_dashboards
 from retrystorm.errors import UserError, did_you_mean
 from retrystorm.experiment.scenario import RunSpec, Scenario
+from retrystorm.integrations.kubernetes.agent import chaos_agent
 from retrystorm.integrations.kubernetes.objects import (
     CHAOS_ALLOW,
     CHAOS_LABEL,
@@ -61,11 +63,12 @@ TARGET_PORT = 8070
 #: A pod's servers listen on every address of the pod (its own network namespace), each behind its token.
 POD_ADDRESSES = "0.0.0.0"  # noqa: S104 - the pod's own addresses; the web UI and the target refuse it without a token
 #: The files :func:`render` fills, in the order a kustomization lists them.
-FILES = ("namespace.yaml", "target.yaml", "locust.yaml", "locusttests.yaml", "monitoring.yaml")
+FILES = ("namespace.yaml", "target.yaml", "locust.yaml", "chaos-agent.yaml", "locusttests.yaml", "monitoring.yaml")
 #: The most Locust workers a render asks for (the hosts section's own ceiling).
 MAX_WORKERS = 1000
 DEFAULT_IMAGE = f"retrystorm:{__version__}"
 DEFAULT_NAMESPACE = "retrystorm"
+DEFAULT_POD_SELECTOR = f"{CHAOS_LABEL}={CHAOS_ALLOW}"
 DEFAULT_TOKEN_SECRET = "retrystorm-tokens"  # noqa: S105 - the name of a Secret, not a token
 #: The container securityContext of every pod but the chaos agent's: the image's own user, nothing more.
 RESTRICTED = {
@@ -92,6 +95,8 @@ class RenderOptions:
     token_secret: str = DEFAULT_TOKEN_SECRET
     locust_operator: bool = False
     service_monitor: bool = False
+    #: The chaos agent's DaemonSet, with the pods it may fault (``None``: no agent).
+    pod_selector: str | None = None
 
 
 def render(scenario: Scenario, options: RenderOptions) -> dict[str, list[Manifest]]:
@@ -106,10 +111,20 @@ def render(scenario: Scenario, options: RenderOptions) -> dict[str, list[Manifes
         ],
         "target.yaml": _target(scenario, options) if scenario.target is None else [],
         "locust.yaml": _locust(scenario, chosen, host, options),
+        "chaos-agent.yaml": _agent(options) if options.pod_selector is not None else [],
         "locusttests.yaml": _locust_tests(scenario, specs, host, options) if options.locust_operator else [],
         "monitoring.yaml": _monitoring(scenario, options),
     }
     return {name: objects for name, objects in files.items() if objects}
+
+
+def _agent(options: RenderOptions) -> list[Manifest]:
+    """The chaos agent's DaemonSet and what it runs as, for the pods ``pod_selector`` opens to it."""
+    try:
+        selector = LabelSelector.parse(options.pod_selector or "")
+    except ValueError as error:
+        raise UserError(f"--pod-selector: {error}") from None
+    return chaos_agent(options.namespace, options.image, selector.text(), options.token_secret)
 
 
 def _check_names(options: RenderOptions) -> None:

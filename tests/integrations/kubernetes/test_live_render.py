@@ -14,7 +14,7 @@ import yaml
 pytestmark = pytest.mark.live
 
 RENDER = [sys.executable, "-m", "retrystorm", "k8s", "render", "smira-laptop", "--locust-operator",
-          "--service-monitor"]  # fmt: skip
+          "--service-monitor", "--chaos-agent"]  # fmt: skip
 
 
 def _render(*extra: str, hash_seed: str) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ import yaml
 
 from retrystorm.experiment.scenario import load_scenario, shipped_scenario
 from retrystorm.integrations.kubernetes.objects import dns_name
-from retrystorm.integrations.kubernetes.render import RenderOptions, render
+from retrystorm.integrations.kubernetes.render import DEFAULT_POD_SELECTOR, RenderOptions, render
 from tests.support.cli import run_cli
 
 VERSIONS = [f"1.{minor}.0" for minor in range(30, 38)]
@@ -30,7 +30,8 @@ strategies: [fixed:100ms, "exponential:base=100ms,factor=2,max=10s,jitter=full"]
 
 def _everything(scenario_name: str = "smira-laptop") -> list[dict]:
     scenario = load_scenario(shipped_scenario(scenario_name))
-    files = render(scenario, RenderOptions(locust_operator=True, service_monitor=True))
+    options = RenderOptions(locust_operator=True, service_monitor=True, pod_selector=DEFAULT_POD_SELECTOR)
+    files = render(scenario, options)
     return [item for objects in files.values() for item in objects]
 
 
@@ -39,6 +40,7 @@ def test_every_built_in_object_validates_strictly(version):
     objects = _everything()
     kinds = {(item["apiVersion"], item["kind"]) for item in objects}
     assert {("apps/v1", "Deployment"), ("v1", "Service"), ("v1", "ConfigMap"), ("v1", "Namespace")} <= kinds
+    assert {("apps/v1", "DaemonSet"), ("rbac.authorization.k8s.io/v1", "ClusterRole")} <= kinds
     for item in objects:
         if (item["apiVersion"], item["kind"]) in CUSTOM:
             with pytest.raises(kubernetes_validate.SchemaNotFoundError):  # a custom resource: no built-in schema
@@ -161,3 +163,38 @@ def test_a_loopback_target_url_in_the_scenario_is_refused(tmp_path):
     result = run_cli("k8s", "render", str(path))
     assert result.returncode == 2
     assert "--target-url" in result.stderr.strip()
+
+
+def test_the_chaos_agent_runs_on_every_node_with_the_least_it_needs():
+    scenario = load_scenario(shipped_scenario("smira-laptop"))
+    files = render(scenario, RenderOptions(pod_selector="app = web, tier!=db"))
+    account, role, binding, daemonset = files["chaos-agent.yaml"]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
+    assert binding["subjects"][0]["name"] == account["metadata"]["name"] == daemonset["spec"]["template"]["spec"][
+        "serviceAccountName"]  # fmt: skip
+    pod = daemonset["spec"]["template"]["spec"]
+    assert pod["hostPID"] is True and pod["hostNetwork"] is True
+    (container,) = pod["containers"]
+    security = container["securityContext"]
+    assert security["privileged"] is False and security["capabilities"] == {"drop": ["ALL"]}
+    assert security["allowPrivilegeEscalation"] is False and security["readOnlyRootFilesystem"] is True
+    command = container["command"]
+    assert command[command.index("--pod-selector") + 1] == "app=web,tier!=db"
+    assert command[command.index("--host") + 1] == "$(NODE_IP)"  # the node's address, with the token beyond loopback
+    env = {item["name"]: item["valueFrom"] for item in container["env"]}
+    assert env["RETRYSTORM_CHAOS_TOKEN"] == {"secretKeyRef": {"name": "retrystorm-tokens", "key": "chaos-token"}}
+    assert env["NODE_NAME"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
+    mounts = {mount["mountPath"] for mount in container["volumeMounts"]}
+    assert "/sys/fs/cgroup" in mounts
+    assert "chaos-agent.yaml" not in render(scenario, RenderOptions())
+
+
+def test_a_bad_pod_selector_for_the_agent_is_one_line_and_exit_2():
+    result = run_cli("k8s", "render", "smira-laptop", "--chaos-agent", "--pod-selector", "tier!=db")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        (
+            "retrystorm: error: --pod-selector: pod selector 'tier!=db': needs a key=value term (a != term alone opens "
+            "every pod)"
+        )
+    ]
