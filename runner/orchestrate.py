@@ -147,12 +147,14 @@ class StrategyRun:
             self.paused.append(handle)
 
     def actual_outages(self, t0: float) -> list[OutageWindow]:
-        """The outages as they happened, relative to ``t0``."""
+        """The outages as they happened, relative to ``t0``: from when the target was frozen (every effect in
+        force and confirmed) to when it was resumed. The journal and arming the watchdog come before the freeze
+        and take up to seconds on a loaded machine; counted in, they would make a 3 s freeze read 3.7 s."""
         now = self.clock()
         return [
             OutageWindow(
-                handle.started_monotonic - t0,
-                (handle.ended_monotonic if handle.ended_monotonic is not None else now) - t0,
+                (handle.in_force_monotonic if handle.in_force_monotonic is not None else handle.started_monotonic) - t0,
+                (handle.reverted_monotonic if handle.reverted_monotonic is not None else now) - t0,
                 handle.target,
             )
             for handle in self.paused

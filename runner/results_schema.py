@@ -178,7 +178,10 @@ class StrategyResult(_Closed):
     )
     latency_censored: int = Field(description="Requests counted at their age (unfinished).")
     peak_in_flight: int | None = Field(description="The largest of the target's once-a-second in-flight readings.")
-    outages: list[Pair] = Field(description="Each recovery's window [start_s, end_s], as it happened.")
+    outages: list[Pair] = Field(
+        description="Each recovery's window [start_s, end_s], as it happened (a pause: from when the target was "
+        "frozen, after the journal and the watchdog, to its resume)."
+    )
     server_recovery_s: PerOutage = Field(description="Seconds from each resume; null: not recovered; a list: several.")
     client_recovery_s: PerOutage = Field(
         description="Seconds from each resume until goodput is back to 90 % of steady."

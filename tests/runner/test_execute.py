@@ -95,6 +95,32 @@ def test_each_strategy_runs_steady_state_outage_and_recovery_in_order(tmp_path):
     assert not journal.pending()
 
 
+class SlowSwitch(RecordingSwitch):
+    """A dead-man switch that takes 0.8 s to arm, as a watchdog's start does on a loaded machine."""
+
+    def __init__(self, time: VirtualTime) -> None:
+        super().__init__()
+        self.time = time
+
+    def arm(self, ref, outage_id: str, hold_s: float, *, fault: str, undo: dict):
+        self.time.now += 0.8
+        return super().arm(ref, outage_id, hold_s, fault=fault, undo=undo)
+
+
+def test_the_recorded_outage_is_the_freeze_itself_not_the_arming_before_it(tmp_path):
+    time = VirtualTime()
+    world = World(time)
+    stack, _, _ = fake_stack(world)
+    scenario = parse_scenario(SCENARIO.replace("[fixed:100ms, smira]", "[fixed:100ms]"), source="fake.yaml")
+    runtime = fake_runtime(time, SlowSwitch(time))
+    (record,) = run(make_plan(scenario, scenario.strategies), stack, Journal(tmp_path / "journal.jsonl"), runtime)
+    assert [event for event in world.events if "pause" in event[1] or "resume" in event[1]] == [
+        (20.8, "pause target"),
+        (35.8, "resume target"),
+    ]
+    assert [(outage.start_s, outage.end_s) for outage in record.outages] == [(20.8, 35.8)]
+
+
 def test_sigint_mid_outage_resumes_the_target_stops_everything_and_raises(tmp_path):
     world, stack, backend, _, _, plan, journal, runtime = setting(tmp_path)
     world.at[("fixed:100ms", 25.0)] = lambda: os.kill(os.getpid(), signal.SIGINT)
