@@ -27,6 +27,7 @@ import json
 import logging
 import time
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import gevent
@@ -123,6 +124,13 @@ class GrpcUser(User):
     """A seed client over gRPC (see the module docstring); subclass it with ``abstract = False``."""
 
     abstract = True
+
+    @classmethod
+    def retried_by(cls, values: Mapping[str, Any]) -> str:
+        """What retries this user's calls, in words (the Retry storm tab says it of each run)."""
+        if values.get("grpc_mode") == "real":
+            return "grpcio's own retries (the service config)"
+        return "retrystorm's emulation over grpcio (the strategy retries)"
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)

@@ -230,6 +230,7 @@
       ? `Run started ${new Date(data.started_utc).toLocaleTimeString()}: ${data.t_s.length} readings, one a second, the last ${data.window_s / 60} minutes kept.`
       : "No run started yet: seconds since this view started.";
     lines.push(["run", run, false]);
+    if (data.client) lines.push(["client", `Retried by ${data.client}.`, false]);
     const inFlight = data.sources.in_flight;
     lines.push(inFlight.error
       ? ["in_flight", `In flight: no reading now (${inFlight.error}).`, true]

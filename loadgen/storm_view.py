@@ -12,7 +12,9 @@ reset, so the run's first reading is its zero.
 Routes:
 
 * ``GET /storm/series`` (``?since_s=T``: only the points after ``T``): the points as
-  columns with their units, the outage bands from the chaos API at ``--chaos-url``
+  columns with their units, which client retried the run's requests (``client``: retrystorm's
+  emulation, urllib3's own ``Retry``, or grpcio's; ``None`` before a run), the outage bands from the chaos
+  API at ``--chaos-url``
   (asked server-side, through the Chaos tab's client, at most once a second), the load
   spikes this process played (:func:`~retrystorm.loadgen.storm_series.spike_bands`), and where each
   reading comes from. A bad ``since_s`` is a 400 with one line;
@@ -72,8 +74,12 @@ class StormView:
         gauge: TargetGauge,
         outages: OutageSource,
         clock: Callable[[], float] = time.monotonic,
+        client: Callable[[], str] | None = None,
     ) -> None:
         self.registry = registry
+        self.client = client
+        #: What retried this run's requests (:func:`retried_by`), from its start.
+        self.run_client: str | None = None
         self.host = host
         self.target_metrics = target_metrics
         self.gauge = gauge
@@ -98,6 +104,7 @@ class StormView:
         self.ticks = 0
         self.history.start_run(Reading(0, self.clock(), None, client_reading(self.registry)), _utc_now())
         self.runs += 1
+        self.run_client = self.client() if self.client is not None else None
 
     def metrics_url(self) -> str | None:
         """The target ``/metrics`` scraped now (the host may change with each run from the UI)."""
@@ -116,6 +123,7 @@ class StormView:
             "run": self.runs,
             "run_started": self.history.run_started,
             "started_utc": self.history.start_utc.isoformat() if self.history.start_utc else None,
+            "client": self.run_client,
             "now_s": round(latest, 3),
             **columns(points),
             "bands": [band.to_json() for band in bands],
@@ -128,6 +136,13 @@ class StormView:
                 },
             },
         }
+
+
+def retried_by(environment: Any) -> str:
+    """What retries the requests of the users a run spawns: each user class's ``retried_by``, joined."""
+    values = vars(environment.parsed_options or {})
+    said = [cls.retried_by(values) for cls in environment.user_classes if hasattr(cls, "retried_by")]
+    return ", ".join(dict.fromkeys(said)) or "the locustfile's own users"
 
 
 def parse_since(text: str | None) -> float | None:
@@ -169,6 +184,7 @@ def add_storm_view(
         target_metrics=target_metrics,
         gauge=TargetGauge(in_flight_metric),
         outages=OutageSource(client),
+        client=lambda: retried_by(environment),
     )
     app = web_ui.app
     guard: Callable[[Callable[..., Any]], Callable[..., Any]] = web_ui.auth_required_if_enabled

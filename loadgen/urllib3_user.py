@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import urllib3
@@ -123,12 +123,17 @@ class Urllib3User(RetryingUser):
 
     abstract = True
 
+    @classmethod
+    def retried_by(cls, values: Mapping[str, Any]) -> str:  # noqa: ARG003 - the gRPC user reads its mode
+        """What retries this user's requests, in words (the Retry storm tab says it of each run)."""
+        return "urllib3's own Retry"
+
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
         self.preset: Urllib3Retry | None = None
         try:
             self.preset = real_preset(self.options.policy.strategy, vars(environment.parsed_options or {}))
-        except UserError:  # said in one line at the test's start (urllib3_locustfile), which quits the run
+        except UserError:  # said in one line at the test's start (http_clients, loadgen/locustfile.py): it quits
             logger.debug("a user that urllib3 cannot run is not started")
         timeout = urllib3.Timeout(total=self.attempt_limit_s, connect=self.options.connect_timeout_s)
         self.pool = urllib3.PoolManager(num_pools=1, maxsize=POOL_SIZE, timeout=timeout)
@@ -149,7 +154,7 @@ class Urllib3User(RetryingUser):
 
     def run_request(self, slept_s: float) -> None:
         """One ``PoolManager.request`` with urllib3's ``Retry``; fires the logical event."""
-        if self.preset is None:  # the run is quitting (urllib3_locustfile)
+        if self.preset is None:  # the run is quitting (http_clients, for loadgen/locustfile.py)
             return
         request = LogicalRequest(slept_s, self.kinds[self.mix.choose(self.rng).name])
         token = self.metrics.begin_request(request.started)

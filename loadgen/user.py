@@ -36,6 +36,7 @@ import dataclasses
 import logging
 import socket
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import gevent
@@ -136,6 +137,12 @@ class RetryingUser(FastHttpUser):
     """
 
     abstract = True
+
+    @classmethod
+    def retried_by(cls, values: Mapping[str, Any]) -> str:  # noqa: ARG003 - the gRPC user reads its mode
+        """What retries this user's requests, in words (the Retry storm tab says it of each run)."""
+        return "retrystorm's emulation (the strategy retries)"
+
     #: Open arrival keeps many requests of one user in flight at once.
     concurrency = 100_000
 

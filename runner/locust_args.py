@@ -49,7 +49,6 @@ LOCUST_RUN_MARGIN_S = 30.0
 #: The locustfile every backend starts Locust with (the retrystorm user and its options).
 LOCUSTFILE = Path(retrystorm.loadgen.__file__).with_name("locustfile.py")
 GRPC_LOCUSTFILE = LOCUSTFILE.with_name("grpc_locustfile.py")
-URLLIB3_LOCUSTFILE = LOCUSTFILE.with_name("urllib3_locustfile.py")
 #: The longest argument Locust's command line may take here (Linux: 128 KiB per argument), with margin.
 MAX_ARGUMENT_CHARS = 100_000
 
@@ -63,11 +62,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def locustfile(spec: RunSpec) -> Path:
-    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, the urllib3 user's for
-    ``http_client: urllib3``, else the HTTP user's."""
-    if spec.grpc is not None:
-        return GRPC_LOCUSTFILE
-    return URLLIB3_LOCUSTFILE if spec.http_client == "urllib3" else LOCUSTFILE
+    """The locustfile of ``spec``'s load: the gRPC user's for a gRPC load, else the HTTP users' (whose
+    ``--http-client`` chooses urllib3's own ``Retry`` for ``http_client: urllib3``)."""
+    return GRPC_LOCUSTFILE if spec.grpc is not None else LOCUSTFILE
 
 
 def think_time(spec: RunSpec) -> ThinkTime:
@@ -130,6 +127,7 @@ def locust_options(
         options.update(grpc_options(spec.grpc))
     if spec.http_client == "urllib3":  # urllib3's Retry takes them from the preset: the flags stay at their defaults
         options.update(max_attempts=AUTO, retry_budget=AUTO, retry_on=AUTO, request_deadline="none")
+        options["http_client"] = "urllib3"
     return options
 
 

@@ -3,7 +3,7 @@
 * ``retrystorm`` (the default): the strategy's own loop over the load generator's HTTP client, any strategy
   or preset (the ``urllib3`` preset is then retrystorm's emulation of urllib3).
 * ``urllib3``: urllib3's own ``Retry``, built from the ``urllib3`` preset's settings
-  (:mod:`retrystorm.loadgen.urllib3_settings`, the Locust user of ``loadgen/urllib3_locustfile.py``). urllib3
+  (:mod:`retrystorm.loadgen.urllib3_settings`, ``loadgen/locustfile.py --http-client urllib3``). urllib3
   takes its attempt cap and retried statuses from the ``Retry`` and has no budget and no request deadline,
   so the entry's or ``load``'s ``max_attempts``, ``budget`` and ``request_deadline``, and the scenario's
   ``retry_on``, are refused (write ``total`` and ``status_forcelist`` into the preset), and so are a ``grpc:``

@@ -21,7 +21,7 @@ LOCUST_ONLY = {
     f"retrystorm.loadgen.{name}"
     for name in (
         "locustfile", "user", "plugin", "web", "storm_view", "spike_player", "grpc_user", "grpc_locustfile",
-        "urllib3_user", "urllib3_locustfile",
+        "urllib3_user", "http_clients",
     )
 }  # fmt: skip
 

@@ -1,8 +1,8 @@
 """urllib3's own ``Retry`` in the Locust user, side by side with the ``urllib3`` preset's emulation.
 
 Two pairs of headless Locust runs, all four at once, each against a ``retrystorm target`` of its own on
-loopback: the urllib3 user (``loadgen/urllib3_locustfile.py``, urllib3 retries) and the emulating user
-(``loadgen/locustfile.py``, the strategy's loop) with the same preset. Every attempt fails:
+loopback: the urllib3 user (``loadgen/locustfile.py --http-client urllib3``, urllib3 retries) and the emulating
+user (its default, the strategy's loop) with the same preset. Every attempt fails:
 
 * ``503``, with ``urllib3:total=3,backoff_factor=0.1,status_forcelist=[503]``: 4 attempts a request, urllib3
   sleeping 0, 0.2 and 0.4 s before its retries (``Retry.get_backoff_time``), and the emulation too;
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,7 @@ from tests.loadgen.conftest import LOCUSTFILE, target_starter
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]  # four Locusts and four targets: over 20 s
 
-URLLIB3_LOCUSTFILE = LOCUSTFILE.with_name("urllib3_locustfile.py")
+URLLIB3 = "--http-client=urllib3"
 BACKOFF = "urllib3:total=3,backoff_factor=0.1,status_forcelist=[503]"
 #: What urllib3 sleeps before retries 1, 2, 3 with BACKOFF (and what the preset draws).
 DELAYS_S = [0.0, 0.2, 0.4]
@@ -53,15 +52,15 @@ def runs(module_processes, module_start_locust):
         ("503", ("--model", "fixed", "--base-delay", "0")),
         ("timeout", ("--model", "fixed", "--base-delay", "1s")),
     ):
-        for mode, locustfile in (("urllib3", URLLIB3_LOCUSTFILE), ("emulated", LOCUSTFILE)):
+        for mode, client in (("urllib3", (URLLIB3,)), ("emulated", ())):
             target = target_server(*flags)
             strategy = BACKOFF if case == "503" else "urllib3"
-            options = [f"--retry-strategy={strategy}", *COMMON]
+            options = [f"--retry-strategy={strategy}", *COMMON, *client]
             if case == "503":
                 target.fail(status=503)
             else:
                 options.append("--attempt-timeout=300ms")
-            pending[case, mode] = (target, start_locust(target.url, *options, locustfile=Path(locustfile)))
+            pending[case, mode] = (target, start_locust(target.url, *options, locustfile=LOCUSTFILE))
     return {key: (target, run.finish()) for key, (target, run) in pending.items()}
 
 
@@ -107,8 +106,11 @@ def test_urllib3_sleeps_its_backoff_and_the_preset_s_gaps_match_it(runs):
 
 
 def test_a_strategy_urllib3_cannot_run_is_one_line_and_exit_2(start_locust):
-    run = start_locust("http://127.0.0.1:9", "--retry-strategy=fixed:100ms", locustfile=URLLIB3_LOCUSTFILE)
+    run = start_locust("http://127.0.0.1:9", "--retry-strategy=fixed:100ms", URLLIB3)
     assert run.process.wait(timeout=60) == 2
     errors = [line for line in run.log.read_text().splitlines() if "ERROR" in line or "Traceback" in line]
     assert len(errors) == 1, run.log.read_text()
-    assert "--retry-strategy 'fixed:100ms': urllib3's own Retry runs the urllib3 preset only" in errors[0]
+    assert (
+        "--http-client urllib3: --retry-strategy 'fixed:100ms': urllib3's own Retry runs the urllib3 preset only"
+        in errors[0]
+    )

@@ -219,8 +219,10 @@ def test_urllib3_s_own_retry_runs_the_urllib3_user_with_the_preset_s_flags_left_
     assert locust_options(emulated)["max_attempts"] == "4"  # the emulation takes the preset's cap as a flag
     driver = LocustDriver(tmp_path)
     argv = driver.argv("http://127.0.0.1:9", real, 1)
-    assert argv[argv.index("-f") + 1].endswith("urllib3_locustfile.py")
+    assert argv[argv.index("-f") + 1].endswith("/locustfile.py")
+    assert "--http-client=urllib3" in argv  # the one locustfile's urllib3 user
     other = driver.argv("http://127.0.0.1:9", emulated, 1)
     assert other[other.index("-f") + 1].endswith("/locustfile.py")
+    assert not any(flag.startswith("--http-client") for flag in other)  # the default: the emulation
     assert "urllib3's own Retry retries" in describe_load(real)
     assert "urllib3's own Retry" not in describe_load(emulated)
