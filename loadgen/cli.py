@@ -15,7 +15,7 @@ from retrystorm.cli_types import DURATION
 from retrystorm.console import out
 from retrystorm.errors import SpecError
 from retrystorm.listing import registry_table
-from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES, RetryStrategy
+from retrystorm.loadgen.strategies import BUDGETS, STRATEGIES, RetryStrategy, channel_of
 from retrystorm.loadgen.strategies.presets import Preset, resolve
 from retrystorm.loadgen.strategies.stats import RetryDelayStats, delay_stats
 
@@ -92,11 +92,14 @@ def show(*, spec: RetryStrategy, as_json: bool, draws: int, seed: int, think_tim
     """
     policy, budget = resolve(spec)
     rows = delay_stats(spec, draws=draws, rng=random.Random(seed), think_time_s=think_time)
+    channel = channel_of(spec, random.Random(seed))
+    connections = channel.text() if channel is not None else None
     if as_json:
         document = {
             "spec": spec.spec(),
             "max_attempts": policy.max_attempts,
             "budget": budget.spec() if budget is not None else None,
+            "connections": connections,
             "retries": [dataclass_row(row) for row in rows],
         }
         click.echo(json.dumps(document, indent=2))
@@ -108,6 +111,8 @@ def show(*, spec: RetryStrategy, as_json: bool, draws: int, seed: int, think_tim
         lines.append(f"retries on: {escape(spec.conditions().text())}; Retry-After: {spec.retry_after().value}")
     lines.append(f"max attempts: {cap}")
     lines.append(f"budget: {escape(budget.spec()) if budget is not None else 'none'}")
+    if connections is not None:
+        lines.append(f"connections: {escape(connections)}")
     for line in lines:
         out.print(line)
     out.print(delay_table(rows, draws))

@@ -126,14 +126,34 @@ def _run_live(plan: Plan, stack: Stack, options: RunOptions) -> list[StrategyRec
         return asyncio.run(execute(plan, stack, display, Journal(options.journal), options.runtime, slo=options.slo))
 
 
+def _simulated(plan: Plan, results: Sequence[Any], records: Sequence[Any]) -> tuple[dict[str, object], list[Any]]:
+    """``--simulate``: the plan's strategies in the simulator, compared with the live ``results``; and their curves."""
+    from retrystorm.runner.compare import comparison, grpc_simulation_notes, simulate
+    from retrystorm.runner.outputs import live_curves
+
+    scenario = plan.scenario
+    only = scenario.model_copy(update={"strategies": [strategy.entry for strategy in plan.strategies]})
+    sim_rows, simulated_curves = simulate(only)
+    live_rows = [result.to_json() for result in results]
+    curves = [live_curves(record) for record in records]
+    document: dict[str, object] = {
+        "results": sim_rows,
+        "compared": comparison(live_rows, sim_rows, curves, simulated_curves),
+    }
+    if notes := grpc_simulation_notes(only):
+        document["notes"] = notes
+        for note in notes:
+            err.print(f"simulated: {note}", markup=False, soft_wrap=True)
+    return document, simulated_curves
+
+
 def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int:
     """Run ``plan`` live, write the results, print the verdicts, then draw the report; the exit status.
 
     ``results.json`` and the verdicts come before the report: a report that cannot be drawn costs one line on
     stderr, never the verdicts, and the exit status stays the verdicts'.
     """
-    from retrystorm.experiment.report import StrategyCurves
-    from retrystorm.runner.outputs import live_curves, run_document, write_results
+    from retrystorm.runner.outputs import run_document, write_results
 
     scenario = plan.scenario
     try:
@@ -148,16 +168,7 @@ def run_plan(plan: Plan, stack: Stack, folder: Path, options: RunOptions) -> int
         err.print(f"retrystorm run: {' '.join(str(error).split())}", markup=False, soft_wrap=True)
         return RunFailedError.exit_code
     results = [analyse(record, scenario.assertions.get(record.label)) for record in records]
-    simulated_doc: dict[str, object] | None = None
-    simulated_curves: list[StrategyCurves] = []
-    if options.simulate:
-        from retrystorm.runner.compare import comparison, simulate
-
-        only = scenario.model_copy(update={"strategies": [strategy.entry for strategy in plan.strategies]})
-        sim_rows, simulated_curves = simulate(only)
-        live_rows = [result.to_json() for result in results]
-        curves = [live_curves(record) for record in records]
-        simulated_doc = {"results": sim_rows, "compared": comparison(live_rows, sim_rows, curves, simulated_curves)}
+    simulated_doc, simulated_curves = _simulated(plan, results, records) if options.simulate else (None, [])
     run_info = {"scenario": scenario.name, "seed": scenario.seed, "stack": stack.name, "folder": str(folder)}
     document = run_document(scenario.name, results, records, run_info, simulated_doc, description=scenario.description)
     breach = options.slo.breach if options.slo is not None else None

@@ -17,7 +17,7 @@ from typing import Any
 from retrystorm.errors import UserError
 from retrystorm.experiment.report import StrategyCurves
 from retrystorm.experiment.scenario import Scenario, StrategyEntry
-from retrystorm.experiment.scenario.grpc import refuse_simulating
+from retrystorm.experiment.scenario.grpc import simulation_notes
 from retrystorm.loadgen.series_names import ATTEMPTS, DELAY_S, GOODPUT, IN_FLIGHT
 
 FIGURES = (
@@ -43,7 +43,6 @@ def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Non
     """
     from retrystorm.sim.config import RunConfig, no_model_message  # noqa: PLC0415 - only with --simulate
 
-    refuse_simulating(scenario.grpc, "--simulate")
     if scenario.model is None:
         url = scenario.target.url if scenario.target is not None else "target:"
         raise UserError(f"--simulate: {no_model_message(scenario.name, url)}")
@@ -53,6 +52,14 @@ def check_simulable(scenario: Scenario, entries: Sequence[StrategyEntry]) -> Non
             RunConfig.from_scenario(scenario, entry, outages)
         except UserError as error:
             raise UserError(f"--simulate: the simulator cannot run {entry.label}: {error}") from None
+
+
+def grpc_simulation_notes(scenario: Scenario) -> list[str]:
+    """What the simulator made of ``scenario``'s gRPC load (none for an HTTP one)."""
+    grpc = scenario.grpc
+    if grpc is None:
+        return []
+    return simulation_notes(grpc, [entry.grpc_mode or grpc.mode for entry in scenario.strategies])
 
 
 def simulate(scenario: Scenario) -> tuple[list[dict[str, Any]], list[StrategyCurves]]:

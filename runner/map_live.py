@@ -19,6 +19,7 @@ from retrystorm.chaos.backends.base import BackendError
 from retrystorm.chaos.journal import Journal
 from retrystorm.console import err
 from retrystorm.durations import format_duration
+from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import Scenario
 from retrystorm.runner.errors import RunFailedError
 from retrystorm.runner.orchestrate import Stack, execute
@@ -63,6 +64,11 @@ def local_stack_for(folder: Path, scenario: Scenario, plan: MapPlan) -> Stack:
 def check_live(plan: MapPlan) -> None:
     """Refuse, before the grid is simulated, a map whose cells the local backend cannot run live (``UserError``)."""
     scenario = plan.cells[0].scenario()
+    if scenario.grpc is not None:
+        raise UserError(
+            "map --live: the cells of a grpc: scenario do not run live yet; accepted: the map without --live, "
+            "then a cell through retrystorm run SCENARIO --simulate"
+        )
     stack = local_stack_for(Path(), scenario, plan)
     check_live_triggers(scenario, stack.trigger_refusal)
     run_plan = make_plan(scenario, select(scenario, plan.labels))

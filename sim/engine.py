@@ -40,6 +40,16 @@ Semantics, as in the seed experiment:
 * **Other triggers** (a capacity cut, a load spike, an error burst) are played by
   :mod:`retrystorm.sim.triggers`; faults in the network (delay, loss, hang, reset, partition) by
   :mod:`retrystorm.sim.network`, on the way of each attempt and each answer.
+* **gRPC's channel**: every client shares one when the strategy's preset has one (``grpc-retry``,
+  :mod:`retrystorm.loadgen.strategies.channel`, as the live HTTP user shares one per process): after a
+  connect refused or reset by a network fault, attempts fail locally (``UNAVAILABLE``, never sent, counted
+  in ``failed_locally``; the retry comes no sooner than :data:`LOCAL_RETRY_FLOOR_S`) until its reconnect
+  backoff ends. A connect's fate is its attempt's, known as it is sent.
+* **gRPC** (a scenario with ``grpc:``): a call's deadline goes with it to the server: the calls that waited
+  in a frozen server's accept queue and whose client has given up are dropped at the resume
+  (``cancelled``), not served. ``real`` mode is simulated through its preset (grpcio's retries are the
+  preset's, checked by the drift check), with the call's deadline (``request_deadline``, else
+  ``attempt_timeout``) over all its attempts.
 * **Network delay** (``sim.network_delay``, none by default): an attempt reaches the
   server one draw of it after it was sent, and an answer its client one draw after
   the server released it (Brooker's ``netdelay``, each way, from the ``network``
@@ -50,6 +60,7 @@ Semantics, as in the seed experiment:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import itertools
 import logging
@@ -58,9 +69,10 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from retrystorm.experiment.scenario import rng_for
+from retrystorm.experiment.scenario import RunSpec, rng_for
+from retrystorm.loadgen.grpc_settings import GrpcMode
 from retrystorm.loadgen.series_names import ATTEMPTS, GAVE_UP, GOODPUT, STARTED, TIMEOUTS
-from retrystorm.loadgen.strategies import GiveUp, RetrySession
+from retrystorm.loadgen.strategies import GiveUp, Pick, RetryPolicy, RetrySession, channel_of
 from retrystorm.sim.client import BACKOFF, DONE, THINKING, WAITING, Client
 from retrystorm.sim.config import RunConfig
 from retrystorm.sim.events import ARRIVAL, NEW, PAUSE, REACH, RESUME, RETRY, TIMEOUT, TRIGGER, EventQueue
@@ -99,6 +111,11 @@ class Simulation(ServerSide):
         self.admission_hastens = self.server.admission_hastens
         self.series = Series.empty(spec.duration_s, config.sample_every_s)
         self.budget = spec.budget.start() if spec.budget is not None else None
+        self.policy = grpc_policy(spec)
+        self.channel = channel_of(spec.policy.strategy, rng_for(spec.seed, "channel"))
+        #: A gRPC call's deadline reaches the server: a frozen server's queued calls whose client gave up are dropped.
+        self.drop_cancelled = spec.grpc is not None
+        self.pick = Pick.SEND
         self.think_rng = rng_for(spec.seed, "think")
         self.arrival_rng = rng_for(spec.seed, "arrivals")
         self.retry_rng = rng_for(spec.seed, "retry")
@@ -124,6 +141,10 @@ class Simulation(ServerSide):
             ("rejected_locally", "late_answers", "dropped", "released", "events", "immediate_retries"),
             0,
         )  # fmt: skip
+        if self.channel is not None:
+            self.counts["failed_locally"] = 0
+        if self.drop_cancelled:
+            self.counts["cancelled"] = 0
         self.network = config.network_delay
         self.network_rng = rng_for(spec.seed, "network") if self.network is not None else random.Random(0)
         self.triggers = TriggerPlay(self) if config.triggers else None
@@ -138,7 +159,7 @@ class Simulation(ServerSide):
 
     def add_client(self, requests_left: int | None) -> Client:
         """A new client with its own retry session (sharing the run's budget and retry random source)."""
-        client = Client(RetrySession(self.spec.policy, budget=self.budget, rng=self.retry_rng), requests_left)
+        client = Client(RetrySession(self.policy, budget=self.budget, rng=self.retry_rng), requests_left)
         self.clients.append(client)
         return client
 
@@ -221,6 +242,8 @@ class Simulation(ServerSide):
                 client.state = BACKOFF
                 self.push_event((now + wait, next(self.sequence), RETRY, client, 1))
                 return
+        if self.channel is not None and self.channel_fails(now, client):
+            return
         client.aid = aid = client.aid + 1
         client.state = WAITING
         self.attempt_bins[self.bin] += 1
@@ -237,6 +260,20 @@ class Simulation(ServerSide):
         timeout = self.timeout_s
         if timeout is not None:
             self.push_timeout((now + timeout, next(self.sequence), TIMEOUT, client, aid))
+
+    def channel_fails(self, now: float, client: Client) -> bool:
+        """Whether the clients' channel fails the attempt locally (then it is retried, or given up, here)."""
+        channel = self.channel
+        assert channel is not None  # noqa: S101 - called only with a channel
+        pick = channel.pick(now)
+        if pick is Pick.FAIL:
+            self.counts["failed_locally"] += 1
+            self.failed(now, client, False, at_once=True)  # UNAVAILABLE: retried as a connection error
+            return True
+        self.pick = pick
+        if self.net is None:
+            channel.settle(pick, connection_error=False)  # nothing refuses a connect without network faults
+        return False
 
     def on_new_stopping(self, now: float, client: Client, token: int = 0) -> None:
         """:meth:`on_new`, unless the client is an extra user whose spike has ended: then it stops."""
@@ -349,6 +386,15 @@ class Simulation(ServerSide):
             request_ok=log.ok,
             unfinished=log.unfinished(self.spec.duration_s, lambda client: client.session.request_attempts),  # type: ignore[attr-defined]
         )
+
+
+def grpc_policy(spec: RunSpec) -> RetryPolicy:
+    """The policy clients run: ``spec``'s, with grpcio's call deadline over all attempts in gRPC ``real`` mode
+    (``request_deadline``, else ``attempt_timeout``, as the gRPC user gives it)."""
+    policy = spec.policy
+    if spec.grpc is None or spec.grpc.mode is not GrpcMode.REAL or policy.deadline_s is not None:
+        return policy
+    return dataclasses.replace(policy, deadline_s=spec.attempt_timeout_s)
 
 
 @contextlib.contextmanager

@@ -49,6 +49,9 @@ class RunOutput:
         keys = ("timeouts", "rejections", "late_answers", "dropped", "in_flight_end", "accept_queue_end")
         extra: dict[str, object] = {key: counts[key] for key in keys}
         extra["abandoned_in_flight_end"] = counts.get("abandoned_in_flight_end")
+        for key in ("failed_locally", "cancelled"):  # a gRPC channel's, a gRPC server's: only where they apply
+            if key in counts:
+                extra[key] = counts[key]
         extra["after_resume"] = [figures.to_json() for figures in after_resumes(samples, found)]
         if self.config.triggers:  # a run with pauses only keeps the shape it always had
             windows = sorted([*self.config.outages, *self.config.triggers], key=lambda w: (w.start_s, w.end_s))

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from retrystorm.loadgen.strategies import GrpcChannel, Pick
 from retrystorm.loadgen.think import ThinkTime
 from retrystorm.sim.client import WAITING, Client
 from retrystorm.sim.events import ANSWER, REACH, WAKE
@@ -57,6 +58,12 @@ class ServerSide:
     server_rng: random.Random
     accept_backlog: int | None
     admission_hastens: bool
+    #: The clients' gRPC channel (a preset's, :mod:`retrystorm.loadgen.strategies.channel`), ``None`` without one.
+    channel: GrpcChannel | None
+    #: Whether a frozen server's queued attempts whose client gave up are dropped at the resume (gRPC deadlines).
+    drop_cancelled: bool
+    #: What the channel made of the attempt being sent.
+    pick: Pick
 
     def push(self, time_s: float, kind: int, client: Any = None, token: int = 0) -> None:
         """Schedule an event."""
@@ -108,6 +115,8 @@ class ServerSide:
     def send_through(self, now: float, client: Client, aid: int, fate: Fate) -> None:
         """Attempt ``aid`` on its way, as the network faults decided (:meth:`NetworkPlay.send`)."""
         verb, at = fate
+        if self.channel is not None:
+            self.channel.settle(self.pick, connection_error=verb == "error")  # a connect's fate is its attempt's
         if verb == "at":
             self.push_event((at, next(self.sequence), REACH, client, aid))
         elif verb == "error":
@@ -117,6 +126,8 @@ class ServerSide:
         """An answer (``token`` as :meth:`on_answer` reads it) on its way back, through the network faults."""
         assert self.net is not None  # noqa: S101 - called only with network faults
         verb, at = self.net.answer_at(now)
+        if verb == "error" and self.channel is not None:
+            self.channel.settle(Pick.SEND, connection_error=True)  # its connection is lost: the channel goes IDLE
         if verb == "error":
             aid = token if token > 0 else divmod(-token, STATUS_SPAN)[0]
             token = refused_token(aid, CONNECTION_ERROR)
@@ -201,6 +212,10 @@ class ServerSide:
         self.note_peak()
         self.deliver(now, self.server.advance(now, self.server_rng))
         waiting, self.accept_queue = self.accept_queue, []
+        if self.drop_cancelled:  # gRPC: a call whose deadline passed was cancelled; the server never runs it
+            kept = [(client, aid) for client, aid in waiting if client.state == WAITING and client.aid == aid]
+            self.counts["cancelled"] += len(waiting) - len(kept)
+            waiting = kept
         for payload in waiting:
             self.admit(now, payload)
         self.schedule_wake(now)

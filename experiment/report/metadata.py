@@ -30,6 +30,8 @@ TERMS = {
     "in_flight_end": "in flight at the end",
     "accept_queue_end": "accept queue at the end",
     "late_answers": "late answers",
+    "failed_locally": "failed locally (gRPC channel)",
+    "cancelled": "cancelled at the resume (gRPC deadline)",
     "readings_missed": "readings missed",
     "planned_outages": "outages planned",
     "outages": "outages (pause to resume)",

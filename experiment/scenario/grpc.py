@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from retrystorm.errors import SpecError, UserError, shown
+from retrystorm.errors import SpecError, shown
 from retrystorm.loadgen.grpc_settings import DEFAULT_METHOD, GrpcMode, GrpcSettings, check_method, check_request
 from retrystorm.loadgen.strategies.presets import GrpcRetry
 
@@ -188,15 +188,31 @@ def _real_entry_problems(scenario: _Scenario, index: int) -> Iterator[tuple[Loc,
             yield ("strategies", index, field), _FROM_CONFIG
 
 
-def refuse_simulating(section: GrpcSection | None, command: str) -> None:
-    """Refuse (:class:`UserError`) to simulate a scenario with a ``grpc:`` section: the simulator models HTTP
-    attempts, not grpcio's channels (transparent retries, calls failed locally in ``TRANSIENT_FAILURE``), and a
-    ``map --live`` cell would run over HTTP."""
-    if section is not None:
-        raise UserError(
-            f"{command}: does not model a grpc: scenario (the simulator models HTTP attempts, not grpcio's channels); "
-            "accepted: retrystorm run without --simulate, or the scenario without its grpc: section"
+def simulation_notes(section: GrpcSection | None, modes: Sequence[str]) -> list[str]:
+    """What the simulator makes of a ``grpc:`` scenario (none without one); ``modes``: each strategy's mode.
+
+    The simulator runs the emulation: the strategies and presets as over HTTP, ``grpc-retry`` with its
+    channel (calls failed locally after a refused or reset connect), and a call's deadline carried to the
+    server (a frozen server's queued calls whose client gave up are dropped at the resume). grpcio's own
+    retries (``real``) are simulated through their preset, the grpc-retry the service config becomes.
+    """
+    if section is None:
+        return []
+    notes = [
+        (
+            "gRPC: simulated as its emulation: each strategy's retries as over HTTP, one gRPC channel for all users "
+            "(grpc-retry: after a refused or reset connect, calls fail locally until its reconnect backoff ends), "
+            "and each call's deadline carried to the server (calls queued at a frozen server whose client gave up "
+            "are dropped at the resume)."
         )
+    ]
+    if "real" in modes:
+        notes.append(
+            "gRPC real mode (grpcio's own retries) is simulated through its preset: the grpc-retry its service "
+            "config makes, with the call's deadline over all its attempts; grpcio's transparent retries and its "
+            "per-attempt deadlines (the call's remaining time) are not modelled."
+        )
+    return notes
 
 
 def _spec(strategy: object) -> str:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import enum
 import random
 
+from retrystorm.durations import format_duration
 from retrystorm.loadgen.strategies.exponential import GrpcBackoff
 
 
@@ -98,6 +99,16 @@ class GrpcChannel:
         self.sent = 0
         self.failed_locally = 0
         self.connects = 0
+
+    def text(self) -> str:
+        """What the channel does, in one line (``retrystorm strategies show``)."""
+        backoff = self.backoff
+        return (
+            "one gRPC channel per process: after a refused or reset connect, attempts fail locally (UNAVAILABLE, "
+            f"never sent) until its reconnect backoff ends, min({format_duration(backoff.base_s)} x "
+            f"{backoff.factor:g}^(n-1), {format_duration(backoff.max_s)}) x U({1 - backoff.jitter:g}, "
+            f"{1 + backoff.jitter:g}) after connect n began"
+        )
 
     def pick(self, now_s: float) -> Pick:
         """What becomes of an attempt started at ``now_s`` (:attr:`Pick.WAIT` is not counted: it is picked again)."""

@@ -8,6 +8,7 @@ from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 from retrystorm.experiment.analysis.stats import CENSORING_NOTE
 from retrystorm.experiment.scenario import Scenario, load_scenario, shipped_scenario
+from retrystorm.experiment.scenario.grpc import simulation_notes
 from retrystorm.sim.config import RunConfig, no_model_message
 from retrystorm.sim.engine import simulate
 from retrystorm.sim.experiments.base import Finding, Report
@@ -120,6 +121,8 @@ def run_scenario(scenario: Scenario, progress: Progress | None = None) -> Report
         url = scenario.target.url if scenario.target is not None else "target:"
         raise UserError(no_model_message(scenario.name, url))
     notes = outage_notes(scenario)
+    grpc = scenario.grpc
+    notes += simulation_notes(grpc, [entry.grpc_mode or grpc.mode for entry in scenario.strategies] if grpc else [])
     if scenario.target is not None:
         notes.insert(0, f"The model {scenario.model.spec()} stands for the service at {scenario.target.url}.")
     timeline = scenario.timeline()

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import Scenario, scenario_data, scenario_from_data
-from retrystorm.experiment.scenario.grpc import refuse_simulating
 from retrystorm.sim.map.document import MapPlan, Mark
 from retrystorm.sim.map.grid import build_cells, default_horizon_s, tasks_of
 from retrystorm.sim.map.vary import Axis, parse_path, parse_vary, path_text
@@ -74,7 +73,6 @@ def prepare(
     if seed is not None:
         data["seed"] = seed
     scenario = scenario_from_data(data, source=source)
-    refuse_simulating(scenario.grpc, f"{source}: map")
     if not scenario.faults:
         raise UserError(
             f"{source}: a map needs a trigger to recover from; add one under faults (docs: concepts/triggers.md)"

@@ -141,19 +141,16 @@ def test_simulate_refuses_what_the_simulator_refuses_before_anything_starts(work
     assert without.returncode == 0, without.stderr  # live alone, such users are fine
 
 
-def test_simulate_refuses_a_grpc_scenario_in_one_line_and_the_live_run_alone_is_planned(workdir, tmp_path):
+def test_simulate_takes_a_grpc_scenario_to_the_simulator_s_own_checks(workdir, tmp_path):
     grpc = STANDSTILL.replace("name: standstill", "name: grpc-standstill\ngrpc: {mode: emulated}")
     (workdir / "grpc.yaml").write_text(grpc)
     journal = tmp_path / "journal.jsonl"
     done = retrystorm("run", "grpc.yaml", "--simulate", "--dry-run", cwd=workdir, journal=journal)
-    assert done.returncode == 2, done.stderr
-    assert error_line(done) == (
-        "retrystorm: error: --simulate: does not model a grpc: scenario (the simulator models HTTP attempts, not "
-        "grpcio's channels); accepted: retrystorm run without --simulate, or the scenario without its grpc: section"
-    )
-    without = retrystorm("run", "grpc.yaml", "--dry-run", cwd=workdir, journal=journal)
-    assert without.returncode == 0, without.stderr
-    assert "gRPC calls" in without.stdout + without.stderr
+    assert "--simulate: the simulator cannot run fixed:100ms" in error_line(done)  # no refusal of gRPC itself
+    (workdir / "grpc.yaml").write_text(grpc.replace("constant:0s", "constant:1s"))
+    planned = retrystorm("run", "grpc.yaml", "--simulate", "--dry-run", cwd=workdir, journal=journal)
+    assert planned.returncode == 0, planned.stderr
+    assert "gRPC calls" in planned.stdout + planned.stderr
 
 
 #: Where nothing answers, and no Docker engine: a compose run that touched either would fail.

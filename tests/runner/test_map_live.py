@@ -91,3 +91,14 @@ def test_a_trigger_the_local_backend_cannot_play_live_is_refused_before_the_grid
     done = map_cli(*args, "--live", "1", cwd=tmp_path)
     assert done.returncode == 2
     assert "faults[0]: errors: target: your own service's answers cannot be changed from outside" in done.stderr
+
+
+def test_a_grpc_scenario_maps_but_its_cells_are_not_run_live(tmp_path):
+    (tmp_path / "grpc.yaml").write_text(TINY.replace("name: tiny-live", "name: tiny-grpc\ngrpc: {mode: emulated}"))
+    args = ("grpc.yaml", "--vary", "faults[0].for=1s,8s", "--dry-run")
+    mapped = map_cli(*args, cwd=tmp_path)
+    assert mapped.returncode == 0, mapped.stderr  # the simulator maps it
+    done = map_cli(*args, "--live", "1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "map --live: the cells of a grpc: scenario do not run live yet" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -77,6 +77,10 @@ def test_strategies_show_table_and_an_unknown_preset():
     assert result.exit_code == 0
     for words in ("max attempts: 2", "budget: concurrency:percent=0,min=3", "retries on: [timeout,connection,5xx]"):
         assert words in result.output
+    assert "connections:" not in result.output
+    grpc = CliRunner().invoke(strategies, ["show", "grpc-retry", "--draws", "10"])
+    assert "connections: one gRPC channel per process: after a refused or reset connect" in grpc.output
+    assert "min(1s x 1.6^(n-1), 2m) x U(0.8, 1.2)" in " ".join(grpc.output.split())
     result = CliRunner().invoke(strategies, ["show", "envoi"])
     assert result.exit_code == 2
     assert "unknown strategy 'envoi' (did you mean 'envoy'?)" in result.output

@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-from retrystorm.errors import UserError
 from retrystorm.sim.map.budget import corners, estimate, offered_requests
 from retrystorm.sim.map.build import prepare
 from retrystorm.sim.map.document import verdict
@@ -40,18 +39,12 @@ def plan_of(path, *varies, **options):
     return prepare(str(path), varies, (), **values)
 
 
-def test_a_grpc_scenario_is_refused_before_any_cell_runs(tmp_path):
-    """The simulator models HTTP attempts, and a live cell runs on the HTTP stack: neither is a gRPC load."""
+def test_a_grpc_scenario_is_mapped_as_its_emulation(tmp_path):
     path = tmp_path / "grpc.yaml"
     path.write_text(SMALL.replace("name: small", "name: grpc-small\ngrpc: {mode: emulated}"))
-    with pytest.raises(UserError) as refused:
-        plan_of(path, "faults[0].for=5s,10s")
-    assert str(refused.value) == (
-        f"{path}: map: does not model a grpc: scenario (the simulator models HTTP attempts, not grpcio's channels); "
-        "accepted: retrystorm run without --simulate, or the scenario without its grpc: section"
-    )
-    path.write_text(SMALL.replace("name: small", "name: grpc-small"))
-    assert len(plan_of(path, "faults[0].for=5s,10s").cells) == 2  # the same scenario over HTTP maps
+    plan = plan_of(path, "faults[0].for=5s,10s")
+    assert len(plan.cells) == 2
+    assert all(cell.scenario().grpc is not None for cell in plan.cells)
 
 
 def test_cells_run_until_the_same_time_after_their_trigger(small):
