@@ -44,7 +44,7 @@ Semantics, as in the seed experiment:
   :mod:`retrystorm.loadgen.strategies.channel`, as the live HTTP user shares one per process): after a
   connect refused or reset by a network fault, attempts fail locally (``UNAVAILABLE``, never sent, counted
   in ``failed_locally``; the retry comes no sooner than :data:`LOCAL_RETRY_FLOOR_S`) until its reconnect
-  backoff ends. A connect's fate is its attempt's, known as it is sent.
+  backoff ends. A connect's fate is its attempt's, known as it is sent (a connect a hang holds counts as made).
 * **gRPC** (a scenario with ``grpc:``): a call's deadline goes with it to the server: the calls that waited
   in a frozen server's accept queue and whose client has given up are dropped at the resume
   (``cancelled``), not served. ``real`` mode is simulated through its preset (grpcio's retries are the

@@ -115,8 +115,8 @@ class ServerSide:
     def send_through(self, now: float, client: Client, aid: int, fate: Fate) -> None:
         """Attempt ``aid`` on its way, as the network faults decided (:meth:`NetworkPlay.send`)."""
         verb, at = fate
-        if self.channel is not None:
-            self.channel.settle(self.pick, connection_error=verb == "error")  # a connect's fate is its attempt's
+        if self.channel is not None:  # a connect's fate is its attempt's; one held by a hang is still connecting
+            self.channel.settle(self.pick, connection_error=verb == "error" and at <= now)
         if verb == "at":
             self.push_event((at, next(self.sequence), REACH, client, aid))
         elif verb == "error":
@@ -126,8 +126,8 @@ class ServerSide:
         """An answer (``token`` as :meth:`on_answer` reads it) on its way back, through the network faults."""
         assert self.net is not None  # noqa: S101 - called only with network faults
         verb, at = self.net.answer_at(now)
-        if verb == "error" and self.channel is not None:
-            self.channel.settle(Pick.SEND, connection_error=True)  # its connection is lost: the channel goes IDLE
+        if verb == "error" and at <= now and self.channel is not None:
+            self.channel.settle(Pick.SEND, connection_error=True)  # its connection is reset: the channel goes IDLE
         if verb == "error":
             aid = token if token > 0 else divmod(-token, STATUS_SPAN)[0]
             token = refused_token(aid, CONNECTION_ERROR)

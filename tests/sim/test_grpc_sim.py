@@ -1,7 +1,7 @@
 """gRPC in the simulator: grpc-retry's channel under a reset, deadlines at a frozen server, real mode's deadline."""
 
 from retrystorm.experiment.scenario import OutageWindow, RunSpec
-from retrystorm.experiment.scenario.network import ResetWindow
+from retrystorm.experiment.scenario.network import HangWindow, ResetWindow
 from retrystorm.loadgen.grpc_settings import DEFAULT_METHOD, GrpcMode, GrpcSettings
 from retrystorm.loadgen.strategies import parse_strategy, resolve
 from retrystorm.loadgen.think import ConstantThink
@@ -68,3 +68,9 @@ def test_real_mode_gives_a_call_its_deadline_over_all_its_attempts():
     deadline = simulate(config("grpc-retry:channel=false", grpc=real, triggers=reset, **errors))
     assert max(emulated.request_attempts) == 4
     assert max(deadline.request_attempts) == 2
+
+
+def test_a_connect_a_hang_holds_counts_as_made_and_its_calls_time_out():
+    hung = simulate(config(triggers=(HangWindow(10, 14, probability=1.0),)))
+    assert hung.counts["failed_locally"] == 0
+    assert sum(hung.series.timeouts[10:15]) > 0
