@@ -46,8 +46,8 @@ from retrystorm.loadgen.metrics import RequestMetrics
 from retrystorm.loadgen.options import DEFAULT_STRATEGY, Arrival
 from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome, outcome_of_status
 from retrystorm.loadgen.plugin import runtime_of
+from retrystorm.loadgen.schedule_lag import PlannedWait, plan_wait
 from retrystorm.loadgen.strategies import GiveUp, RetrySession
-from retrystorm.loadgen.think import open_arrival_wait
 
 logger = logging.getLogger(__name__)
 #: How often real mode reads the channel's attempts from channelz.
@@ -148,17 +148,19 @@ class GrpcUser(User):
         #: The current call's backoff so far (emulated mode), for gRFC A96's grpc.client.call.retry_delay.
         self.backoff_s = 0.0
         self.planned_arrival_s: float | None = None
+        self.planned: PlannedWait | None = None
         self.session = RetrySession(self.options.policy, budget=self.budget, rng=self.rng)
         self.channel = _channel_of(self)
         self.fire = environment.events.request.fire
 
     def wait_time(self) -> float:
-        """The next think time (open arrival: until the next arrival of its schedule)."""
-        self.think_s = self.options.think.sample(self.rng)
-        if self.options.arrival is not Arrival.OPEN:
-            return self.think_s
-        self.planned_arrival_s, wait_s = open_arrival_wait(self.planned_arrival_s, time.monotonic(), self.think_s)
-        return wait_s
+        """The next think time (open arrival: until the next arrival of its schedule); its planned start is kept."""
+        open_loop = self.options.arrival is Arrival.OPEN
+        self.planned = plan_wait(
+            self.options.think, self.rng, open_loop=open_loop, arrival_s=self.planned_arrival_s, now_s=time.monotonic()
+        )
+        self.think_s, self.planned_arrival_s = self.planned.think_s, self.planned.arrival_s
+        return self.planned.wait_s
 
     def on_start(self) -> None:
         self.metrics.active_users.inc()
@@ -171,6 +173,8 @@ class GrpcUser(User):
     def logical_call(self) -> None:
         """One logical call: grpcio's retries (real) or the strategy's (emulated)."""
         started = time.monotonic()
+        self.metrics.started_late(self.planned, started)
+        self.planned = None
         token = self.metrics.begin_request(started)
         self.metrics_for_request.requests_started.inc()
         try:
@@ -227,7 +231,9 @@ class GrpcUser(User):
                 return str(decision.give_up), attempts
             self.metrics.retry(decision.delay_s or 0.0)
             self.backoff_s += decision.delay_s or 0.0
+            planned_s = time.monotonic() + (decision.delay_s or 0.0)
             gevent.sleep(decision.delay_s or 0.0)
+            self.metrics.backoff_ended(planned_s, time.monotonic())
 
     def attempt(self, number: int, remaining_s: float) -> tuple[str, int | None, float | None]:
         """Send attempt ``number``: its code's name, the status the conditions read, and any pushback."""

@@ -30,7 +30,10 @@ counts the unfinished ones at their age (the censored latencies of
 workers only).
 
 Each Locust process also serves its own CPU and whether it is saturated
-(:mod:`retrystorm.loadgen.generator_cpu`), labelled by process.
+(:mod:`retrystorm.loadgen.generator_cpu`), labelled by process, and how late it runs against its plan:
+``retrystorm_client_schedule_lag_seconds`` (each planned start of a user: think, arrival, backoff) and
+``retrystorm_client_loop_lag_seconds`` (its event loop's own wake-ups), histograms summed over workers
+on a master (:mod:`retrystorm.loadgen.schedule_lag`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from prometheus_client.registry import Collector
 from retrystorm.loadgen.buckets import LATENCY_BUCKETS_S
 from retrystorm.loadgen.generator_cpu import GeneratorCpu
 from retrystorm.loadgen.outcomes import AttemptOutcome, RequestOutcome
+from retrystorm.loadgen.schedule_lag import LAG_BUCKETS_S, LOOP_LAG, SCHEDULE_LAG, PlannedWait, Wait, lateness_s
 
 if TYPE_CHECKING:
     from retrystorm.loadgen.otel_instruments import ClientInstruments
@@ -135,6 +139,10 @@ class ClientMetrics:
     load_factor: Gauge
     in_progress: RequestsInProgress
     generator_cpu: GeneratorCpu
+    #: How late each planned start came, by ``wait`` (think, arrival, backoff).
+    schedule_lag: Histogram
+    #: How late the event loop's own watcher woke (``process`` label: :attr:`GeneratorCpu.name`).
+    loop_lag: Histogram
     #: The process's OpenTelemetry instruments, fed by the same calls (``None``: no export, the default).
     otel: ClientInstruments | None = None
 
@@ -253,6 +261,21 @@ def build_metrics(registry: CollectorRegistry) -> ClientMetrics:
         ),
         in_progress=_registered(RequestsInProgress(), registry),
         generator_cpu=_registered(GeneratorCpu(attempts_started=lambda: _total(attempts_started)), registry),
+        schedule_lag=Histogram(
+            SCHEDULE_LAG,
+            "How late users started against their plan: a think time's or backoff's end, or an open-loop arrival, "
+            "actual minus planned (a starved load generator wakes late whatever its CPU share).",
+            ["strategy", "wait"],
+            buckets=LAG_BUCKETS_S,
+            registry=registry,
+        ),
+        loop_lag=Histogram(
+            LOOP_LAG,
+            "How late this load-generator process's event loop woke a watcher that sleeps 100 ms at a time.",
+            ["process"],
+            buckets=LAG_BUCKETS_S,
+            registry=registry,
+        ),
     )
 
 
@@ -335,6 +358,7 @@ class StrategyMetrics:
         "requests",
         "requests_started",
         "retries",
+        "schedule_lag",
         "strategy",
         "users_in_backoff",
     )
@@ -359,6 +383,7 @@ class StrategyMetrics:
         self.backoff_delay = metrics.backoff_delay.labels(strategy)
         self.active_users = metrics.active_users.labels(strategy)
         self.in_progress = metrics.in_progress
+        self.schedule_lag = {wait: metrics.schedule_lag.labels(strategy, wait.value) for wait in Wait}
 
     def attempt(self, outcome: AttemptOutcome, latency_s: float) -> None:
         """Count one attempt of the first request that ended and observe its latency."""
@@ -375,6 +400,15 @@ class StrategyMetrics:
     def end_request(self, token: int) -> None:
         """The logical request of ``token`` is no longer in progress."""
         self.in_progress.end(token)
+
+    def started_late(self, planned: PlannedWait | None, now_s: float) -> None:
+        """Observe how late a planned start came (``now_s``: the monotonic clock); ``None``: nothing planned."""
+        if planned is not None:
+            self.schedule_lag[planned.wait].observe(lateness_s(planned.start_s, now_s))
+
+    def backoff_ended(self, planned_s: float, now_s: float) -> None:
+        """Observe how late a backoff's sleep ended against its planned end."""
+        self.schedule_lag[Wait.BACKOFF].observe(lateness_s(planned_s, now_s))
 
     def retry(self, delay_s: float) -> None:
         """Count one scheduled retry and observe its backoff delay."""

@@ -19,6 +19,8 @@ attaches the listeners:
   also touches ``$RETRYSTORM_HEARTBEAT_FILE`` when set, so a container health check can
   see it alive and reporting;
 * ``quitting``: keep ``/metrics`` up for ``--metrics-linger``.
+
+Each runtime also runs a greenlet that measures its event loop's lag (:mod:`retrystorm.loadgen.schedule_lag`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import itertools
 import logging
 import os
 import random
+import time
 import weakref
 from collections.abc import Collection
 from pathlib import Path
@@ -45,6 +48,7 @@ from retrystorm.loadgen.aggregate import REPORT_KEY, MergedCollector, WorkerSnap
 from retrystorm.loadgen.flags import add_arguments
 from retrystorm.loadgen.metrics import StrategyMetrics, build_metrics
 from retrystorm.loadgen.options import LoadOptions, load_options
+from retrystorm.loadgen.schedule_lag import watch_loop
 from retrystorm.loadgen.spike_player import start_player
 from retrystorm.loadgen.strategies import BudgetState, GrpcChannel, channel_of
 
@@ -98,6 +102,13 @@ class Runtime:
         self.lingering = False
         #: The greenlet playing this test's load spikes (:mod:`retrystorm.loadgen.spike_player`), if any.
         self.spikes: gevent.Greenlet | None = None
+        #: The greenlet that measures this process's event-loop lag, for its whole life.
+        self.loop_watcher = gevent.spawn(self._watch_loop)
+
+    def _watch_loop(self) -> None:
+        """Observe the event loop's lag (:func:`retrystorm.loadgen.schedule_lag.watch_loop`) until the process ends."""
+        lag = self.metrics.loop_lag.labels(self.metrics.generator_cpu.name)
+        watch_loop(lag.observe, clock=time.monotonic, sleep=gevent.sleep)
 
     def stop_spikes(self) -> None:
         """End the load spikes of the test that ran, its load factor back to 1 (none: nothing to do).

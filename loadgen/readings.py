@@ -95,6 +95,12 @@ class ClientReading:
     #: The load factor in force (the largest over strategies: only the running one's is above 1); ``None``: no
     #: load spike was ever played by this load generator.
     load_factor: float | None = None
+    #: Sum (seconds) and count of how late users started against their plan (think, arrival, backoff), and of
+    #: how late the event loops' watchers woke (:mod:`retrystorm.loadgen.schedule_lag`): the mean per interval.
+    schedule_lag_sum: float = 0.0
+    schedule_lag_count: float = 0.0
+    loop_lag_sum: float = 0.0
+    loop_lag_count: float = 0.0
 
     @property
     def attempts_total(self) -> float:
@@ -188,6 +194,10 @@ def client_from_samples(samples: Sequence[Sample]) -> ClientReading:
         statuses_by_request=_by_labels(samples, CLIENT + "responses_total", "request", "status"),
         generator_attempts=_by_label(samples, CLIENT + "generator_attempts_started_total", "process"),
         load_factor=max(factors) if factors else None,
+        schedule_lag_sum=_total(samples, CLIENT + "schedule_lag_seconds_sum"),
+        schedule_lag_count=_total(samples, CLIENT + "schedule_lag_seconds_count"),
+        loop_lag_sum=_total(samples, CLIENT + "loop_lag_seconds_sum"),
+        loop_lag_count=_total(samples, CLIENT + "loop_lag_seconds_count"),
     )
 
 

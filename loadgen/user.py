@@ -59,8 +59,8 @@ from retrystorm.loadgen.outcomes import (
 )
 from retrystorm.loadgen.plugin import runtime_of
 from retrystorm.loadgen.request_mix import RequestMix, RequestSpec
+from retrystorm.loadgen.schedule_lag import PlannedWait, plan_wait
 from retrystorm.loadgen.strategies import GiveUp, Pick, RetryAfter, RetrySession
-from retrystorm.loadgen.think import open_arrival_wait
 
 logger = logging.getLogger(__name__)
 
@@ -162,6 +162,7 @@ class RetryingUser(FastHttpUser):
         self.rng = self.runtime.new_rng()
         self.think_s = 0.0
         self.planned_arrival_s: float | None = None  # open arrival: the next arrival's time on its schedule
+        self.planned: PlannedWait | None = None  # the next request's planned start (its lateness is observed)
         self.requests = Group()
         self.idle_sessions: list[RetrySession] = []
         self.attempt_limit_s = max(options.attempt_timeout_s, options.connect_timeout_s)
@@ -185,14 +186,16 @@ class RetryingUser(FastHttpUser):
     def wait_time(self) -> float:
         """The next think time; remembered, because ``smira`` grows its first backoff from it.
 
-        Open arrival waits until the next arrival of its schedule (:func:`open_arrival_wait`):
-        the rate asked for, whatever Locust's loop costs between two waits.
+        Open arrival waits until the next arrival of its schedule (:func:`~retrystorm.loadgen.think.open_arrival_wait`):
+        the rate asked for, whatever Locust's loop costs between two waits. The planned start is kept: how late
+        the request starts against it is the schedule lag (:mod:`retrystorm.loadgen.schedule_lag`).
         """
-        self.think_s = self.options.think.sample(self.rng)
-        if self.options.arrival is not Arrival.OPEN:
-            return self.think_s
-        self.planned_arrival_s, wait_s = open_arrival_wait(self.planned_arrival_s, time.monotonic(), self.think_s)
-        return wait_s
+        open_loop = self.options.arrival is Arrival.OPEN
+        self.planned = plan_wait(
+            self.options.think, self.rng, open_loop=open_loop, arrival_s=self.planned_arrival_s, now_s=time.monotonic()
+        )
+        self.think_s, self.planned_arrival_s = self.planned.think_s, self.planned.arrival_s
+        return self.planned.wait_s
 
     def on_start(self) -> None:
         """Count the user, then think before the first request, as the seed's client does."""
@@ -207,10 +210,16 @@ class RetryingUser(FastHttpUser):
     @task
     def logical_request(self) -> None:
         """One logical request; with open arrival, started in its own greenlet."""
+        planned, self.planned = self.planned, None
         if self.options.arrival is Arrival.OPEN:
-            self.requests.spawn(self.run_request, self.think_s)
+            self.requests.spawn(self.planned_request, planned, self.think_s)
         else:
-            self.run_request(self.think_s)
+            self.planned_request(planned, self.think_s)
+
+    def planned_request(self, planned: PlannedWait | None, slept_s: float) -> None:
+        """Observe how late the request starts against its plan, then run it."""
+        self.metrics.started_late(planned, time.monotonic())
+        self.run_request(slept_s)
 
     def run_request(self, slept_s: float) -> None:
         """Attempts and backoffs until success or give-up; fires the logical event."""
@@ -285,7 +294,9 @@ class RetryingUser(FastHttpUser):
         gauge = self.metrics.users_in_backoff
         gauge.inc()
         try:
+            planned_s = time.monotonic() + delay_s
             gevent.sleep(delay_s)
+            self.metrics.backoff_ended(planned_s, time.monotonic())
         finally:
             gauge.dec()
 

@@ -48,6 +48,8 @@ TIMESERIES_COLUMNS: tuple[str, ...] = (
     "generator_cpu",  # the busiest load-generator process's share of one core
     "fresh_in_time",  # 1: the fresh request sent in the interval was answered within the attempt timeout; 0: not
     "repeat",  # which run of its strategy (1 without --repeat)
+    "schedule_lag_s",  # mean of how late users started against their plan (think, arrival, backoff), seconds
+    "loop_lag_s",  # mean of how late the load generator's event-loop watchers woke, seconds
 )
 
 Pair = tuple[float | None, float | None]

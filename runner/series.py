@@ -12,6 +12,9 @@ in time). The grid is interval ``i = [i, i + 1)`` seconds:
 * **attempt latency** of interval ``i`` is the mean latency of the attempts that ended
   in it: the difference of the latency histogram's sum over that of its count, both
   interpolated as counters (``None`` when no attempt ended);
+* **schedule lag** (``schedule_lag_s``) and **loop lag** (``loop_lag_s``) of interval ``i``: the mean of how late
+  users started against their plan, and of how late the load generator's event-loop watchers woke, over the
+  wake-ups observed in it (:mod:`retrystorm.loadgen.schedule_lag`), read as attempt latency is (``None``: none);
 * **gauges** (in flight, delay, ...) of interval ``i`` are the reading taken for grid
   time ``i + 1`` (its end, :attr:`Reading.tick`), ``None`` when that reading has no
   such part (also ``generator_cpu``, the busiest load-generator process's share of a
@@ -55,6 +58,9 @@ from retrystorm.runner.fresh_probe import FreshAnswer, in_time_per_second
 
 #: The timeseries column of the busiest load-generator process's share of a core in each second.
 GENERATOR_CPU = "generator_cpu"
+#: The timeseries columns of the mean schedule lag and event-loop lag of the load generator in each second.
+SCHEDULE_LAG_S = "schedule_lag_s"
+LOOP_LAG_S = "loop_lag_s"
 #: The timeseries column of whether each second's fresh request was answered in time (1 or 0; empty: none sent).
 FRESH_IN_TIME = "fresh_in_time"
 #: Client counters: series name -> how to read it. ``attempts`` are counted when sent,
@@ -134,7 +140,13 @@ def build_series(
     answers per second (:func:`retrystorm.runner.fresh_probe.in_time_per_second`) when the run sent them."""
     length = max(1, math.ceil(duration_s - 1e-9))
     rates = {name: client_counter(readings, read).on_grid(length) for name, read in COUNTERS.items()}
-    rates[ATTEMPT_LATENCY_S] = _mean_latency(readings, length)
+    rates[ATTEMPT_LATENCY_S] = _mean_per_interval(
+        readings, length, lambda c: c.attempt_latency_sum, lambda c: c.attempt_latency_count
+    )
+    rates[SCHEDULE_LAG_S] = _mean_per_interval(
+        readings, length, lambda c: c.schedule_lag_sum, lambda c: c.schedule_lag_count
+    )
+    rates[LOOP_LAG_S] = _mean_per_interval(readings, length, lambda c: c.loop_lag_sum, lambda c: c.loop_lag_count)
     gauges: dict[str, list[float | None]] = {name: [None] * length for name in (*TARGET_GAUGES, *CLIENT_GAUGES)}
     cpu: list[Mapping[str, float] | None] = [None] * length
     for reading in readings:
@@ -168,10 +180,16 @@ def live_latency(readings: Sequence[Reading], length: int) -> dict[str, list[flo
     return latency_over_time(ended, waiting)
 
 
-def _mean_latency(readings: Sequence[Reading], length: int) -> list[float | None]:
-    """Per interval, the mean latency of the attempts that ended in it (``None``: none did, or no reading)."""
-    sums = client_counter(readings, lambda client: client.attempt_latency_sum).on_grid(length)
-    counts = client_counter(readings, lambda client: client.attempt_latency_count).on_grid(length)
+def _mean_per_interval(
+    readings: Sequence[Reading],
+    length: int,
+    sum_of: Callable[[ClientReading], float],
+    count_of: Callable[[ClientReading], float],
+) -> list[float | None]:
+    """Per interval, the mean of what a histogram observed in it (the difference of its sum over that of its count):
+    the attempts' latency, the generator's lag; ``None`` when nothing was observed, or with no reading."""
+    sums = client_counter(readings, sum_of).on_grid(length)
+    counts = client_counter(readings, count_of).on_grid(length)
     return [
         None if total_s is None or count is None or count < 0.5 else total_s / count
         for total_s, count in zip(sums, counts, strict=True)

@@ -29,6 +29,8 @@ def test_names_types_and_labels():
         "retrystorm_client_generator_cpu_seconds": "counter",
         "retrystorm_client_generator_saturated": "gauge",
         "retrystorm_client_generator_attempts_started": "counter",
+        "retrystorm_client_schedule_lag_seconds": "histogram",
+        "retrystorm_client_loop_lag_seconds": "histogram",
     }
     for metric in registry.collect():
         for sample in metric.samples:

@@ -73,7 +73,8 @@ def test_timeseries_csv_has_the_pinned_columns_whatever_was_read(tmp_path):
     assert header == [
         "strategy", "t_s", "goodput", "attempts", "timeouts", "gave_up", "started", "attempt_latency_s", "in_flight",
         "delay_s", "connections", "abandoned_in_flight", "users_in_backoff", "active_users", "in_progress",
-        "latency_p50", "latency_p95", "latency_p99", "generator_cpu", "fresh_in_time", "repeat",
+        "latency_p50", "latency_p95", "latency_p99", "generator_cpu", "fresh_in_time", "repeat", "schedule_lag_s",
+        "loop_lag_s",
     ]  # fmt: skip
     assert header == list(TIMESERIES_COLUMNS)
 

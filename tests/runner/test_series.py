@@ -1,5 +1,6 @@
 """Readings on the one-second grid: counters interpolated and differenced, gauges at each second's end."""
 
+import dataclasses
 import math
 
 import pytest
@@ -128,3 +129,27 @@ def test_latency_over_time_counts_the_requests_in_progress_at_their_age():
     assert p50[3] is None
     assert series.gauges["in_progress"][:3] == [None, 100.0, 100.0]
     assert {"latency_p50", "latency_p95", "latency_p99", "in_progress"} <= set(series.rows()[0])
+
+
+def test_the_generators_lag_is_the_mean_of_what_it_observed_in_each_second():
+    """Sums and counts of the lag histograms: 10 wake-ups a second, 5 ms late each, then 200 ms late each."""
+    from retrystorm.runner.series import LOOP_LAG_S, SCHEDULE_LAG_S
+
+    from .conftest import client
+
+    def lag_reading(t, late_s):
+        return dataclasses.replace(
+            client(10.0 * t, 10.0 * t),
+            schedule_lag_sum=late_s,
+            schedule_lag_count=10.0 * t,
+            loop_lag_sum=late_s / 2,
+            loop_lag_count=10.0 * t,
+        )
+
+    sums = [0.0, 0.05, 0.1, 2.1, 4.1]
+    readings = [Reading(t, float(t), None, lag_reading(t, total)) for t, total in enumerate(sums)]
+    series = build_series(readings, 4.0)
+    assert series.rates[SCHEDULE_LAG_S] == pytest.approx([0.005, 0.005, 0.2, 0.2])
+    assert series.rates[LOOP_LAG_S] == pytest.approx([0.0025, 0.0025, 0.1, 0.1])
+    quiet = [Reading(t, float(t), None, client(0.0, 0.0)) for t in range(3)]
+    assert build_series(quiet, 2.0).rates[SCHEDULE_LAG_S] == [None, None]  # nothing observed: no lag
