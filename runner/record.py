@@ -41,7 +41,8 @@ the last (the end of the run), so counters that did not start at zero read the s
 * ``fresh_requests``: how many fresh requests the run sent (one a second on a new connection) and how many were
   answered in time (:mod:`retrystorm.runner.fresh_probe`); server recovery asks them too.
 * ``validity``: whether the load generator kept up (:mod:`retrystorm.experiment.analysis.validity`),
-  from each generator process's CPU and the requests started against those demanded.
+  from each generator process's CPU, the requests started against those demanded, and how late the users
+  started against their plan and the event loop woke (the schedule and loop lag).
   happened (pause and resume times measured, not planned); with slow or errors
   triggers, after each episode (:func:`retrystorm.experiment.scenario.timeline.episodes`) of the
   windows as they happened, which ``triggers`` lists, as the simulator's results do.
@@ -64,7 +65,7 @@ from retrystorm.loadgen.readings import ClientReading, Reading
 from retrystorm.loadgen.series_names import IN_FLIGHT, IN_PROGRESS, STARTED
 from retrystorm.runner.fresh_probe import FreshAnswer, fresh_timeout_s, summary
 from retrystorm.runner.locust_args import think_time
-from retrystorm.runner.series import LiveSeries, build_series
+from retrystorm.runner.series import LOOP_LAG_S, SCHEDULE_LAG_S, LiveSeries, build_series
 from retrystorm.runner.steady import judge_readings, request_names, steady_ticks
 
 LATENCY_SOURCE = (
@@ -155,6 +156,8 @@ def validity_of(spec: RunSpec, series: LiveSeries, readings: int = 0, readings_m
         in_progress=series.gauges[IN_PROGRESS],
         readings=readings,
         readings_missed=readings_missed,
+        schedule_lag_s=series.rates[SCHEDULE_LAG_S],
+        loop_lag_s=series.rates[LOOP_LAG_S],
     )
     return assess(seconds, think_time(spec), open_loop=spec.arrival == "open")
 

@@ -77,8 +77,8 @@ class Validity(_Closed):
         "and at most 10 % of its readings missing, or fewer than 2."
     )
     saturated_share: float = Field(description="Saturated seconds per second measured.")
-    saturated_s: int = Field(description="Seconds saturated by either signal (CPU or demand).")
-    seconds: int = Field(description="Seconds measured; 0: neither signal could be read (valid by default).")
+    saturated_s: int = Field(description="Seconds saturated by any signal (CPU, demand or lag).")
+    seconds: int = Field(description="Seconds measured; 0: no signal could be read (valid by default).")
     cpu_saturated_s: int = Field(description="Seconds in which a generator process used at least 90 % of a core.")
     demand_short_s: int = Field(
         description="Seconds in which the users started under 80 % of the requests they demanded (beyond 3 sd)."
@@ -93,6 +93,24 @@ class Validity(_Closed):
     readings_missed_share: float = Field(
         default=0.0, description="The load generator's readings that went unanswered, per reading taken."
     )
+    lagging_s: int = Field(
+        default=0,
+        description="Seconds in which the users started later against their plan than half the mean think time "
+        "(at least 10 ms, at most 50 ms), or the generator's event loop woke more than 50 ms late, on average "
+        "(saturated whatever the CPU share).",
+    )
+    schedule_lag_mean_s: float | None = Field(
+        default=None,
+        description="How late the users started against their plan (think times' and backoffs' ends, open-loop "
+        "arrivals), the mean over the seconds read of each second's mean; null: not read.",
+    )
+    schedule_lag_worst_s: float | None = Field(default=None, description="The same, the worst second's mean.")
+    loop_lag_mean_s: float | None = Field(
+        default=None,
+        description="How late the generator's event loop woke a watcher that sleeps 100 ms, the mean over the "
+        "seconds read of each second's mean; null: not read.",
+    )
+    loop_lag_worst_s: float | None = Field(default=None, description="The same, the worst second's mean.")
 
 
 class SteadyState(_Closed):

@@ -75,7 +75,11 @@ def validity_lines(document: Mapping[str, Any]) -> list[Text]:
         problem = validity_phrase(row)
         if problem is None:
             peaks = validity.get("cpu_peak") or {}
-            busiest = f" (busiest process at most {max(peaks.values()):.0%} of a core)" if peaks else ""
+            late = validity.get("schedule_lag_worst_s")
+            kept = [f"busiest process at most {max(peaks.values()):.0%} of a core"] if peaks else []
+            if isinstance(late, int | float):
+                kept.append(f"users started at most {late * 1000:,.0f} ms late, worst second's mean")
+            busiest = f" ({'; '.join(kept)})" if kept else ""
             lines.append(Text.assemble(("  ok    ", "green"), f"{label}: the load generator kept up{busiest}"))
         else:
             lines.append(Text.assemble(("  NOT VALID ", "bold red"), f"{label}: {problem.removeprefix('not valid: ')}"))

@@ -7,20 +7,26 @@ starts, so that the run can judge it, and stop, before any trigger is played
 of the run, after it. The counts are differences of the client's counters between the first and the last reading
 with a client part inside those seconds: attempts by request and outcome, answers by request and HTTP status, and
 the logical requests that succeeded or gave up. A load generator that does not count by request is judged as one
-request, from its attempts by outcome.
+request, from its attempts by outcome. A window that fails while the load generator ran late against its plan
+(:func:`lag_between`, over the saturation rule's limit) says so in its problem: its timeouts may be the generator's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
 from retrystorm.experiment.analysis.steady_state import RequestAnswers, SteadyRule, SteadyState, judge
+from retrystorm.experiment.analysis.validity import ValidityRule
 from retrystorm.experiment.scenario import RunSpec
 from retrystorm.loadgen.metrics import DEFAULT_REQUEST_LABEL
 from retrystorm.loadgen.readings import ClientReading, Reading
 
 RULE = SteadyRule()
+#: Beyond this mean lateness over the window the load generator lagged (the saturation rule's limit): a steady
+#: window that failed says so, since its timeouts may then be the generator's own.
+LAG_LIMIT_S = ValidityRule().lag_limit_s
 #: How a run of the built-in target's default request (``GET /api``) names it.
 DEFAULT_REQUEST = "GET /api"
 
@@ -84,4 +90,27 @@ def judge_readings(
     (start, first), (end, last) = clients[0], clients[-1]
     succeeded = max(0.0, last.requests_ok - first.requests_ok)
     gave_up = max(0.0, last.requests_gave_up - first.requests_gave_up)
-    return judge(answers_between(first, last, names), succeeded, gave_up, (float(start), float(end)), rule)
+    found = judge(answers_between(first, last, names), succeeded, gave_up, (float(start), float(end)), rule)
+    lag_s = lag_between(first, last)
+    if found.valid or lag_s is None or lag_s <= LAG_LIMIT_S:
+        return found
+    return dataclasses.replace(
+        found,
+        problem=f"{found.problem}; but the load generator ran {lag_s * 1000:,.0f} ms late against its plan on "
+        f"average in that window (over the {LAG_LIMIT_S * 1000:g} ms limit): what failed may be the generator, not "
+        "the service (run with more --workers, fewer users, or on a less loaded machine)",
+    )
+
+
+def lag_between(first: ClientReading, last: ClientReading) -> float | None:
+    """The larger of the mean schedule lag and the mean event-loop lag between two readings
+    (:mod:`retrystorm.loadgen.schedule_lag`); ``None``: neither observed anything."""
+    means = [
+        (total - before) / (count - earlier)
+        for total, before, count, earlier in (
+            (last.schedule_lag_sum, first.schedule_lag_sum, last.schedule_lag_count, first.schedule_lag_count),
+            (last.loop_lag_sum, first.loop_lag_sum, last.loop_lag_count, first.loop_lag_count),
+        )
+        if count - earlier >= 1
+    ]
+    return max(means, default=None)

@@ -3,7 +3,7 @@
 A load generator that runs out of CPU sends late: its users' think times and backoffs
 end late, their attempts go out in bursts, and the latencies it records include its
 own backlog. Its figures then describe the generator, not the service (one Locust
-process saturates at about 2,000 attempts/s in a timeout storm here). Two signals,
+process saturates at about 2,000 attempts/s in a timeout storm here). Three signals,
 per second of a strategy's run:
 
 1. **CPU**: a generator process used at least ``cpu_limit`` (0.9, Locust's own warning
@@ -28,9 +28,31 @@ per second of a strategy's run:
    a *constant* think time: users started together stay in step with each other and with
    the once-a-second readings (10 users thinking 200 ms for 50-ms answers are all thinking
    at every reading in one run, all waiting in another), so the thinking count is not a
-   sample of the time they think. The CPU signal still judges those seconds.
+   sample of the time they think. The CPU and lag signals still judge those seconds.
+3. **Lag**: the users started late against their own plan. Every Locust process measures
+   how late each planned start comes (a think time's or a backoff's end, an open-loop
+   arrival) and how late its event loop wakes a watcher that sleeps 100 ms at a time
+   (:mod:`retrystorm.loadgen.schedule_lag`); a starved loop is late on every wake-up, whatever
+   its CPU share (a process the kernel gives a third of a core reads 33 %). The second is
+   *lagging* when the mean lateness of the users' starts over it exceeds
+   ``max(lag_floor_s, min(lag_limit_s, lag_think_share * mean think))`` (10 ms, 50 ms, 0.5),
+   or the loop's exceeds ``lag_limit_s``. Absolute, 50 ms: every latency the generator
+   records then carries that much of its own backlog. Relative to the think time ``T``: a
+   closed-loop user meant to start every ``T + R`` (``R`` the response time) starts every
+   ``T + R + lag``, so a lag of half the think time costs at least a third of the demand
+   (300 users thinking 20 ms and starting 45 ms late send under a third of what they demand);
+   the floor keeps a healthy loop's jitter from judging very short think times. Chosen from
+   measurements on this project's 2-core machine under its neighbours' load (load average
+   9-12; ``--workers 1``, 8 s runs, the runner's ``timeseries.csv`` columns
+   ``schedule_lag_s`` and ``loop_lag_s``): a healthy generator (100 users, exponential
+   500 ms think, a 10 ms model) read 1-4 ms a second (3-6 ms pinned to one CPU beside a
+   busy loop), and 4-25 ms with a constant 500 ms think (its users wake in step, in
+   bursts); a saturated one (300 to 1,000 users, constant 20-50 ms think, a zero-delay
+   model, the process at 24-40 % of a core, pinned beside one or two busy loops) read
+   35-215 ms for the users and 36-190 ms for the loop. This signal judges every think
+   time, the constant one in a closed loop included.
 
-A second is *saturated* when either holds. A strategy's run is **not valid** when its
+A second is *saturated* when any of them holds. A strategy's run is **not valid** when its
 saturated seconds exceed ``max_share`` (5 %) of the seconds measured and number at least
 ``min_saturated_s`` (2): one second alone is a blip (a busy neighbour, a collection), not a
 generator that is behind, and in a run shorter than 20 s it would already exceed 5 %. A second with no
@@ -66,6 +88,13 @@ class ValidityRule:
     max_share: float = 0.05
     min_saturated_s: int = 2
     max_missing_share: float = 0.1
+    lag_limit_s: float = 0.05
+    lag_think_share: float = 0.5
+    lag_floor_s: float = 0.01
+
+    def lag_limit_for(self, think_mean_s: float) -> float:
+        """The mean lateness of the users' starts beyond which a second lags (module docstring, signal 3)."""
+        return max(self.lag_floor_s, min(self.lag_limit_s, self.lag_think_share * think_mean_s))
 
     def describe(self) -> str:
         """The rule in one sentence, for the results document's ``choices`` and the report."""
@@ -75,8 +104,13 @@ class ValidityRule:
             f"think time, averaged over each second's start and end readings; the open-loop rate) "
             f"over {self.window_s:g} s (five think times for a non-exponential think "
             f"time; not across a change of the user count, nor for a closed loop with a constant think time), by more "
-            f"than {self.noise_sd:g} Poisson standard deviations; a strategy's run is not valid when more than "
-            f"{self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are saturated, or more than "
+            f"than {self.noise_sd:g} Poisson standard deviations, or the users started late against their plan (think "
+            f"times' and backoffs' ends, open-loop arrivals) by more than {self.lag_think_share:g} times the mean "
+            f"think time (at least {self.lag_floor_s * 1000:g} ms, at most {self.lag_limit_s * 1000:g} ms) on average "
+            f"over the second, or its event loop woke more than {self.lag_limit_s * 1000:g} ms late on average "
+            "(any think time); a strategy's run is not "
+            f"valid when more than {self.max_share:.0%} of its seconds, and at least {self.min_saturated_s}, are "
+            "saturated, or more than "
             f"{self.max_missing_share:.0%} of the load generator's readings, and at least {self.min_saturated_s}, "
             "are missing (a generator too busy to be read is not judged fine)."
         )
@@ -98,6 +132,10 @@ class GeneratorSeconds:
     #: The load generator's readings the runner took, and how many of them went unanswered (missing).
     readings: int = 0
     readings_missed: int = 0
+    #: Per second, the mean lateness of the users' planned starts and of the event loop's wake-ups, seconds
+    #: (``None``: nothing observed or not read; empty: not measured by this load generator).
+    schedule_lag_s: Sequence[float | None] = ()
+    loop_lag_s: Sequence[float | None] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -116,6 +154,8 @@ class Validity:
     worst_ratio: float | None
     readings: int = 0
     readings_missed: int = 0
+    lagging_s: int = 0
+    lag: LagFigures | None = None
 
     @property
     def share(self) -> float:
@@ -142,11 +182,45 @@ class Validity:
             "demanded_per_s": _rounded(self.demanded_per_s),
             "worst_started_to_demanded": _rounded(self.worst_ratio),
             "readings_missed_share": round(self.missed_share, 4),
+            "lagging_s": self.lagging_s,
+            **(self.lag or LagFigures()).to_json(),
         }
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
+@dataclasses.dataclass(frozen=True, slots=True)
+class LagFigures:
+    """How late the load generator ran: the mean and the worst second's mean of each lag, seconds (``None``: not
+    read)."""
+
+    schedule_mean_s: float | None = None
+    schedule_worst_s: float | None = None
+    loop_mean_s: float | None = None
+    loop_worst_s: float | None = None
+
+    @classmethod
+    def of(cls, seconds: GeneratorSeconds) -> LagFigures:
+        """The figures of the seconds in which each lag was read."""
+        schedule = [value for value in seconds.schedule_lag_s if value is not None]
+        loop = [value for value in seconds.loop_lag_s if value is not None]
+        return cls(
+            schedule_mean_s=math.fsum(schedule) / len(schedule) if schedule else None,
+            schedule_worst_s=max(schedule, default=None),
+            loop_mean_s=math.fsum(loop) / len(loop) if loop else None,
+            loop_worst_s=max(loop, default=None),
+        )
+
+    def to_json(self) -> dict[str, float | None]:
+        """Milliseconds would read better, but every duration of the results is in seconds: rounded to 0.1 ms."""
+        return {
+            "schedule_lag_mean_s": _rounded(self.schedule_mean_s, 4),
+            "schedule_lag_worst_s": _rounded(self.schedule_worst_s, 4),
+            "loop_lag_mean_s": _rounded(self.loop_mean_s, 4),
+            "loop_lag_worst_s": _rounded(self.loop_worst_s, 4),
+        }
+
+
+def _rounded(value: float | None, places: int = 3) -> float | None:
+    return None if value is None else round(value, places)
 
 
 def demand_window_s(think: ThinkTime, rule: ValidityRule = ValidityRule()) -> float:
@@ -216,14 +290,36 @@ def short_seconds(
     return short, totals
 
 
+def _padded(values: Sequence[float | None], length: int) -> list[float | None]:
+    return [*values[:length], *[None] * (length - len(values))]
+
+
+def lagging_seconds(seconds: GeneratorSeconds, think: ThinkTime, rule: ValidityRule = ValidityRule()) -> list[bool]:
+    """Per second, whether the users' planned starts came later than :meth:`ValidityRule.lag_limit_for` the think
+    time on average, or the event loop's wake-ups later than ``lag_limit_s`` (module docstring, signal 3)."""
+    length = len(seconds.started)
+    users_limit_s = rule.lag_limit_for(think.mean_s)
+    both = zip(_padded(seconds.schedule_lag_s, length), _padded(seconds.loop_lag_s, length), strict=True)
+    return [
+        (users is not None and users > users_limit_s) or (loop is not None and loop > rule.lag_limit_s)
+        for users, loop in both
+    ]
+
+
 def assess(
     seconds: GeneratorSeconds, think: ThinkTime, *, open_loop: bool, rule: ValidityRule = ValidityRule()
 ) -> Validity:
     """Apply the saturation rule (module docstring) to one strategy's run."""
     hot = [reading is not None and bool(reading) and max(reading.values()) >= rule.cpu_limit for reading in seconds.cpu]
     short, totals = short_seconds(seconds, think, open_loop=open_loop, rule=rule)
-    measured = sum(1 for i, reading in enumerate(seconds.cpu) if reading or seconds.started[i] is not None)
-    saturated = sum(1 for cpu_bound, behind in zip(hot, short, strict=True) if cpu_bound or behind)
+    late = lagging_seconds(seconds, think, rule)
+    lags = zip(_padded(seconds.schedule_lag_s, len(late)), _padded(seconds.loop_lag_s, len(late)), strict=True)
+    measured = sum(
+        1
+        for i, (schedule, loop) in enumerate(lags)
+        if seconds.cpu[i] or seconds.started[i] is not None or schedule is not None or loop is not None
+    )
+    saturated = sum(1 for signals in zip(hot, short, late, strict=True) if any(signals))
     readings = [reading for reading in seconds.cpu if reading]
     names = sorted({name for reading in readings for name in reading})
     by_name = {name: [reading[name] for reading in readings if name in reading] for name in names}
@@ -245,4 +341,6 @@ def assess(
         worst_ratio=min(ratios, default=None),
         readings=seconds.readings,
         readings_missed=missed,
+        lagging_s=sum(late),
+        lag=LagFigures.of(seconds),
     )

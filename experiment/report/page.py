@@ -245,7 +245,19 @@ def aftermath_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
 VALIDITY_COLUMNS = (
     "strategy", "valid", "steady state (attempts answered 1xx-3xx)", "saturated",
     "busiest process (peak, mean share of a core)", "requests started/s", "demanded/s", "worst 5-s window",
+    "users late (mean, worst second)",
 )  # fmt: skip
+
+
+def _late(validity: Mapping[str, Any]) -> str:
+    """``3 ms, 12 ms``: how late the users started against their plan; the event loop's lag when they were not
+    read; a dash when neither was."""
+    for key in ("schedule_lag", "loop_lag"):
+        mean, worst = validity.get(f"{key}_mean_s"), validity.get(f"{key}_worst_s")
+        if isinstance(mean, int | float) and isinstance(worst, int | float):
+            loop = " (event loop)" if key == "loop_lag" else ""
+            return f"{mean * 1000:,.0f} ms, {worst * 1000:,.0f} ms{loop}"
+    return DASH
 
 
 def validity_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
@@ -274,6 +286,7 @@ def validity_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
                 _rate(validity.get("started_per_s")),
                 _rate(validity.get("demanded_per_s")),
                 percent(ratio) if isinstance(ratio, int | float) else DASH,
+                _late(validity),
             )
         )
     return Table(VALIDITY_COLUMNS, tuple(cells)) if cells else None

@@ -80,6 +80,9 @@ def validity_phrase(row: Row) -> str | None:
     started, demanded = validity.get("started_per_s"), validity.get("demanded_per_s")
     if validity.get("demand_short_s") and isinstance(started, int | float) and isinstance(demanded, int | float):
         why.append(f"its users started {started:,.0f} requests/s of the {demanded:,.0f}/s they demanded")
+    lag = lag_phrase(validity)
+    if lag:
+        why.append(lag)
     detail = f" ({'; '.join(why)})" if why else ""
     shown = percent(share) if isinstance(share, int | float) else "part"
     missed = validity.get("readings_missed_share")
@@ -93,6 +96,21 @@ def validity_phrase(row: Row) -> str | None:
         f"not valid: its load generator was saturated {shown} of the run{detail}, "
         "so these figures measure the generator, not the service"
     )
+
+
+def lag_phrase(validity: Mapping[str, Any]) -> str | None:
+    """``its users started 180 ms late against their plan in 9 s (worst second 210 ms; ...)``; ``None``: no second
+    lagged."""
+    lagging = validity.get("lagging_s")
+    if not isinstance(lagging, int) or lagging <= 0:
+        return None
+    parts = []
+    for key, what in (("schedule_lag", "its users started"), ("loop_lag", "its event loop woke")):
+        mean, worst = validity.get(f"{key}_mean_s"), validity.get(f"{key}_worst_s")
+        if isinstance(mean, int | float) and isinstance(worst, int | float):
+            parts.append(f"{what} {mean * 1000:,.0f} ms late on average (worst second {worst * 1000:,.0f} ms)")
+    said = " and ".join(parts) or "it ran late against its plan"
+    return f"{said}, past the lag limit in {lagging} s: a load generator starved of CPU"
 
 
 def _abandoned(row: Row, held: float | None) -> str:

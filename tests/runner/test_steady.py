@@ -58,3 +58,18 @@ def test_missing_readings_in_the_window_are_not_valid():
     assert not found.valid and "not read at both ends" in found.problem
     readings[15] = Reading(15, 15.0, None, client(150.0, 150.0))
     assert judge_readings(readings, (10, 19), {}).valid  # the seconds 10 to 15 show it working
+
+
+def test_a_failed_steady_window_says_when_the_load_generator_lagged_in_it():
+    """Timeouts from a generator that ran 150 ms late are not the service's: the problem says so."""
+
+    def late(t, lag_s):
+        reading = client(1.0 * t, 3.0 * t)  # 2 of 3 attempts timed out
+        return dataclasses.replace(reading, schedule_lag_sum=lag_s * 10 * t, schedule_lag_count=10.0 * t)
+
+    lagging = [Reading(t, float(t), None, late(t, 0.15)) for t in range(21)]
+    found = judge_readings(lagging, (10, 19), {})
+    assert not found.valid and "timed out" in found.problem
+    assert "the load generator ran 150 ms late against its plan on average in that window" in found.problem
+    on_time = [Reading(t, float(t), None, late(t, 0.002)) for t in range(21)]
+    assert "late" not in judge_readings(on_time, (10, 19), {}).problem

@@ -8,7 +8,13 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrystorm.experiment.analysis.validity import GeneratorSeconds, assess, demand_window_s, demanded_per_s
+from retrystorm.experiment.analysis.validity import (
+    GeneratorSeconds,
+    ValidityRule,
+    assess,
+    demand_window_s,
+    demanded_per_s,
+)
 from retrystorm.loadgen.think import BetweenThink, ConstantThink, ExponentialThink
 
 THINK = ExponentialThink(average_s=10.0)
@@ -97,7 +103,7 @@ def test_a_spike_of_users_is_not_a_generator_behind_but_the_same_shortfall_at_a_
     assert assess(steady, ExponentialThink(average_s=0.2), open_loop=False).short_s > 0  # 100 of 150 demanded
 
 
-def test_a_closed_loop_with_a_constant_think_time_is_judged_by_cpu_only():
+def test_a_closed_loop_with_a_constant_think_time_is_judged_by_cpu_and_lag_not_demand():
     """As measured live: 10 users, a constant 200 ms think, 50-ms answers: in step with the readings."""
     think = ConstantThink(wait_s=0.2)
     in_step = GeneratorSeconds(
@@ -155,3 +161,71 @@ def test_the_why_line_says_the_readings_went_missing():
         "not valid: 84.0 % of its load generator's readings went unanswered (too busy to be read), "
         "so these figures may measure the generator, not the service"
     )
+
+
+def lagging(users_lag, loop_lag=None, *, cpu=0.35):
+    """1,000 users starting all they demand (100/s) at a third of a core, ``users_lag`` seconds late each second."""
+    n = len(users_lag)
+    return dataclasses.replace(
+        seconds([cpu] * n, 100.0), schedule_lag_s=users_lag, loop_lag_s=loop_lag if loop_lag is not None else [None] * n
+    )
+
+
+def test_users_that_start_late_make_a_run_not_valid_whatever_its_cpu_share():
+    """A generator given a third of a core by the kernel (a CPU hog beside it) reads 35 %, and lags."""
+    run = lagging([0.004] * 10 + [0.12] * 10)
+    verdict = assess(run, THINK, open_loop=False)
+    assert not verdict.valid and verdict.cpu_saturated_s == 0 and verdict.short_s == 0
+    assert verdict.lagging_s == 10 and verdict.saturated_s == 10
+    figures = verdict.to_json()
+    assert figures["schedule_lag_mean_s"] == 0.062 and figures["schedule_lag_worst_s"] == 0.12
+    assert figures["lagging_s"] == 10 and figures["loop_lag_mean_s"] is None
+    assert assess(lagging([0.004] * 20), THINK, open_loop=False).valid
+
+
+def test_a_closed_loop_with_a_constant_think_time_is_judged_by_its_lag():
+    """Measured live: 300 users, a constant 20 ms think, a zero-delay model, one Locust process pinned to one CPU
+    beside two busy loops: 24-27 % of a core, its users 43-98 ms late each second; a healthy one 1-6 ms."""
+    think = ConstantThink(wait_s=0.02)
+    starved = lagging([0.045, 0.098, 0.061, 0.065, 0.045, 0.043, 0.067, 0.068] * 2, cpu=0.25)
+    verdict = assess(starved, think, open_loop=False)
+    assert not verdict.valid and verdict.lagging_s == 16 and verdict.cpu_saturated_s == 0
+    assert assess(lagging([0.004, 0.006] * 8, cpu=0.25), think, open_loop=False).valid
+
+
+def test_the_users_lag_limit_is_half_the_think_time_between_10_and_50_ms():
+    rule = ValidityRule()
+    assert rule.lag_limit_for(10.0) == 0.05  # the seed's 10 s think: 50 ms
+    assert rule.lag_limit_for(0.05) == 0.025
+    assert rule.lag_limit_for(0.0) == 0.01  # back to back: a loop's jitter is not a lag
+    think = ConstantThink(wait_s=0.05)
+    assert assess(lagging([0.03] * 20), think, open_loop=False).lagging_s == 20  # 30 ms on a 50 ms think
+    assert assess(lagging([0.03] * 20), THINK, open_loop=False).lagging_s == 0  # 30 ms on a 10 s think
+
+
+def test_the_event_loops_own_lag_judges_a_second_when_no_user_woke():
+    """Every user waiting on a frozen server: no planned start in the second, but the loop's watcher still wakes."""
+    verdict = assess(lagging([None] * 20, [0.08] * 3 + [0.01] * 17), THINK, open_loop=False)
+    assert not verdict.valid and verdict.lagging_s == 3
+    assert verdict.to_json()["loop_lag_worst_s"] == 0.08
+    assert assess(lagging([None] * 20, [0.04] * 20), THINK, open_loop=False).lagging_s == 0
+
+
+def test_one_lagging_second_is_a_blip_and_seconds_with_only_lag_read_are_measured():
+    assert assess(lagging([0.2] + [0.001] * 19), THINK, open_loop=False).valid
+    only_lag = GeneratorSeconds(
+        cpu=[None] * 4, started=[None] * 4, active=[None] * 4, in_progress=[None] * 4, schedule_lag_s=[0.001] * 4
+    )
+    assert assess(only_lag, THINK, open_loop=False).seconds == 4
+
+
+def test_the_why_line_and_the_rule_name_the_lag():
+    from retrystorm.experiment.report.why import validity_phrase
+
+    row = {"strategy": "s", "validity": assess(lagging([0.12] * 20, [0.09] * 20), THINK, open_loop=False).to_json()}
+    assert validity_phrase(row) == (
+        "not valid: its load generator was saturated 100.0 % of the run (its users started 120 ms late on average "
+        "(worst second 120 ms) and its event loop woke 90 ms late on average (worst second 90 ms), past the lag limit "
+        "in 20 s: a load generator starved of CPU), so these figures measure the generator, not the service"
+    )
+    assert "started late against their plan" in ValidityRule().describe()
