@@ -44,7 +44,7 @@ class WatchdogOrder:
     def problem(self) -> str | None:
         """Why this order cannot be guarded, or ``None`` (every field checked before anything acts on it)."""
         if self.fault not in FAULTS:
-            return f"fault {str(self.fault)[:40]!r}: expected {', '.join(FAULTS)}"
+            return f"fault {str(self.fault)[:40]!r}: expected {', '.join(FAULTS[:-1])} or {FAULTS[-1]}"
         if self.fault == "throttle" and not isinstance(self.undo, dict):
             return "a throttle order without undo"
         if self.owner is not None and not PROCESS_IDENT.fullmatch(str(self.owner)):

@@ -210,7 +210,7 @@ def throttle_order(**changes: Any) -> WatchdogOrder:
      ({"undo": {"version": 1, "group": "/etc", "original": "/", "quota_us": 1, "period_us": 1}}, "an absolute"),
      ({"undo": None}, "a throttle order without undo"), ({"backend": "process"}, "expected cgroup or docker"),
      ({"backend": "docker", "ident": "c0ffee", "undo": {"restore": {"Memory": 1}}}, "expected a restore body"),
-     ({"fault": "freeze"}, "fault 'freeze': expected pause, throttle or reap")],
+     ({"fault": "freeze"}, "fault 'freeze': expected pause, throttle, reap or partition")],
 )  # fmt: skip
 def test_a_throttle_order_that_names_anything_else_is_refused(changes, message):
     with pytest.raises(BackendError, match=message) as refused:

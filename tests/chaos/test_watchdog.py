@@ -266,7 +266,7 @@ def test_the_process_guard_names_one_process_only(victim, stopped, use_pidfd):
         ("ident", "abc", "process ident 'abc': expected PID@STARTTICKS"),
         ("deadline_monotonic", 1e12, r"s ahead: expected at most 86400 s \(a wall-clock time\?\)"),
         ("deadline_monotonic", math.nan, "deadline nan s ahead"),
-        ("fault", "freeze", "fault 'freeze': expected pause, throttle or reap"),
+        ("fault", "freeze", "fault 'freeze': expected pause, throttle, reap or partition"),
         ("owner", "me", "owner 'me': expected PID@STARTTICKS"),
     ],
     ids=["backend", "ident", "wall-clock deadline", "nan deadline", "fault", "owner"],  # the same ids in every worker
