@@ -11,15 +11,10 @@ are removed on every exit path (the lab's context manager), and a SIGKILLed test
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from tests.support.netns import Lab, namespaces, unavailable
+from tests.support.hosts_lab import hosts_lab, run_scenario
+from tests.support.netns import unavailable
 
 pytestmark = [
     pytest.mark.live,
@@ -27,12 +22,7 @@ pytestmark = [
     pytest.mark.skipif(unavailable() is not None, reason=str(unavailable())),
 ]
 
-TOKEN = "lab-token"
-ADMIN = "lab-admin"
 WORKERS = ("w1", "w2")
-HOSTS = ("runner", *WORKERS, "app")
-#: Ports inside the lab's own namespaces: nothing else listens there.
-MASTER_PORT, TARGET_PORT, AGENT_PORT = 5557, 8070, 8071
 #: The server holds about 3 requests in its steady state (16 a second for 200 ms): its two steady readings are then
 #: never both 0, which would leave the recovery rule's noise room at one request (a 50 ms delay held 0.8, and a run
 #: whose steady readings were both 0 read 2 in flight after the resume and "never recovered").
@@ -52,52 +42,15 @@ assertions:
 """
 
 
-def _start(lab: Lab, host: str, log: Path, argv: list[str]) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return lab[host].popen([sys.executable, "-m", "retrystorm", *argv], stdout=out, stderr=subprocess.STDOUT)
-
-
 @pytest.fixture
 def hosts(tmp_path):
     """The four hosts: the target and its agent on ``app``, a worker on ``w1`` and on ``w2``; all removed after."""
-    started: list[subprocess.Popen[bytes]] = []
-    lab = Lab(HOSTS)
-    try:
-        with lab:
-            app = lab["app"].address
-            target = _start(lab, "app", tmp_path / "target.log", [
-                "target", "--model", "fixed", "--host", app, "--port", str(TARGET_PORT), "--admin-token", ADMIN,
-            ])  # fmt: skip
-            started.append(target)
-            started.append(_start(lab, "app", tmp_path / "agent.log", [
-                "chaos", "serve", "--host", app, "--port", str(AGENT_PORT), "--token", TOKEN,
-                "--target", f"target={target.pid}", "--journal", str(tmp_path / "agent.jsonl"),
-            ]))  # fmt: skip
-            assert lab["runner"].wait_listening(app, AGENT_PORT), "the agent never listened"  # asked first thing
-            master = f"{lab['runner'].address}:{MASTER_PORT}"
-            started += [_start(lab, host, tmp_path / f"{host}.log", ["worker", "--master", master]) for host in WORKERS]
-            yield lab
-    finally:
-        for process in started:  # the lab's removal killed every process inside its namespaces: reap ours
-            process.wait(timeout=30)
-        assert not [name for name in namespaces() if name.startswith(lab.tag)], "the lab's namespaces remain"
+    with hosts_lab(tmp_path, WORKERS, lambda _lab, target_pid: ["--target", f"target={target_pid}"]) as lab:
+        yield lab
 
 
 def test_a_scenario_across_four_hosts_pauses_through_the_agent_and_counts_every_worker(tmp_path, hosts):
-    scenario = tmp_path / "across.yaml"
-    addresses = {"runner": hosts["runner"].address, "app": hosts["app"].address}
-    ports = {"master_port": MASTER_PORT, "target_port": TARGET_PORT, "agent_port": AGENT_PORT}
-    scenario.write_text(SCENARIO.format(**addresses, **ports))
-    env = {**os.environ, "RETRYSTORM_CHAOS_TOKEN": TOKEN, "RETRYSTORM_ADMIN_TOKEN": ADMIN}
-    run = subprocess.run(
-        hosts["runner"].argv(
-            sys.executable, "-m", "retrystorm", "run", str(scenario), "--out", str(tmp_path / "run"),
-            "--journal", str(tmp_path / "runner.jsonl"),
-        ),
-        capture_output=True, text=True, timeout=180, env=env, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    document = run_scenario(hosts, tmp_path, SCENARIO)
     (row,) = document["results"]
     assert row["strategy"] == "exponential"
     assert row["validity"]["valid"] is True

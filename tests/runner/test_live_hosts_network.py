@@ -10,14 +10,11 @@ left. The namespaces, and every process inside them, are removed on every exit p
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.support.netns import Lab, namespaces, unavailable
+from tests.support.hosts_lab import AGENT_PORT, TOKEN, hosts_lab, run_scenario
+from tests.support.netns import unavailable
 
 pytestmark = [
     pytest.mark.live,
@@ -25,10 +22,6 @@ pytestmark = [
     pytest.mark.skipif(unavailable() is not None, reason=str(unavailable())),
 ]
 
-TOKEN = "lab-token"
-ADMIN = "lab-admin"
-#: Ports inside the lab's own namespaces: nothing else listens there.
-MASTER_PORT, TARGET_PORT, AGENT_PORT = 5557, 8070, 8071
 SCENARIO = """
 name: partition-across-hosts
 model: fixed:base_delay=200ms
@@ -43,56 +36,19 @@ faults: [{{partition: target, at: 4s, for: 3s}}]
 """
 
 
-def _start(lab: Lab, host: str, log: Path, argv: list[str]) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return lab[host].popen([sys.executable, "-m", "retrystorm", *argv], stdout=out, stderr=subprocess.STDOUT)
-
-
 @pytest.fixture
 def hosts(tmp_path):
     """The target and its agent on ``app`` (peer: ``w1``), a worker on ``w1``; all removed after."""
-    started: list[subprocess.Popen[bytes]] = []
-    lab = Lab(["runner", "w1", "app"])
-    try:
-        with lab:
-            app = lab["app"].address
-            target = _start(lab, "app", tmp_path / "target.log", [
-                "target", "--model", "fixed", "--host", app, "--port", str(TARGET_PORT), "--admin-token", ADMIN,
-            ])  # fmt: skip
-            started.append(target)
-            started.append(_start(lab, "app", tmp_path / "agent.log", [
-                "chaos", "serve", "--host", app, "--port", str(AGENT_PORT), "--token", TOKEN,
-                "--peer", f"w1={lab['w1'].address}", "--journal", str(tmp_path / "agent.jsonl"),
-            ]))  # fmt: skip
-            assert lab["runner"].wait_listening(app, AGENT_PORT), "the agent never listened"
-            master = f"{lab['runner'].address}:{MASTER_PORT}"
-            started.append(_start(lab, "w1", tmp_path / "w1.log", ["worker", "--master", master]))
-            yield lab
-    finally:
-        for process in started:  # the lab's removal killed every process inside its namespaces: reap ours
-            process.wait(timeout=30)
-        assert not [name for name in namespaces() if name.startswith(lab.tag)], "the lab's namespaces remain"
+    with hosts_lab(tmp_path, ["w1"], lambda lab, _pid: ["--peer", f"w1={lab['w1'].address}"]) as lab:
+        yield lab
 
 
 def test_a_partition_across_hosts_is_played_by_the_agent_and_healed_on_time(tmp_path, hosts):
-    scenario = tmp_path / "partition.yaml"
-    addresses = {"runner": hosts["runner"].address, "app": hosts["app"].address}
-    ports = {"master_port": MASTER_PORT, "target_port": TARGET_PORT, "agent_port": AGENT_PORT}
-    scenario.write_text(SCENARIO.format(**addresses, **ports))
-    env = {**os.environ, "RETRYSTORM_CHAOS_TOKEN": TOKEN, "RETRYSTORM_ADMIN_TOKEN": ADMIN}
-    run = subprocess.run(
-        hosts["runner"].argv(
-            sys.executable, "-m", "retrystorm", "run", str(scenario), "--out", str(tmp_path / "run"),
-            "--journal", str(tmp_path / "runner.jsonl"),
-        ),
-        capture_output=True, text=True, timeout=180, env=env, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    document = run_scenario(hosts, tmp_path, SCENARIO)
     (row,) = document["results"]
     assert row["validity"]["valid"] is True
     agent = hosts["runner"].run(
-        "curl", "-sS", "-H", f"Authorization: Bearer {TOKEN}", f"http://{addresses['app']}:{AGENT_PORT}/network"
+        "curl", "-sS", "-H", f"Authorization: Bearer {TOKEN}", f"http://{hosts['app'].address}:{AGENT_PORT}/network"
     )
     (fault,) = json.loads(agent.stdout)  # the agent's own record of the partition it held
     assert (fault["kind"], fault["instances"]) == ("partition", [hosts["w1"].address])
