@@ -17,7 +17,9 @@ import sys
 
 import pytest
 
+from retrystorm.chaos.backends.agents import AgentsBackend
 from retrystorm.chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
+from retrystorm.chaos.client import ChaosClient
 from retrystorm.chaos.controller import OutageController
 from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.freezer import Freezer, kubelet_cgroup
@@ -135,7 +137,8 @@ def test_a_watchdog_thaws_every_container_when_the_agent_is_gone(tmp_path, start
 
 def test_chaos_serve_in_kubernetes_mode_freezes_a_pod_over_its_api_and_lists_only_open_pods(tmp_path, start_in):
     """The agent as the DaemonSet runs it, on loopback here: ``GET /targets`` lists the open pods on its node, and
-    ``POST /outages`` freezes every container of one until its deadline; a pod the selector rules out is a 4xx."""
+    ``POST /outages`` freezes every container of one until its deadline; a pod the selector rules out is a 4xx; and
+    the runner's agents backend (a scenario's ``hosts.agents``) freezes and resumes ``NAMESPACE/POD@NODE`` there."""
     with cgroup_root(*HIERARCHIES) as root, serving(pod_list()) as (api, _):
         _, pids = _lay_out_web_0(root, "cgroupfs", start_in)
         web_1 = kubelet_cgroup("0b6f3c2e-4d1a-4e7b-8a9c-1d2e3f4a5b6c", "guaranteed", driver="cgroupfs",
@@ -161,6 +164,13 @@ def test_chaos_serve_in_kubernetes_mode_freezes_a_pod_over_its_api_and_lists_onl
             assert status == 201, outage
             assert all(frozen(pid, 2 if V2 else 1) for tree in pids.values() for pid in tree)
             wait_for(lambda: call(base, "GET", f"/outages/{outage['id']}")[1]["status"] == "resumed", 20, "resume")
+            assert not any(frozen(pid, 2 if V2 else 1) for tree in pids.values() for pid in tree)
+            # the runner's side of a scenario across hosts: NAMESPACE/POD@NODE through that node's agent
+            runner = AgentsBackend({"node-a": ChaosClient(base)}, hold_s=30, locate=lambda name: ("node-a", name[:-7]))
+            (ref,) = runner.resolve("shop/web-0@node-a")
+            runner.pause(ref)
+            assert all(frozen(pid, 2 if V2 else 1) for tree in pids.values() for pid in tree)
+            runner.resume(ref)
             assert not any(frozen(pid, 2 if V2 else 1) for tree in pids.values() for pid in tree)
         finally:
             agent.terminate()
