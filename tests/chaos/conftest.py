@@ -72,6 +72,25 @@ def chaos_api(victim, journal_path):
         process.communicate(timeout=20)  # waits, and closes the pipes
 
 
+class KeepingSwitch:
+    """The real dead-man switch of ``journal_path``; it keeps each watchdog it arms, for :meth:`disarm_all` to reap
+    once the test has watched it act."""
+
+    def __init__(self, journal_path) -> None:
+        from retrystorm.chaos.deadman import WatchdogSwitch
+
+        self.real = WatchdogSwitch(journal_path)
+        self.armed: list = []
+
+    def arm(self, ref, fault_id: str, hold_s: float, *, fault: str, undo: dict):
+        self.armed.append(self.real.arm(ref, fault_id, hold_s, fault=fault, undo=undo))
+        return self.armed[-1]
+
+    def disarm_all(self) -> None:
+        for watchdog in self.armed:
+            watchdog.disarm()
+
+
 class RecordingSwitch:
     """A dead-man switch that records what it was asked to guard (``armed``) and what was stood down."""
 

@@ -25,14 +25,13 @@ from retrystorm.chaos.backends.base import FaultHadNoEffectError, TargetRefusedE
 from retrystorm.chaos.backends.cgroup import CgroupBackend
 from retrystorm.chaos.cgroupfs import CgroupPathError, mounts
 from retrystorm.chaos.controller import OutageController
-from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.freezer import Freezer, kubelet_cgroup
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.targets import FaultTarget
 from retrystorm.cli import main
 from tests.support.procfs import process_state_letter
 
-from .conftest import RecordingSwitch, wait_for
+from .conftest import KeepingSwitch, RecordingSwitch, wait_for
 
 FREEZER_V1 = Path("/sys/fs/cgroup/freezer")
 CPU_V1 = Path("/sys/fs/cgroup/cpu")
@@ -338,16 +337,10 @@ def test_a_watchdog_thaws_the_cgroup_at_the_deadline_when_the_controller_is_gone
         backend = CgroupBackend()
         backend.register("svc", relative)
         journal = Journal(tmp_path / "j.jsonl")
-        real = WatchdogSwitch(journal.path)
-        armed = []
-
-        class Keeping:  # the real switch; the test keeps each watchdog to reap it once it has acted
-            def arm(self, ref, fault_id, hold_s, *, fault, undo):
-                armed.append(real.arm(ref, fault_id, hold_s, fault=fault, undo=undo))
-                return armed[-1]
+        switch = KeepingSwitch(journal.path)
 
         async def pause_and_vanish() -> None:
-            await OutageController(journal, dead_man=Keeping()).pause(FaultTarget("svc", backend), 0.5)
+            await OutageController(journal, dead_man=switch).pause(FaultTarget("svc", backend), 0.5)
 
         try:
             asyncio.run(pause_and_vanish())
@@ -355,8 +348,7 @@ def test_a_watchdog_thaws_the_cgroup_at_the_deadline_when_the_controller_is_gone
             wait_for(lambda: Freezer.at(directory).state() == "thawed", 20, "the watchdog's thaw")
             wait_for(lambda: any(r.get("reason") == "watchdog" for r in journal.records()), 10, "its record")
         finally:
-            for watchdog in armed:
-                watchdog.disarm()
+            switch.disarm_all()
 
 
 def chaos(capsys, *args: str) -> tuple[int, str, str]:

@@ -21,7 +21,6 @@ from retrystorm.chaos.backends.agents import AgentsBackend
 from retrystorm.chaos.backends.base import BackendError, TargetRefusedError, UnknownTargetError
 from retrystorm.chaos.client import ChaosClient
 from retrystorm.chaos.controller import OutageController
-from retrystorm.chaos.deadman import WatchdogSwitch
 from retrystorm.chaos.freezer import Freezer, kubelet_cgroup
 from retrystorm.chaos.journal import Journal
 from retrystorm.chaos.kubernetes.api import KubeApi
@@ -31,7 +30,7 @@ from retrystorm.chaos.targets import FaultTarget
 from tests.support.ports import free_port
 
 from . import test_freezer
-from .conftest import RecordingSwitch, call, wait_for
+from .conftest import KeepingSwitch, RecordingSwitch, call, wait_for
 from .kube_api import pod_list, serving
 from .test_freezer import CPU_V1, FREEZER_V1, V2, cgroup_root, frozen, make_cgroup, members
 
@@ -114,16 +113,10 @@ def test_a_watchdog_thaws_every_container_when_the_agent_is_gone(tmp_path, start
         directories, _ = _lay_out_web_0(root, "systemd", start_in)
         backend = KubernetesBackend(KubeApi(base), SELECTOR, "node-a", cgroup_root=root)
         journal = Journal(tmp_path / "j.jsonl")
-        real = WatchdogSwitch(journal.path)
-        armed = []
-
-        class Keeping:  # the real switch; the test keeps each watchdog to reap it once it has acted
-            def arm(self, ref, fault_id, hold_s, *, fault, undo):
-                armed.append(real.arm(ref, fault_id, hold_s, fault=fault, undo=undo))
-                return armed[-1]
+        switch = KeepingSwitch(journal.path)
 
         async def pause_and_vanish() -> None:
-            await OutageController(journal, dead_man=Keeping()).pause(FaultTarget("shop/web-0", backend), 0.5)
+            await OutageController(journal, dead_man=switch).pause(FaultTarget("shop/web-0", backend), 0.5)
 
         freezers = [Freezer.at(found[0]) for found in directories.values()]  # v2 where mounted, as frozen
         try:
@@ -131,8 +124,7 @@ def test_a_watchdog_thaws_every_container_when_the_agent_is_gone(tmp_path, start
             assert [freezer.state() for freezer in freezers] == ["frozen", "frozen"]
             wait_for(lambda: all(f.state() == "thawed" for f in freezers), 20, "the watchdogs' thaw")
         finally:
-            for watchdog in armed:
-                watchdog.disarm()
+            switch.disarm_all()
 
 
 def test_chaos_serve_in_kubernetes_mode_freezes_a_pod_over_its_api_and_lists_only_open_pods(tmp_path, start_in):
