@@ -8,6 +8,8 @@
   ``cgroupfs``);
 - ``watchdog/`` and ``deadman``: the dead-man switch, one supervisor process per journal that ends every fault at its
   deadline even when the controller died; ``journal`` and ``journal_file``: the record start-up recovery reads;
+- ``kubernetes/``: the chaos agent's Kubernetes mode: the pods on its node that match a label selector, from the
+  Kubernetes API, frozen and cut through their containers' cgroups by the ``cgroup`` backend;
 - ``network/``: faults in the network (a fault proxy for delay, loss, hang and reset; partitions by route or link);
 - ``api``, ``client``, ``cli``: the chaos API (``retrystorm chaos serve``: its ``bodies``, ``openapi``, ``metrics``,
   ``annotations`` and ``otel_spans``), its client, and the ``retrystorm chaos`` commands.
