@@ -310,9 +310,11 @@ class WebLocust:
 def web_locust(processes: Processes) -> Callable[..., WebLocust]:
     """Start Locust with its web UI on a free port; returns once the UI answers."""
 
-    def start(host: str, *options: str, name: str = "locust-web") -> WebLocust:
+    def start(host: str, *options: str, name: str = "locust-web", locustfile: Path = LOCUSTFILE) -> WebLocust:
         port = free_port()
-        argv = locust_argv("--host", host, "--web-host", "127.0.0.1", "--web-port", str(port), *options)
+        argv = locust_argv(
+            "--host", host, "--web-host", "127.0.0.1", "--web-port", str(port), *options, locustfile=locustfile
+        )  # fmt: skip
         process, log = processes.start(name, argv)
         web = WebLocust(process, log, f"http://127.0.0.1:{port}")
         wait_until(lambda: get_text(web.url + "/"), 60, f"the web UI on port {port}")
