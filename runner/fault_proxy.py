@@ -63,19 +63,16 @@ def through(base_url: str, proxy: tuple[str, int]) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=f"{proxy[0]}:{proxy[1]}"))
 
 
-class ProxiedTarget:
-    """A target whose load goes through a fault proxy (a :class:`~retrystorm.runner.interfaces.TargetHandle`);
-    everything but :attr:`base_url` is the target's own. :meth:`stop` stops the proxy, then the target."""
+class LoadElsewhere:
+    """A target whose load is sent to ``base_url`` (a fault proxy in front of it); everything else is the target's
+    own (a :class:`~retrystorm.runner.interfaces.TargetHandle`)."""
 
-    def __init__(self, target: TargetHandle, proxy: ProxyProcess, folder: Path) -> None:
+    def __init__(self, target: TargetHandle, base_url: str) -> None:
         self.target = target
-        self.proxy = proxy
-        self.folder = folder
-        self.base_url = through(target.base_url, (proxy.host, proxy.port))
+        self.base_url = base_url
         self.faults: Mapping[str, FaultTarget] = target.faults
         #: None: a gRPC load calls an address the proxy is not in front of, so network faults are refused for it.
         self.grpc: GrpcEndpoint | None = None
-        self.toxics = proxy.control_client()
 
     @property
     def controls(self) -> TargetControls | None:
@@ -89,11 +86,25 @@ class ProxiedTarget:
     def metrics_url(self) -> str | None:
         return self.target.metrics_url
 
-    def describe(self) -> str:
-        return f"{self.target.describe()}; load through the fault proxy on {self.base_url} (pid {self.proxy.pid})"
-
     def check(self) -> None:
         self.target.check()
+
+    async def stop(self) -> None:
+        await self.target.stop()
+
+
+class ProxiedTarget(LoadElsewhere):
+    """A target whose load goes through a fault proxy this run started; :meth:`stop` stops the proxy, then the
+    target."""
+
+    def __init__(self, target: TargetHandle, proxy: ProxyProcess, folder: Path) -> None:
+        super().__init__(target, through(target.base_url, (proxy.host, proxy.port)))
+        self.proxy = proxy
+        self.folder = folder
+        self.toxics = proxy.control_client()
+
+    def describe(self) -> str:
+        return f"{self.target.describe()}; load through the fault proxy on {self.base_url} (pid {self.proxy.pid})"
 
     def stop_proxy(self) -> None:
         """Stop the proxy (its toxics end with it) and remove its control socket's folder."""

@@ -24,14 +24,13 @@ from typing import Any
 from retrystorm.chaos.backends.base import BackendError
 from retrystorm.chaos.client import ChaosApiError, ChaosClient
 from retrystorm.chaos.network.toxics import Toxic
-from retrystorm.chaos.targets import FaultTarget
 from retrystorm.durations import format_duration
 from retrystorm.errors import UserError
 from retrystorm.experiment.scenario import Scenario
 from retrystorm.experiment.scenario.hosts import Hosts
 from retrystorm.experiment.scenario.network import NETWORK_KINDS, PROXY_KINDS
-from retrystorm.runner.fault_proxy import NETWORK_TARGET, through
-from retrystorm.runner.interfaces import GrpcEndpoint, TargetControls, TargetHandle
+from retrystorm.runner.fault_proxy import NETWORK_TARGET, LoadElsewhere, through
+from retrystorm.runner.interfaces import TargetHandle
 from retrystorm.runner.runtime import Runtime
 
 #: Addresses a proxy may listen on that name no host: the load then goes to the target's host at its port.
@@ -103,42 +102,21 @@ class AgentPartitions:
         self.networks[host].end_partition(agent_id)
 
 
-class AgentProxiedTarget:
-    """A target whose load goes through its agent's fault proxy, and whose network faults the agents play; every
-    other reading is the target's own (a :class:`~retrystorm.runner.interfaces.TargetHandle`)."""
+class AgentProxiedTarget(LoadElsewhere):
+    """A target whose load goes through its agent's fault proxy (when one is named), and whose network faults the
+    agents play; :meth:`stop` leaves the proxy alone: it is the agent's."""
 
     def __init__(
         self, target: TargetHandle, base_url: str, toxics: AgentNetwork | None, partitions: AgentPartitions
     ) -> None:
-        self.target = target
-        self.base_url = base_url
+        super().__init__(target, base_url)
         self.toxics = toxics
         self.partitions = partitions
-        self.faults: Mapping[str, FaultTarget] = target.faults
-        self.grpc: GrpcEndpoint | None = None
-
-    @property
-    def controls(self) -> TargetControls | None:
-        return self.target.controls
-
-    @property
-    def cpu_target(self) -> FaultTarget | None:
-        return self.target.cpu_target
-
-    @property
-    def metrics_url(self) -> str | None:
-        return self.target.metrics_url
 
     def describe(self) -> str:
         proxy = self.toxics.proxy if self.toxics is not None else None
         proxied = f"; load through the fault proxy {proxy} of its agent on {self.base_url}" if proxy else ""
         return f"{self.target.describe()}{proxied}"
-
-    def check(self) -> None:
-        self.target.check()
-
-    async def stop(self) -> None:
-        await self.target.stop()  # the proxy is the agent's: it keeps running
 
 
 class AgentFaultsInTheNetwork:
