@@ -219,6 +219,10 @@ def _came_back(
             else ""
         )
         users = f"its users never got 90 % of their goodput back within the run{level}"
+    missed, due = figures.get("in_flight_missed"), figures.get("in_flight_readings")
+    if figures.get("rests_on_missed") and isinstance(missed, int) and isinstance(due, int):
+        drained += f"; {count(missed)} of the gauge's {count(due)} readings in that time went missing"
+        drained += ", and the time rests on them"
     return f"{label} came back: the server {_after(server_s, end)}; {drained}; {users}."
 
 

@@ -104,3 +104,12 @@ def test_a_gauge_pinned_at_its_ceiling_is_named_as_not_used_not_quoted_as_what_t
     line = strategy_line(row_of(pool))
     assert "whose in-flight gauge read at most 16, a ceiling at or below its recovery threshold" in line
     assert "so it was not used" in line and "holding" not in line
+
+
+def test_a_recovery_whose_time_rests_on_missing_readings_counts_them():
+    # back at steady levels from the first reading, but 4 readings from 3 s to 6 s after the resume went missing
+    row = row_of(gauge([10.0, 10.0, None, None, None, None] + [10.0] * 24))
+    assert row["server_recovery_s"] == 7.0 and row["after_resume"][0]["rests_on_missed"] is True
+    line = strategy_line(row)
+    assert "; 4 of the gauge's 7 readings in that time went missing, and the time rests on them;" in line, line
+    assert "missing" not in strategy_line(row_of(gauge([10.0] * 30)))
