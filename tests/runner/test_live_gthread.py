@@ -60,7 +60,9 @@ assertions:
 def run(path: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RETRYSTORM_CHAOS_JOURNAL": str(tmp_path / "journal.jsonl"), "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "retrystorm", "run", str(path), "--out", str(tmp_path / "run")],
+        # --allow-saturated: the exit status is the assertions' even where a loaded machine makes the generator
+        # lag (the finding is still recorded); what this test judges is the server's verdict
+        [sys.executable, "-m", "retrystorm", "run", str(path), "--out", str(tmp_path / "run"), "--allow-saturated"],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
 
