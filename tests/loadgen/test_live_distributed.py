@@ -21,6 +21,8 @@ COUNTED = ("_total", "_bucket", "_count", "_sum")
 GENERATOR = "retrystorm_client_generator_"
 GENERATOR_CPU = "retrystorm_client_generator_cpu_seconds"
 GENERATOR_ATTEMPTS = "retrystorm_client_generator_attempts_started_total"
+#: Each process's event-loop lag: observed every 100 ms, run or no run, like the generator's CPU.
+LOOP_LAG = "retrystorm_client_loop_lag_seconds"
 
 
 def summed_series(metrics_list) -> dict:
@@ -33,10 +35,13 @@ def summed_series(metrics_list) -> dict:
 
 
 def counted(totals: dict) -> dict:
-    """The summed counters, but the generators' own series: each process's (its CPU keeps counting after a run; the
-    master serves its own beside each worker's), which :func:`per_process` compares instead."""
+    """The summed counters, but the generators' own series and the event loop's lag: each process's (its CPU and its
+    loop's lag keep counting after a run; the master serves its own beside each worker's), which
+    :func:`per_process` compares instead."""
     return {
-        key: value for key, value in totals.items() if key[0].endswith(COUNTED) and not key[0].startswith(GENERATOR)
+        key: value
+        for key, value in totals.items()
+        if key[0].endswith(COUNTED) and not key[0].startswith((GENERATOR, LOOP_LAG))
     }
 
 
@@ -87,6 +92,8 @@ def test_master_serves_the_sum_of_two_workers(target_server, locust_cluster, wai
     own = [generator_processes(m) for m in workers]
     assert all(len(processes) == 1 for processes in own) and own[0] != own[1]
     assert set.union(*own) < generator_processes(master.metrics())
+    lagged = [set(per_process(m, LOOP_LAG + "_count")) for m in workers]  # the loop's lag: the same processes
+    assert lagged == own and set.union(*own) <= set(per_process(master.metrics(), LOOP_LAG + "_count"))
     # each worker's share of the attempts, as the master serves it, is the worker's own count
     shares = per_process(master.metrics(), GENERATOR_ATTEMPTS)
     for worker in workers:
